@@ -1,0 +1,1 @@
+"""Capability files (YAML), one per architecture, product or device."""
