@@ -1,0 +1,309 @@
+"""The mma.sync dense GEMM family: kernel specs, weight preparation, launch.
+
+The CUDA side is ``include/humming/kernels/gemm_mma_sync.cuh``. This module
+turns a planned layer into
+
+* a :class:`Recipe` -- every compile-time fact of the kernel that does not
+  depend on M (formats, scales, zero points, output, target, components);
+* :class:`Tile` choices per M range (from the plan's tuning);
+* a prepared weight (packed codes, 16-bit group scales, fp32 per-channel
+  multipliers, bias) in the layout ``mma_sync_fragment`` v1;
+* one ``LaunchPlan`` per M range, built once, so a call only writes pointers
+  and M into the parameter struct.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from humming.dtypes import FloatFormat, IntFormat, get_format
+from humming.errors import UnsupportedError
+
+from . import layout
+
+__all__ = ["GemmParams", "Tile", "Recipe", "PackedWeight", "pack_weight", "kernel_spec", "smem_bytes", "recipe_for"]
+
+HEADER = "humming/kernels/gemm_mma_sync.cuh"
+ENTRY = "humming::gemm_mma_sync"
+PARAMS = "humming::GemmParams"
+
+
+class GemmParams(ctypes.Structure):
+    """Mirror of ``humming::GemmParams`` (the kernel asserts the size)."""
+
+    _fields_ = [
+        ("x", ctypes.c_void_p),
+        ("w", ctypes.c_void_p),
+        ("sz", ctypes.c_void_p),
+        ("chan", ctypes.c_void_p),
+        ("act_scale", ctypes.c_void_p),
+        ("bias", ctypes.c_void_p),
+        ("y", ctypes.c_void_p),
+        ("ws", ctypes.c_void_p),
+        ("counters", ctypes.c_void_p),
+        ("M", ctypes.c_int),
+        ("N", ctypes.c_int),
+        ("K", ctypes.c_int),
+        ("Np", ctypes.c_int),
+        ("Kp", ctypes.c_int),
+        ("lda", ctypes.c_int),
+        ("ldy", ctypes.c_int),
+        ("groups", ctypes.c_int),
+        ("k_steps_per_split", ctypes.c_int),
+        ("out_mul", ctypes.c_float),
+    ]
+
+
+@dataclass(frozen=True)
+class Tile:
+    """CTA tile: BM tokens x BN weight rows x BK columns per stage; warps WM x WN x WK."""
+
+    bm: int = 16
+    bn: int = 64
+    bk: int = 256
+    wm: int = 1
+    wn: int = 4
+    wk: int = 1
+    stages: int = 4
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.wm * self.wn * self.wk
+
+    def check(self) -> None:
+        if self.bm % (8 * self.wm) or self.bn % (16 * self.wn) or self.bk % 64 or (self.bk // 64) % self.wk:
+            raise ValueError(f"Tile {self}: BM must be a multiple of 8*WM, BN of 16*WN, BK of 64 and "
+                             f"BK/64 of WK")
+        if self.stages < 2:
+            raise ValueError(f"Tile {self}: at least 2 stages")
+
+    def to_dict(self) -> dict:
+        return {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
+                "stages": self.stages}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Compile-time facts of one prepared layer (independent of M)."""
+
+    bits: int
+    wfloat: bool
+    fexp: int = 0
+    fman: int = 0
+    fbias: int = 0
+    offset: int = 0          # subtracted from integer codes (two's complement -> offset binary)
+    zp: int = 0              # 0 none, 1 integer, 2 float
+    gscale: bool = True      # per-group scales in the main loop
+    group: int = 128         # K extent of a scale group (multiple of 16)
+    bf16: bool = False       # compute (activation) type
+    out_bf16: bool = False
+    has_chan: bool = False
+    act_scale: int = 0       # 0 none, 1 per token, 2 per tensor
+    has_bias: bool = False
+    cp_async: bool = True
+    k8mma: bool = False      # two m16n8k8 instead of m16n8k16 (Turing)
+    target: str = "sm_80"
+    defines: tuple = ()
+
+    @property
+    def magic(self) -> int:
+        return 0x4300 if self.bf16 else 0x6400
+
+    @property
+    def via_fp32(self) -> bool:
+        return (not self.wfloat) and self.bf16 and self.bits == 8
+
+
+def _gs_rows(group: int, bk: int) -> int:
+    if group % bk == 0:
+        return 1
+    if bk % group == 0:
+        return bk // group
+    return bk // group + 2
+
+
+def smem_bytes(recipe: Recipe, tile: Tile) -> int:
+    """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES)."""
+    a = tile.bm * tile.bk * 2
+    w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
+    s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
+    red = tile.bm * (tile.bn + 4) * 4
+    return max((a + w + s) * tile.stages, red)
+
+
+def kernel_spec(recipe: Recipe, tile: Tile):
+    from humming.jit import KernelSpec
+
+    tile.check()
+    cfg = {
+        "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
+        "STAGES": tile.stages, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
+        "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
+        "GROUP": recipe.group if recipe.gscale else 64,
+        "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
+        "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
+        "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
+        "K8MMA": recipe.k8mma,
+    }
+    return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
+                      target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
+                      defines=recipe.defines, params_size=ctypes.sizeof(GemmParams))
+
+
+# ---------------------------------------------------------------------------
+# weight preparation
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class PackedWeight:
+    """A weight in the kernel's layout, with everything the launch needs."""
+
+    recipe: Recipe
+    n: int
+    k: int
+    np_: int
+    kp: int
+    w: torch.Tensor                 # int32, packed
+    sz: torch.Tensor | None         # int16 [groups, Np] or int32 [groups, Np] (scale, aux)
+    chan: torch.Tensor | None       # fp32 [Np]
+    bias: torch.Tensor | None       # fp32 [N]
+    out_mul: float
+    groups: int
+    perm: torch.Tensor | None       # int64 [K]: x[:, perm] feeds the kernel
+    descriptor: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        t = [self.w, self.sz, self.chan, self.bias]
+        return sum(x.numel() * x.element_size() for x in t if x is not None)
+
+
+def _pow2_shift(maxabs: float) -> int:
+    """Exponent e such that maxabs / 2**e lies in [0.5, 1)."""
+    if not maxabs > 0 or not math.isfinite(maxabs):
+        return 0
+    return math.frexp(maxabs)[1]
+
+
+def _to16(x: torch.Tensor, bf16: bool) -> torch.Tensor:
+    return x.to(torch.bfloat16 if bf16 else torch.float16).view(torch.int16)
+
+
+def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
+    """Convert a canonical :class:`~humming.reference.QuantizedWeight` into the kernel layout.
+
+    The recipe's format/zero-point/scale fields must describe ``qw.scheme``
+    (the planner makes them agree; :func:`recipe_for` builds one).
+    """
+    s = qw.scheme
+    fmt = s.format
+    dev = torch.device(device) if device is not None else qw.codes.device
+    n, k = qw.n, qw.k
+    np_, kp = -(-n // 16) * 16, -(-k // 64) * 64
+    codes = qw.codes.to(dev).to(torch.int64)
+    if isinstance(fmt, IntFormat) and fmt.signed:
+        codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
+    vals = torch.zeros(np_, kp, dtype=torch.int64, device=dev)
+    vals[:n, :k] = codes
+    w = layout.pack(vals, recipe.bits).reshape(-1).contiguous()
+
+    f64 = torch.float64
+    bias16 = 127 if recipe.bf16 else 15
+    ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
+
+    # per-group scale S [N, G], per-row multiplier C [N], scalar T
+    T = ffactor
+    C = None
+    S = None
+    if s.global_scale == "tensor":
+        T *= float(qw.global_scale.reshape(-1)[0])
+    elif s.global_scale == "channel":
+        C = qw.global_scale.to(dev, f64).reshape(n)
+    sc = qw.scales.to(dev, f64)
+    if s.scale in ("group", "block"):
+        S = sc if s.scale == "group" else sc.repeat_interleave(s.block_n, dim=0)
+    elif s.scale == "channel":
+        C = sc.reshape(n) if C is None else C * sc.reshape(n)
+    else:
+        T *= float(sc.reshape(-1)[0])
+
+    groups = 0
+    sz = None
+    out_mul = T
+    if recipe.gscale:
+        if S is None:  # zero points on channel/tensor scales: unit scales, one group
+            S = torch.ones(n, 1, dtype=f64, device=dev)
+        groups = S.shape[1]
+        e = _pow2_shift(float(S.abs().max()))
+        S = S * 2.0 ** -e
+        out_mul *= 2.0 ** e
+        dt = torch.bfloat16 if recipe.bf16 else torch.float16
+        s16 = S.to(dt)
+        if bool(((s16 == 0) & (S != 0)).any()):
+            raise UnsupportedError(
+                f"scales of this weight span more than {'bf16' if recipe.bf16 else 'fp16'} can hold "
+                f"(largest {float(S.abs().max()) * 2.0 ** e:.3g}, smallest non-zero "
+                f"{float(S[S != 0].abs().min()) * 2.0 ** e:.3g})",
+                ["use bf16 activations, or a scale format with a narrower range"])
+        scale_bits = torch.zeros(groups, np_, dtype=torch.int16, device=dev)
+        scale_bits[:, :n] = s16.T.contiguous().view(torch.int16)
+        if recipe.zp:
+            z = qw.zeros.to(dev, f64)
+            if s.scale == "block":
+                z = z.repeat_interleave(s.block_n, dim=0)
+            z = z.reshape(n, groups)
+            if recipe.zp == 1:
+                aux = z if recipe.via_fp32 else z + (128.0 if recipe.bf16 else 1024.0)
+            else:
+                aux = -z * s16.to(f64)
+            aux16 = _to16(aux, recipe.bf16)
+            aux_bits = torch.zeros(groups, np_, dtype=torch.int16, device=dev)
+            aux_bits[:, :n] = aux16.T.contiguous()
+            lo = scale_bits.to(torch.int32) & 0xFFFF
+            hi = aux_bits.to(torch.int32) << 16
+            sz = (lo | hi).contiguous()
+        else:
+            sz = scale_bits.contiguous()
+    chan = None
+    if C is not None:
+        chan = torch.zeros(np_, dtype=torch.float32, device=dev)
+        chan[:n] = C.to(torch.float32)
+    bias = None if qw.bias is None else qw.bias.to(dev, torch.float32).contiguous()
+    perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
+    desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
+            "n": n, "k": k, "np": np_, "kp": kp}
+    return PackedWeight(recipe, n, k, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc)
+
+
+def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
+               act_scale: int = 0, has_bias: bool = False, defines: tuple = ()) -> Recipe:
+    """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16."""
+    fmt = scheme.format
+    reasons = []
+    wfloat = isinstance(fmt, FloatFormat)
+    zp = {"none": 0, "int": 1, "float": 2}[scheme.zero_point]
+    if wfloat:
+        lim_e, lim_m = (8, 7) if bf16 else (5, 10)
+        if fmt.exp > lim_e or fmt.man > lim_m:
+            reasons.append(f"{fmt.name} weights do not fit {'bf16' if bf16 else 'fp16'} by re-biasing "
+                           f"(exponent {fmt.exp} > {lim_e} bits)")
+    gscale = scheme.scale in ("group", "block") or zp != 0
+    group = scheme.group_size if scheme.scale in ("group", "block") else 0
+    if gscale and scheme.scale in ("group", "block") and group % 16:
+        reasons.append(f"group size {group} is not a multiple of 16 (the kernel applies scales per k16 tile)")
+    if reasons:
+        raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme", reasons)
+    has_chan = scheme.scale == "channel" or scheme.global_scale == "channel"
+    if not gscale:
+        group = 64
+    elif scheme.scale not in ("group", "block"):
+        group = 1 << 30  # one group spanning all of K (zero points on channel/tensor scales)
+    offset = (1 << (fmt.bits - 1)) if (not wfloat and (fmt.signed or scheme.implicit_offset)) else 0
+    return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
+                  fbias=getattr(fmt, "bias", 0) or 0, offset=offset, zp=zp, gscale=gscale, group=group,
+                  bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
+                  cp_async=caps_cp_async, k8mma=k8mma, target=target, defines=defines)

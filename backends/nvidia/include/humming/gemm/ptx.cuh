@@ -1,0 +1,151 @@
+// humming/gemm/ptx.cuh -- the PTX the GEMM components are made of.
+//
+// Asynchronous copies, ldmatrix, mma.sync and packed 16-bit arithmetic, each a
+// one-line wrapper named for what it does. 16-bit pairs travel as u32 (low half
+// = first element), so no CUDA header is needed.
+#pragma once
+#include "humming/common.cuh"
+
+namespace humming {
+namespace ptx {
+
+// ---------------------------------------------------------------- shared memory addresses
+HUMMING_DEVICE u32 smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// ---------------------------------------------------------------- cp.async (sm_80+)
+// Copy 16 bytes global -> shared; when `src_bytes` < 16 the rest is zero-filled
+// (0 reads nothing: the way out-of-range rows and columns become zeros).
+HUMMING_DEVICE void cp_async16(u32 dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+// Same, with an L2 evict-first hint: weights are read once, activations are reused.
+HUMMING_DEVICE void cp_async16_stream(u32 dst, const void* src, int src_bytes, u64 policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes), "l"(policy));
+}
+HUMMING_DEVICE u64 evict_first_policy() {
+  u64 p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+HUMMING_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+HUMMING_DEVICE void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// ---------------------------------------------------------------- ldmatrix (sm_75+)
+HUMMING_DEVICE void ldmatrix_x4(u32 (&r)[4], u32 addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+HUMMING_DEVICE void ldmatrix_x2(u32 (&r)[2], u32 addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(addr));
+}
+
+// ---------------------------------------------------------------- mma.sync
+// D(16x8, f32) += A(16x16) * B(16x8), A row-major, B column-major.
+template <bool BF16>
+HUMMING_DEVICE void mma_m16n8k16(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  if constexpr (BF16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+// The same product as two m16n8k8 steps (Turing has no m16n8k16). The A
+// fragment of m16n8k16 is {a0a1, a2a3, a4a5, a6a7} = {rows g, g+8} x {k 0-7,
+// k 8-15}; m16n8k8 takes {rows g, g+8} of one k half, B likewise one register.
+HUMMING_DEVICE void mma_m16n8k16_as_2xk8(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+}
+
+// ---------------------------------------------------------------- bit tricks
+// d = lut(a, b, c): any 3-input boolean function in one instruction.
+template <int LUT>
+HUMMING_DEVICE u32 lop3(u32 a, u32 b, u32 c) {
+  u32 d;
+  asm("lop3.b32 %0, %1, %2, %3, %4;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(LUT));
+  return d;
+}
+// (a & b) | c
+HUMMING_DEVICE u32 and_or(u32 a, u32 b, u32 c) { return lop3<(0xF0 & 0xCC) | 0xAA>(a, b, c); }
+
+// ---------------------------------------------------------------- packed 16-bit arithmetic
+// fp16 pairs: sm_53+. bf16 pairs: fma.rn.bf16x2 is sm_80+, sub/mul only sm_90+,
+// so bf16 sub/mul are written as fma with 1.0 / -0.0.
+template <bool BF16>
+HUMMING_DEVICE u32 hsub2(u32 a, u32 b) {
+  u32 d;
+  if constexpr (BF16) {
+    const u32 one = 0x3f803f80u, nb = b ^ 0x80008000u;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(one), "r"(nb));
+  } else {
+    asm("sub.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  }
+  return d;
+}
+template <bool BF16>
+HUMMING_DEVICE u32 hmul2(u32 a, u32 b) {
+  u32 d;
+  if constexpr (BF16) {
+    const u32 mz = 0x80008000u;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(mz));
+  } else {
+    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  }
+  return d;
+}
+template <bool BF16>
+HUMMING_DEVICE u32 hfma2(u32 a, u32 b, u32 c) {
+  u32 d;
+  if constexpr (BF16) {
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  } else {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  }
+  return d;
+}
+// Two fp32 -> one 16-bit pair (lo, hi), round to nearest even.
+template <bool BF16>
+HUMMING_DEVICE u32 pack2(float lo, float hi) {
+  if constexpr (BF16) {
+    u32 d;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    u32 d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+#else
+    return static_cast<u32>(float_to_half(lo)) | (static_cast<u32>(float_to_half(hi)) << 16);
+#endif
+  }
+}
+// A 16-bit value broadcast to both halves.
+HUMMING_DEVICE u32 dup2(u32 h16) { return (h16 & 0xffffu) * 0x00010001u; }
+
+}  // namespace ptx
+}  // namespace humming

@@ -1,0 +1,94 @@
+"""The prepared weight layout: the Python packer and the CUDA header agree, bit for bit.
+
+The header's extraction code is plain C++ as well, so it is compiled here with the
+host C++ compiler and run on packed data from the Python side.
+"""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from humming_nvidia import layout as L
+
+INCLUDE = Path(L.__file__).parent / "include"
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_pack_unpack_round_trip(bits):
+    g = torch.Generator().manual_seed(bits)
+    v = torch.randint(0, 1 << bits, (48, 192), generator=g)
+    p = L.pack(v, bits)
+    assert p.dtype == torch.int32 and p.shape == (3, 3, bits, 32)
+    assert torch.equal(L.unpack(p, bits), v)
+
+
+def test_planes():
+    assert L.planes(7) == [(4, 0), (2, 4), (1, 6)]
+    assert L.planes(3) == [(2, 0), (1, 2)]
+    assert L.planes(8) == [(8, 0)]
+    with pytest.raises(ValueError):
+        L.planes(9)
+
+
+def test_pack_rejects_unpadded_shapes():
+    with pytest.raises(ValueError, match="multiple of 16"):
+        L.pack(torch.zeros(20, 64, dtype=torch.int64), 4)
+
+
+HOST_PROGRAM = r"""
+#include <cstdio>
+#include "humming/gemm/layout.cuh"
+template <int B, int J>
+void emit(const unsigned (&w)[B]) {
+  unsigned x = humming::layout::extract_pair<B, J>(w);
+  std::printf("%u %u\n", x & 0xffffu, x >> 16);
+  if constexpr (J + 1 < 16) emit<B, J + 1>(w);
+}
+template <int B>
+int run() {
+  unsigned w[B];
+  while (true) {
+    for (int i = 0; i < B; ++i)
+      if (std::scanf("%u", &w[i]) != 1) return 0;
+    emit<B, 0>(w);
+  }
+}
+int main(int argc, char** argv) {
+  switch (argv[1][0] - '0') {
+    case 1: return run<1>(); case 2: return run<2>(); case 3: return run<3>(); case 4: return run<4>();
+    case 5: return run<5>(); case 6: return run<6>(); case 7: return run<7>(); case 8: return run<8>();
+  }
+  return 1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def host_extractor(tmp_path_factory):
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.fail("a host C++ compiler (g++) is needed to check the layout header on the CPU")
+    d = tmp_path_factory.mktemp("layout")
+    src = d / "extract.cpp"
+    src.write_text(HOST_PROGRAM)
+    exe = d / "extract"
+    subprocess.run([cxx, "-std=c++17", "-O1", f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_cuda_header_extracts_what_python_packed(host_extractor, bits):
+    g = torch.Generator().manual_seed(100 + bits)
+    v = torch.randint(0, 1 << bits, (32, 128), generator=g)
+    p = L.pack(v, bits)  # [NB, KB, bits, lane]
+    lanes = p.permute(0, 1, 3, 2).reshape(-1, bits)  # each lane's words, in order
+    text = "\n".join(" ".join(str(int(x) & 0xFFFFFFFF) for x in row) for row in lanes.tolist())
+    out = subprocess.run([str(host_extractor), str(bits)], input=text, capture_output=True, text=True,
+                         check=True).stdout.split()
+    got = torch.tensor([int(x) for x in out]).view(2, 2, 32, 16, 2)  # [NB, KB, lane, pair, elem]
+    row, col = L._fragment_index("cpu")
+    blocks = v.view(2, 16, 2, 64).permute(0, 2, 1, 3)
+    want = blocks[:, :, row, col]
+    assert torch.equal(got, want)
