@@ -1,0 +1,223 @@
+// humming/kernels/act_quant.cuh -- quantize fp16/bf16 activations [M, K].
+//
+// Modes (C::MODE): 0 static_tensor (one given scale, read from device memory),
+// 1 dynamic_token (one scale per row), 2 dynamic_group (one per row and GROUP
+// elements). A dynamic scale is absmax / QMAX in fp32, or 1 when the absmax is
+// 0. Codes are encode(x / scale): IEEE division (div_rn), round to nearest even,
+// saturation to the format's finite range.
+//
+// Output formats: 8-bit codes (int8, e4m3, e5m2), or 4-bit codes (int4, e2m1)
+// packed two per byte, the even element in the low nibble. Floats use the
+// native sm_89+ cvt for e4m3/e5m2 unless C::SOFT_CVT, else the bit-exact
+// software encoder of common.cuh.
+//
+// Work split: a team of ROW_THREADS threads (a warp, or the whole block) owns a
+// row. Rows are read with 16-byte loads; any K works: elements before the first
+// 16-byte boundary and after the last full vector are done one by one
+// (token/static), and rows that are not aligned fall back to narrow accesses.
+//
+// Config (struct C): THREADS, IN_BF16, MODE, GROUP, OUT_BITS, OUT_FLOAT, EXP,
+// MAN, BIAS, QMIN, QMAX, SOFT_CVT, ROW_THREADS.
+#pragma once
+
+#include "humming/common.cuh"
+
+namespace humming {
+
+struct ActQuantParams {
+  const void* x;  // [m, k] fp16 or bf16; row stride ld_x elements
+  void* q;        // codes [m, k] (8-bit) or [m, k / 2] (4-bit); row stride ld_q bytes
+  float* scales;  // token: [m] stride ld_s; group: [m, k / GROUP] row stride ld_s; static: [1], read
+  int m;
+  int k;
+  long long ld_x;
+  long long ld_q;
+  long long ld_s;
+};
+
+namespace act_quant_detail {
+
+enum Mode : int { kStatic = 0, kToken = 1, kGroup = 2 };
+
+template <class C>
+HUMMING_DEVICE u32 encode1(float v) {
+  if constexpr (C::OUT_FLOAT) return encode_small_float<C::EXP, C::MAN, C::BIAS>(v, C::QMAX);
+  else return encode_int<C::OUT_BITS>(v, C::QMIN, C::QMAX);
+}
+
+// Two codes, the first in the low bits (16 bits for 8-bit codes, 8 for 4-bit).
+template <class C>
+HUMMING_DEVICE u32 encode2(float lo, float hi) {
+#if HUMMING_HAS_CVT_FP8
+  if constexpr (C::OUT_FLOAT && !C::SOFT_CVT && C::OUT_BITS == 8) {
+    if constexpr (C::EXP == 4 && C::MAN == 3 && C::BIAS == 7 && C::QMAX == 448.0f) return cvt_e4m3x2(lo, hi);
+    if constexpr (C::EXP == 5 && C::MAN == 2 && C::BIAS == 15 && C::QMAX == 57344.0f) return cvt_e5m2x2(lo, hi);
+  }
+#endif
+  return encode1<C>(lo) | (encode1<C>(hi) << C::OUT_BITS);
+}
+
+template <class C>
+HUMMING_DEVICE float absmax8(const uint4& v) {
+  float f[8];
+  unpack8<C::IN_BF16>(v, f);
+  float a = 0.f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) a = fmaxf(a, fabsf(f[i]));
+  return a;
+}
+
+// Eight elements (one 16-byte vector) -> codes -> memory at dst (8 bytes for
+// 8-bit codes, 4 for 4-bit), with one wide store when `wide`.
+template <class C>
+HUMMING_DEVICE void quantize8(const uint4& v, const Divisor& scale, u8* dst, bool wide) {
+  float f[8];
+  unpack8<C::IN_BF16>(v, f);
+  u32 p[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) p[i] = encode2<C>(scale.divide(f[2 * i]), scale.divide(f[2 * i + 1]));
+  if constexpr (C::OUT_BITS == 8) {
+    const u32 w0 = p[0] | (p[1] << 16), w1 = p[2] | (p[3] << 16);
+    if (wide) {
+      st_global_v2(dst, w0, w1);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) dst[i] = static_cast<u8>(w0 >> (8 * i)), dst[4 + i] = static_cast<u8>(w1 >> (8 * i));
+    }
+  } else {
+    const u32 w = p[0] | (p[1] << 8) | (p[2] << 16) | (p[3] << 24);
+    if (wide) {
+      st_global_u32(dst, w);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) dst[i] = static_cast<u8>(w >> (8 * i));
+    }
+  }
+}
+
+// One output byte's worth of elements (1, or a pair for 4-bit codes) at e.
+template <class C>
+HUMMING_DEVICE void quantize_scalar(const u16* xr, u8* qr, int e, const Divisor& scale) {
+  const float a = f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + e));
+  if constexpr (C::OUT_BITS == 8) {
+    qr[e] = static_cast<u8>(encode1<C>(scale.divide(a)));
+  } else {
+    const float b = f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + e + 1));
+    qr[e >> 1] = static_cast<u8>(encode2<C>(scale.divide(a), scale.divide(b)));
+  }
+}
+
+// 16 bytes from a possibly unaligned address.
+HUMMING_DEVICE uint4 load8(const u16* p, bool aligned) {
+  if (aligned) return ld_global_nc_v4(p);
+  u32 w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = ld_global_nc_u16(p + 2 * i) | (static_cast<u32>(ld_global_nc_u16(p + 2 * i + 1)) << 16);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <class C>
+HUMMING_DEVICE void token_row(const ActQuantParams& p, long long row, int lane) {
+  constexpr int G = C::ROW_THREADS;
+  constexpr int PACK = C::OUT_BITS == 4 ? 2 : 1;  // elements per output byte
+  const u16* xr = static_cast<const u16*>(p.x) + row * p.ld_x;
+  u8* qr = static_cast<u8*>(p.q) + row * p.ld_q;
+  const int k = p.k;
+  // The row is: `pre` elements before its first 16-byte boundary, `nvec`
+  // vectors of 8, then a tail; the loose elements (pre and tail, at most 14)
+  // are numbered 0..nloose-1 and done one output byte at a time.
+  int pre = static_cast<int>(((16u - (static_cast<u32>(reinterpret_cast<uptr>(xr)) & 15u)) & 15u) >> 1);
+  if (pre > k) pre = k;
+  if (PACK == 2 && (pre & 1)) pre = k;  // packed pairs need vectors at even elements: all loose
+  const int nvec = (k - pre) >> 3;
+  const int tail = pre + (nvec << 3);
+  const int nloose = pre + (k - tail);
+  const u16* xv = xr + pre;
+  auto loose = [&](int i) { return i < pre ? i : tail + (i - pre); };
+
+  float scale;
+  if constexpr (C::MODE == kToken) {
+    // Pass 1: absmax. Pass 2 reads the row again; it is in L1/L2 by then.
+    float amax = 0.f;
+#pragma unroll 2
+    for (int v = lane; v < nvec; v += G) amax = fmaxf(amax, absmax8<C>(ld_global_nc_v4(xv + 8 * v)));
+#pragma unroll 1
+    for (int i = lane; i < nloose; i += G)
+      amax = fmaxf(amax, fabsf(f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + loose(i)))));
+    if constexpr (G == 32) {
+      amax = warp_max<32>(amax);
+    } else {
+      __shared__ float scratch[G / 32];
+      amax = block_max<G>(amax, scratch);
+    }
+    scale = amax > 0.f ? div_rn(amax, C::QMAX) : 1.f;
+    if (lane == 0) p.scales[row * p.ld_s] = scale;
+  } else {
+    scale = *p.scales;
+  }
+  const Divisor divisor(scale);
+
+  u8* qv = qr + pre / PACK;
+  const bool wide = is_aligned(qv, 8 / PACK);
+#pragma unroll 1
+  for (int v = lane; v < nvec; v += G) quantize8<C>(ld_global_nc_v4(xv + 8 * v), divisor, qv + v * (8 / PACK), wide);
+#pragma unroll 1
+  for (int i = PACK * lane; i < nloose; i += PACK * G) quantize_scalar<C>(xr, qr, loose(i), divisor);
+}
+
+template <class C>
+HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) {
+  constexpr int G = C::ROW_THREADS;
+  constexpr int GS = C::GROUP;
+  constexpr int PACK = C::OUT_BITS == 4 ? 2 : 1;
+  constexpr int L = GS / 8 < 32 ? GS / 8 : 32;  // lanes sharing a group
+  constexpr int VPL = GS / 8 / L;                // vectors per lane
+  static_assert(GS % 8 == 0 && L >= 1 && (L & (L - 1)) == 0 && GS == 8 * L * VPL,
+                "GROUP: 8, 16, 32, 64, 128, 256 or a multiple of 256");
+  constexpr int GPI = G / L;  // groups per team per iteration
+  const u16* xr = static_cast<const u16*>(p.x) + row * p.ld_x;
+  u8* qr = static_cast<u8*>(p.q) + row * p.ld_q;
+  const bool aligned = is_aligned(xr, 16);
+  const bool wide = is_aligned(qr, 8 / PACK);
+  const int ngroups = p.k / GS;
+  const int sub = lane % L;
+  for (int g0 = 0; g0 < ngroups; g0 += GPI) {  // same trip count for the whole team
+    const int gi = g0 + lane / L;
+    const bool active = gi < ngroups;
+    uint4 vals[VPL];
+    float amax = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPL; ++j) {
+      if (active) {
+        vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
+        amax = fmaxf(amax, absmax8<C>(vals[j]));
+      }
+    }
+    amax = warp_max<L>(amax);
+    const float scale = amax > 0.f ? div_rn(amax, C::QMAX) : 1.f;
+    if (active) {
+      if (sub == 0) p.scales[row * p.ld_s + gi] = scale;
+      const Divisor divisor(scale);
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) quantize8<C>(vals[j], divisor, qr + (gi * GS + 8 * (sub + j * L)) / PACK, wide);
+    }
+  }
+}
+
+}  // namespace act_quant_detail
+
+template <class C>
+HUMMING_DEVICE void act_quant(const ActQuantParams& p) {
+  using namespace act_quant_detail;
+  constexpr int G = C::ROW_THREADS;
+  static_assert(G == 32 || G == C::THREADS, "ROW_THREADS: 32 (a warp per row) or THREADS (a block per row)");
+  static_assert(C::THREADS % 32 == 0, "THREADS: a multiple of 32");
+  static_assert(C::OUT_BITS == 8 || C::OUT_BITS == 4, "OUT_BITS: 8 or 4");
+  const int lane = static_cast<int>(threadIdx.x) % G;
+  const long long row = static_cast<long long>(blockIdx.x) * (C::THREADS / G) + threadIdx.x / G;
+  if (row >= p.m) return;  // whole teams leave together
+  if constexpr (C::MODE == kGroup) group_row<C>(p, row, lane);
+  else token_row<C>(p, row, lane);
+}
+
+}  // namespace humming

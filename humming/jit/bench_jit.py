@@ -1,0 +1,129 @@
+"""How fast is the JIT? Cold compile, disk hit, memory hit, and the launch path.
+
+    python -m humming.jit.bench_jit                     # act_quant e4m3 for sm_90a, NVRTC
+    python -m humming.jit.bench_jit --compiler nvcc --target sm_80 --repeats 3
+
+* cold: a fresh cache folder and a fresh Runtime each time (the compiler itself
+  is loaded once per process; ``first_s`` is the very first compile);
+* disk hit: a fresh Runtime on a folder that holds the entry (render, hash the
+  headers, read and verify the entry);
+* memory hit: ``Runtime.kernel(spec)`` again;
+* launch path: the Python side of ``LaunchPlan.launch`` -- writing the changed
+  fields of the parameter struct and everything up to the driver call, with the
+  driver calls replaced by no-ops (so it runs without a GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import tempfile
+import time
+import timeit
+
+from . import driver as _drv
+from .runtime import Runtime
+from .spec import KernelSpec
+
+__all__ = ["bench_compile", "bench_launch_path", "main"]
+
+
+def bench_compile(spec: KernelSpec, repeats: int = 5, compiler: str | None = None) -> dict:
+    """Median cold-compile, disk-hit and memory-hit times for ``spec``."""
+    cold = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="humming-bench-") as d:
+            rt = Runtime(cache_dir=d, compiler=compiler)
+            t0 = time.perf_counter()
+            rt.kernel(spec)
+            cold.append(time.perf_counter() - t0)
+    with tempfile.TemporaryDirectory(prefix="humming-bench-") as d:
+        Runtime(cache_dir=d, compiler=compiler).kernel(spec)
+        disk = []
+        for _ in range(max(repeats, 20)):
+            rt = Runtime(cache_dir=d, compiler=compiler)
+            t0 = time.perf_counter()
+            k = rt.kernel(spec)
+            disk.append(time.perf_counter() - t0)
+            assert k.origin == "disk"
+        n = 20000
+        memory = timeit.timeit(lambda: rt.kernel(spec), number=n) / n
+    return {"spec": spec.name, "compiler": rt.compiler.identity, "cubin_bytes": len(k.cubin),
+            "first_s": cold[0], "cold_s": statistics.median(cold), "disk_ms": statistics.median(disk) * 1e3,
+            "memory_us": memory * 1e6}
+
+
+class _NullDriver:
+    """Stands in for cuda.bindings.driver: every launch succeeds and does nothing."""
+
+    @staticmethod
+    def cuLaunchKernel(*args):
+        return (0,)
+
+
+@contextlib.contextmanager
+def _no_driver():
+    saved = (_drv._driver, _drv._SUCCESS, _drv.current_context, _drv.raw_stream)
+    _drv._driver, _drv._SUCCESS = _NullDriver(), 0
+    _drv.current_context = lambda: 1
+    _drv.raw_stream = lambda: 0
+    try:
+        yield
+    finally:
+        _drv._driver, _drv._SUCCESS, _drv.current_context, _drv.raw_stream = saved
+
+
+def bench_launch_path(kernel, params, fields: dict, grid_x: int = 1, number: int = 100000) -> dict:
+    """Microseconds per call of: write ``fields`` into ``params`` + ``plan.launch``
+    (driver calls stubbed out), and of the launch alone."""
+    plan = kernel.plan(params)
+    items = tuple(fields.items())
+
+    def call():
+        for name, value in items:
+            setattr(params, name, value)
+        plan.launch(grid_x)
+
+    with _no_driver():
+        kernel._functions.setdefault(1, object())
+        try:
+            call()
+            full = timeit.timeit(call, number=number) / number
+            bare = timeit.timeit(lambda: plan.launch(grid_x), number=number) / number
+        finally:
+            kernel._functions.pop(1, None)
+    return {"write_and_launch_us": full * 1e6, "launch_only_us": bare * 1e6, "fields": len(items)}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="sm_90a")
+    ap.add_argument("--fmt", default="e4m3")
+    ap.add_argument("--mode", default="dynamic_token")
+    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--compiler", default=None)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from ..ops.act_quant import ActQuantParams, act_quant_spec
+
+    spec = act_quant_spec(args.fmt, args.mode, torch.float16, args.k, args.target,
+                          group_size=128 if args.mode == "dynamic_group" else None)
+    r = bench_compile(spec, args.repeats, args.compiler)
+    print(f"{r['spec']}\n  compiler   {r['compiler']}\n  cubin      {r['cubin_bytes']} bytes")
+    print(f"  first compile in process  {r['first_s'] * 1e3:8.1f} ms")
+    print(f"  cold compile (median {args.repeats})  {r['cold_s'] * 1e3:8.1f} ms")
+    print(f"  disk cache hit            {r['disk_ms']:8.3f} ms")
+    print(f"  memory cache hit          {r['memory_us']:8.3f} us")
+    with tempfile.TemporaryDirectory(prefix="humming-bench-") as d:
+        kernel = Runtime(cache_dir=d, compiler=args.compiler).kernel(spec)
+        fields = {"x": 1 << 32, "q": 2 << 32, "scales": 3 << 32, "m": 1, "k": args.k}
+        lr = bench_launch_path(kernel, ActQuantParams(), fields)
+    print(f"  launch path, Python side: {lr['write_and_launch_us']:.2f} us with {lr['fields']} field writes, "
+          f"{lr['launch_only_us']:.2f} us launch alone (driver calls excluded)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The few CUDA driver calls the runtime needs, through ``cuda.bindings.driver``.
+
+Every call is checked; a failure raises :class:`DeviceError` naming the call and
+the CUDA error. On a machine without a driver (``cuInit`` raises there instead of
+returning an error code) the first call raises ``DeviceError`` too. Nothing here
+runs at import time: planning and compiling never touch the driver.
+"""
+from __future__ import annotations
+
+import threading
+
+from ..errors import DeviceError
+
+__all__ = ["check", "ensure_init", "current_context", "load_function", "raw_stream"]
+
+_lock = threading.Lock()
+_driver = None  # cuda.bindings.driver once initialised
+_SUCCESS = None
+_primary: dict[int, object] = {}  # device ordinal -> retained primary context
+
+
+def _name(err) -> str:
+    try:
+        _, name = _driver.cuGetErrorName(err)
+        _, text = _driver.cuGetErrorString(err)
+        return f"{name.decode()} ({text.decode()})"
+    except Exception:
+        return repr(err)
+
+
+def check(result, what: str):
+    """Unpack a cuda.bindings result tuple, raising DeviceError unless it succeeded."""
+    err = result[0]
+    if err != _SUCCESS:
+        raise DeviceError(f"{what} failed: {_name(err)}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def ensure_init():
+    """Initialise the driver once; returns the ``cuda.bindings.driver`` module."""
+    global _driver, _SUCCESS
+    if _driver is not None:
+        return _driver
+    with _lock:
+        if _driver is not None:
+            return _driver
+        try:
+            from cuda.bindings import driver
+        except ImportError as e:
+            raise DeviceError(f"cannot launch a kernel: cuda.bindings is not installed ({e})") from e
+        try:
+            (err,) = driver.cuInit(0)
+        except RuntimeError as e:  # no libcuda: cuda.pathfinder raises instead of returning
+            raise DeviceError("cannot launch a kernel: no CUDA driver on this machine "
+                              f"(cuInit: {e}); planning and compiling work without one") from e
+        _SUCCESS = driver.CUresult.CUDA_SUCCESS
+        if err != _SUCCESS:
+            _driver = driver
+            try:
+                raise DeviceError(f"cannot launch a kernel: cuInit failed: {_name(err)}")
+            finally:
+                _driver = None
+        _driver = driver
+        return driver
+
+
+def current_context() -> int:
+    """The current CUDA context's handle. When the thread has none, torch's
+    primary context of ``torch.cuda.current_device()`` is made current."""
+    drv = _driver or ensure_init()
+    err, ctx = drv.cuCtxGetCurrent()
+    if err != _SUCCESS:
+        raise DeviceError(f"cuCtxGetCurrent failed: {_name(err)}")
+    handle = int(ctx)
+    if handle:
+        return handle
+    import torch
+
+    if not torch.cuda.is_available():
+        raise DeviceError("cannot launch a kernel: torch sees no CUDA device")
+    ordinal = torch.cuda.current_device()
+    with _lock:
+        pctx = _primary.get(ordinal)
+        if pctx is None:
+            dev = check(drv.cuDeviceGet(ordinal), f"cuDeviceGet({ordinal})")
+            pctx = check(drv.cuDevicePrimaryCtxRetain(dev), f"cuDevicePrimaryCtxRetain({ordinal})")
+            _primary[ordinal] = pctx
+    check(drv.cuCtxSetCurrent(pctx), "cuCtxSetCurrent")
+    return int(pctx)
+
+
+def load_function(cubin: bytes, symbol: str, smem_bytes: int, what: str):
+    """Load ``cubin`` into the current context; returns ``(module, function)``."""
+    drv = ensure_init()
+    module = check(drv.cuModuleLoadData(cubin), f"cuModuleLoadData({what})")
+    func = check(drv.cuModuleGetFunction(module, symbol.encode()), f"cuModuleGetFunction({what}, {symbol})")
+    if smem_bytes > 48 * 1024:
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(drv.cuFuncSetAttribute(func, attr, smem_bytes),
+              f"cuFuncSetAttribute({what}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})")
+    return module, func
+
+
+_raw_stream_fn = None
+
+
+def raw_stream() -> int:
+    """The handle of ``torch.cuda.current_stream()`` on the current device."""
+    global _raw_stream_fn
+    if _raw_stream_fn is None:
+        import torch
+
+        get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        get_dev = getattr(torch._C, "_cuda_getDevice", None)
+        if get_raw is not None and get_dev is not None:
+            _raw_stream_fn = lambda: get_raw(get_dev())  # noqa: E731
+        else:  # public (slower) spelling
+            _raw_stream_fn = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    return _raw_stream_fn()

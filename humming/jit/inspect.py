@@ -1,0 +1,102 @@
+"""Look inside a CUBIN on any machine: SASS, instruction counts, resource usage.
+
+Uses ``cuobjdump`` (and the ``nvdisasm`` it calls for SASS) found by
+cuda.pathfinder -- the pip wheels ``nvidia-cuda-cuobjdump`` and
+``nvidia-cuda-nvdisasm`` work without a GPU or a CUDA toolkit::
+
+    sass = disassemble(kernel.cubin)
+    count(sass, r"F2FP\\..*E4M3")          # instructions matching a regex
+    opcodes(sass)["HMMA.16816.F32"]       # Counter of opcodes
+    resource_usage(kernel.cubin)          # {"humming_entry": {"REG": 40, "STACK": 0, "LOCAL": 0, ...}}
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+__all__ = ["ToolMissing", "tool_path", "disassemble", "instructions", "count", "opcodes", "resource_usage"]
+
+
+class ToolMissing(RuntimeError):
+    """cuobjdump/nvdisasm are not installed (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)."""
+
+
+@functools.lru_cache(maxsize=None)
+def tool_path(name: str) -> str:
+    """Path of a CUDA binary utility (``cuobjdump``, ``nvdisasm``), or ToolMissing."""
+    path = None
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+
+        path = find_nvidia_binary_utility(name)
+    except Exception:
+        pass
+    path = path or shutil.which(name)
+    if not path:
+        raise ToolMissing(f"{name} not found (cuda.pathfinder, PATH); install nvidia-cuda-cuobjdump "
+                          "and nvidia-cuda-nvdisasm")
+    return str(path)
+
+
+def _run_on_cubin(args: list[str], cubin: bytes) -> str:
+    env = dict(os.environ)
+    try:  # cuobjdump --dump-sass runs nvdisasm: let it find the one we found
+        env["NVDISASM_PATH"] = os.path.dirname(tool_path("nvdisasm"))
+    except ToolMissing:
+        pass
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        proc = subprocess.run([tool_path("cuobjdump"), *args, f.name], capture_output=True, text=True,
+                              env=env, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cuobjdump {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS listing of ``cubin`` (``cuobjdump --dump-sass``)."""
+    return _run_on_cubin(["--dump-sass"], cubin)
+
+
+# "        /*0090*/                   LDG.E.128.CONSTANT R4, desc[UR4][R2.64] ;"
+_INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", re.M)
+
+
+def instructions(sass: str) -> list[str]:
+    """Instruction texts (predicate, opcode, operands), one per SASS instruction."""
+    return _INSN.findall(sass)
+
+
+def count(sass: str, pattern: str) -> int:
+    """How many instructions match ``pattern`` (``re.search`` on each instruction)."""
+    rx = re.compile(pattern)
+    return sum(1 for ins in instructions(sass) if rx.search(ins))
+
+
+def opcodes(sass: str) -> collections.Counter:
+    """Counter of full opcodes with modifiers (``"F2FP.SATFINITE.E4M3.F32.PACK_AB.RELU"`` ...)."""
+    c = collections.Counter()
+    for ins in instructions(sass):
+        words = ins.split()
+        if words and words[0].startswith("@"):  # predicate guard
+            words = words[1:]
+        if words:
+            c[words[0]] += 1
+    return c
+
+
+_RES_FUNC = re.compile(r"Function ([^\s:]+):\s*\n\s*(.*)")
+_RES_ITEM = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
+
+
+def resource_usage(cubin: bytes) -> dict[str, dict[str, int]]:
+    """``cuobjdump -res-usage``: per function, {"REG", "STACK", "SHARED", "LOCAL", ...}."""
+    out = _run_on_cubin(["-res-usage"], cubin)
+    return {m.group(1): {k: int(v) for k, v in _RES_ITEM.findall(m.group(2))}
+            for m in _RES_FUNC.finditer(out)}

@@ -1,0 +1,233 @@
+"""Activation quantization on the GPU: ``quantize_activation(x, fmt, mode)``.
+
+``x`` is fp16 or bf16 ``[..., K]`` on a CUDA device. Returns ``(q, scales)``:
+
+* ``q``: codes of ``fmt`` -- ``torch.int8`` (int8), ``torch.float8_e4m3fn``
+  (e4m3), ``torch.float8_e5m2`` (e5m2), or for the 4-bit formats (int4, e2m1)
+  ``torch.uint8 [..., K/2]`` with two codes per byte, the even element in the low
+  nibble (int4 codes are two's complement);
+* ``scales``: fp32, ``[..., 1]`` (``dynamic_token``), ``[..., K/group_size]``
+  (``dynamic_group``), or the given ``scale`` (``static_tensor``, shape ``[1]``).
+
+Numerics (the contract the tests hold the kernel to, bit for bit): a dynamic
+scale is ``absmax / fmt.max`` in fp32, and **1 when the absmax is 0** (an
+all-zero row or group then quantizes to zeros); codes are ``encode(x / scale)``
+with IEEE fp32 division, round to nearest even, and saturation to the format's
+finite range (int8: [-128, 127], int4: [-8, 7], e4m3: +-448, e5m2: +-57344,
+e2m1: +-6).
+
+One kernel variant is compiled per (input dtype, format, mode, group size, K
+tier) on first use and cached (see ``humming.jit``); a call then allocates the
+outputs, writes pointers and sizes into a prepared parameter struct and
+launches on the current stream -- no synchronisation, so CUDA graphs capture
+it. ``torch.compile`` sees the op ``torch.ops.humming.quantize_activation``.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Optional
+
+import torch
+
+from ..dtypes import get_format
+from ..errors import DeviceError, ShapeError, UnsupportedError
+from ..jit import KernelSpec, get_kernel
+from .library import register_op
+
+__all__ = ["MODES", "ActQuantParams", "act_quant_spec", "quantize_activation", "quantized_dtype",
+           "device_target"]
+
+MODES = ("static_tensor", "dynamic_token", "dynamic_group")
+_MODE_CODE = {"static_tensor": 0, "dynamic_token": 1, "dynamic_group": 2}
+_IN_DTYPES = (torch.float16, torch.bfloat16)
+
+
+class ActQuantParams(ctypes.Structure):
+    """Host copy of ``humming::ActQuantParams`` (act_quant.cuh); same layout."""
+
+    _fields_ = [("x", ctypes.c_void_p), ("q", ctypes.c_void_p), ("scales", ctypes.c_void_p),
+                ("m", ctypes.c_int), ("k", ctypes.c_int),
+                ("ld_x", ctypes.c_longlong), ("ld_q", ctypes.c_longlong), ("ld_s", ctypes.c_longlong)]
+
+
+def _output_format(fmt: str):
+    f = get_format(fmt)
+    ok = f.signed and f.bits in (4, 8) and (not f.is_float or (f.exp >= 2 and f.man >= 1))
+    if not ok:
+        raise UnsupportedError(f"quantize_activation: no kernel writes {f.name} activations",
+                               ["supported formats: int8, int4 and signed small floats of 8 or 4 bits "
+                                "with >= 2 exponent and >= 1 mantissa bits (e4m3, e5m2, e2m1, ...)"])
+    return f
+
+
+def quantized_dtype(fmt: str) -> torch.dtype:
+    """The torch dtype of ``q`` for ``fmt`` (uint8 holds packed 4-bit codes)."""
+    f = _output_format(fmt)
+    if f.bits == 4:
+        return torch.uint8
+    return torch.int8 if not f.is_float else f.torch_dtype
+
+
+def _layout(k: int) -> tuple[int, int]:
+    """(threads per block, threads per row) for a row of k elements."""
+    if k <= 1024:
+        return 128, 32  # a warp per row, 4 rows per block
+    return (256, 256) if k <= 8192 else (512, 512)
+
+
+def _check_group(group_size) -> int:
+    g = group_size
+    if not isinstance(g, int) or isinstance(g, bool) or not (g in (8, 16, 32, 64, 128, 256) or
+                                                            (g > 256 and g % 256 == 0)):
+        raise UnsupportedError(f"quantize_activation: group_size={g!r} is not supported",
+                               ["dynamic_group needs group_size 8, 16, 32, 64, 128, 256 or a multiple of 256"])
+    return g
+
+
+def act_quant_spec(fmt: str, mode: str, in_dtype: torch.dtype, k: int, target: str,
+                   group_size: int | None = None, soft_cvt: bool = False) -> KernelSpec:
+    """The kernel for one variant. ``soft_cvt`` forces the software float encoder
+    even where the target has a native fp8 conversion."""
+    f = _output_format(fmt)
+    if mode not in _MODE_CODE:
+        raise ValueError(f"quantize_activation: mode must be one of {MODES}, found {mode!r}")
+    if in_dtype not in _IN_DTYPES:
+        raise ShapeError(f"quantize_activation: x must be float16 or bfloat16, found {in_dtype}")
+    group = _check_group(group_size) if mode == "dynamic_group" else 0
+    threads, row_threads = _layout(k)
+    config = {
+        "IN_BF16": in_dtype == torch.bfloat16, "MODE": _MODE_CODE[mode], "GROUP": group,
+        "OUT_BITS": f.bits, "OUT_FLOAT": f.is_float,
+        "EXP": f.exp if f.is_float else 0, "MAN": f.man if f.is_float else 0,
+        "BIAS": f.bias if f.is_float else 0,
+        "QMIN": float(-f.max_value if f.is_float else f.min_value), "QMAX": float(f.max_value),
+        "SOFT_CVT": bool(soft_cvt), "ROW_THREADS": row_threads,
+    }
+    return KernelSpec(family="act_quant", header="humming/kernels/act_quant.cuh", entry="humming::act_quant",
+                      params="humming::ActQuantParams", config=config, target=target, threads=threads,
+                      params_size=ctypes.sizeof(ActQuantParams))
+
+
+_targets: dict[int, str] = {}
+
+
+def device_target(index: int) -> str:
+    """The compile target of CUDA device ``index`` (``sm_<major><minor>``)."""
+    t = _targets.get(index)
+    if t is None:
+        major, minor = torch.cuda.get_device_capability(index)
+        t = _targets[index] = f"sm_{major}{minor}"
+    return t
+
+
+def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
+    """Validate the call; returns (M, K, q shape, scales shape or None)."""
+    if mode not in _MODE_CODE:
+        raise ValueError(f"quantize_activation: mode must be one of {MODES}, found {mode!r}")
+    if x.dtype not in _IN_DTYPES:
+        raise ShapeError(f"quantize_activation: x must be float16 or bfloat16, found {x.dtype}")
+    if x.dim() < 1:
+        raise ShapeError("quantize_activation: x must have at least one dimension [..., K], found a scalar")
+    k = x.shape[-1]
+    lead = tuple(x.shape[:-1])
+    m = 1
+    for d in lead:
+        m *= d
+    bits = _output_format(fmt).bits
+    if bits == 4 and k % 2:
+        raise ShapeError(f"quantize_activation: 4-bit {fmt} codes are packed in pairs, so K must be even; found K={k}")
+    q_shape = lead + (k * bits // 8,)
+    if mode == "static_tensor":
+        if not isinstance(scale, torch.Tensor) or scale.numel() != 1 or scale.dtype != torch.float32:
+            found = (f"{tuple(scale.shape)} {scale.dtype}" if isinstance(scale, torch.Tensor) else repr(scale))
+            raise ShapeError(f"quantize_activation: static_tensor needs scale as a float32 tensor of one "
+                             f"element, found {found}")
+        if scale.device != x.device:
+            raise ShapeError(f"quantize_activation: scale is on {scale.device}, x on {x.device}")
+        return m, k, q_shape, None
+    if scale is not None:
+        raise ShapeError(f"quantize_activation: scale is only taken by static_tensor, found it with mode={mode!r}")
+    if mode == "dynamic_token":
+        return m, k, q_shape, lead + (1,)
+    g = _check_group(group_size)
+    if k % g:
+        raise ShapeError(f"quantize_activation: group_size={g} must divide K, found K={k}")
+    return m, k, q_shape, lead + (k // g,)
+
+
+class _Prepared:
+    __slots__ = ("plan", "rows_per_block", "q_dtype")
+
+    def __init__(self, plan, rows_per_block: int, q_dtype: torch.dtype):
+        self.plan = plan
+        self.rows_per_block = rows_per_block
+        self.q_dtype = q_dtype
+
+
+_local = threading.local()  # each thread its own parameter structs
+
+
+def _prepare(key) -> _Prepared:
+    device, in_dtype, fmt, mode, group_size, k = key
+    spec = act_quant_spec(fmt, mode, in_dtype, k, device_target(device), group_size)
+    kernel = get_kernel(spec)
+    return _Prepared(kernel.plan(ActQuantParams()), spec.threads // spec.get("ROW_THREADS"),
+                     quantized_dtype(fmt))
+
+
+def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optional[int] = None,
+                         scale: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The op: as quantize_activation, but static_tensor returns an empty scales tensor."""
+    if x.device.type != "cuda":
+        raise DeviceError(f"quantize_activation: x must be a CUDA tensor, found one on {x.device}")
+    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale)
+    x2 = x if x.dim() == 2 else x.reshape(m, k)
+    if k > 1 and x2.stride(1) != 1:
+        x2 = x2.contiguous()
+    device = x.device.index
+    key = (device, x.dtype, fmt, mode, group_size, _layout(k))
+    plans = getattr(_local, "plans", None)
+    if plans is None:
+        plans = _local.plans = {}
+    prep = plans.get(key)
+    if prep is None:
+        prep = plans[key] = _prepare((device, x.dtype, fmt, mode, group_size, k))
+    q = torch.empty(q_shape, dtype=prep.q_dtype, device=x.device)
+    scales = torch.empty(s_shape if s_shape is not None else (0,), dtype=torch.float32, device=x.device)
+    if m == 0:
+        return q, scales
+    p = prep.plan.params
+    p.x = x2.data_ptr()
+    p.q = q.data_ptr()
+    p.scales = scale.data_ptr() if s_shape is None else scales.data_ptr()
+    p.m = m
+    p.k = k
+    p.ld_x = x2.stride(0) if m > 1 else k
+    p.ld_q = q_shape[-1]
+    p.ld_s = 0 if s_shape is None else s_shape[-1]
+    grid = (m + prep.rows_per_block - 1) // prep.rows_per_block
+    if device != torch.cuda.current_device():
+        with torch.cuda.device(device):
+            prep.plan.launch(grid)
+    else:
+        prep.plan.launch(grid)
+    return q, scales
+
+
+def _fake(x, fmt, mode, group_size=None, scale=None):
+    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale)
+    q = x.new_empty(q_shape, dtype=quantized_dtype(fmt))
+    return q, x.new_empty(s_shape if s_shape is not None else (0,), dtype=torch.float32)
+
+
+_op = register_op("quantize_activation", _quantize_activation, _fake)
+
+
+def quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: int | None = None,
+                        scale: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Quantize ``x`` (see the module docstring)."""
+    q, scales = _op(x, fmt, mode, group_size, scale)
+    if mode == "static_tensor":
+        return q, scale.reshape(1)
+    return q, scales
