@@ -1,0 +1,45 @@
+// humming/kernels/stream_read.cuh -- read a buffer once, as fast as plain loads go.
+//
+// The benchmark's practical bandwidth floor: the time to stream a workload's
+// weight bytes through the SMs with nothing else to do. Each thread walks the
+// buffer in 16-byte vectors with a grid-wide stride, UNROLL loads in flight
+// before any is used, through the read-only path. The values are folded into
+// an xor that is stored only when it equals a value the host never expects,
+// so the loads cannot be removed and nothing is written in practice.
+//
+// Config (struct C): THREADS, UNROLL.
+#pragma once
+
+#include "humming/common.cuh"
+
+namespace humming {
+
+struct StreamReadParams {
+  const uint4* src;  // 16-byte aligned buffer of num_vecs vectors
+  u64 num_vecs;
+  u32* sink;         // one u32, written only when the xor equals `never`
+  u32 never;
+  u32 pad_;
+};
+
+template <class C>
+HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
+  constexpr int U = C::UNROLL;
+  const u64 stride = static_cast<u64>(gridDim.x) * C::THREADS;
+  u64 i = static_cast<u64>(blockIdx.x) * C::THREADS + threadIdx.x;
+  u32 acc = 0;
+  for (; i + (U - 1) * stride < p.num_vecs; i += U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_global_nc_v4(p.src + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < p.num_vecs; i += stride) {
+    const uint4 v = ld_global_nc_v4(p.src + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == p.never) *p.sink = acc;
+}
+
+}  // namespace humming

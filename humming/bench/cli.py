@@ -1,0 +1,155 @@
+"""``humming bench``: options, the CUDA wiring, and the outputs.
+
+``add_arguments(parser)`` and ``run(args)`` are what a CLI subcommand
+registry needs; ``cli_main(argv)`` runs it stand-alone
+(``python -m humming.bench ...``).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "run", "cli_main", "build_workloads", "select_methods", "parse_external",
+           "DEFAULT_ADAPTERS"]
+
+#: external library name -> adapter script (relative to the repository root)
+DEFAULT_ADAPTERS = {"humming-kernels": "scripts/external/humming_kernels_adapter.py"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from .workloads import PRESETS
+
+    g = p.add_argument_group("workloads")
+    g.add_argument("--preset", default=None,
+                   help=f"model preset(s), comma-separated: {', '.join(sorted(PRESETS))}")
+    g.add_argument("--shapes", default=None, help="dense N x K list, e.g. 4096x4096,14336x4096")
+    g.add_argument("--moe-shapes", default=None, help="MoE E x topk x N x K list, e.g. 128x8x1536x2048")
+    g.add_argument("--kind", choices=("all", "dense", "moe"), default="all", help="preset layers to keep")
+    g.add_argument("--m", default=None, help="M (token) list, e.g. 1,16,256 (default: 1,16,64,256,1024,4096)")
+    g = p.add_argument_group("schemes (humming's; the baselines use their own formats)")
+    g.add_argument("--weight", default="int4", help="weight element format (int4, uint4, e4m3, e2m1, ...)")
+    g.add_argument("--group-size", type=int, default=128, help="scale group along K; 0 = per channel")
+    g.add_argument("--scale-fmt", default="fp16", help="weight scale format (fp16, bf16, fp32, e8m0, ...)")
+    g.add_argument("--zero-point", default="none", choices=("none", "int", "float"))
+    g.add_argument("--act", default="fp16", help="activations: fp16, bf16, e4m3, e5m2, int8, int4, e2m1")
+    g.add_argument("--act-quant", default=None, choices=("dynamic_token", "dynamic_group"))
+    g.add_argument("--act-group-size", type=int, default=None)
+    g = p.add_argument_group("method")
+    g.add_argument("--methods", default=None, help="comma-separated subset of the methods (default: all)")
+    g.add_argument("--external", action="append", default=[], metavar="NAME=PYTHONPATH",
+                   help="also run an external library from PYTHONPATH in its own process "
+                        f"(known: {', '.join(DEFAULT_ADAPTERS)}); repeatable")
+    g.add_argument("--external-python", default=sys.executable, help="python for external adapters")
+    g.add_argument("--repeats", type=int, default=None, help="timed repeats per point (>= 3; default 5)")
+    g.add_argument("--quick", action="store_true", help="fewer M values and repeats")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--device", default="cuda")
+    g = p.add_argument_group("output")
+    g.add_argument("--out", default=None, help="output folder (default: bench-results/<time>)")
+    g.add_argument("--no-plot", action="store_true")
+    g.add_argument("--no-jit", action="store_true", help="skip compile and host-overhead figures")
+    return p
+
+
+def build_workloads(args) -> list:
+    from .workloads import (activation_scheme_from, parse_moe_shapes, parse_shapes, preset_workloads,
+                            weight_scheme_from)
+
+    weight = weight_scheme_from(args.weight, args.group_size or None, args.scale_fmt, args.zero_point)
+    act = activation_scheme_from(args.act, args.act_quant, args.act_group_size)
+    out = []
+    for name in filter(None, (args.preset or "").split(",")):
+        out += preset_workloads(name.strip(), weight, act, args.kind)
+    if args.shapes:
+        out += parse_shapes(args.shapes, weight, act)
+    if args.moe_shapes:
+        out += parse_moe_shapes(args.moe_shapes, weight, act)
+    if not out:
+        raise ValueError("no workloads: give --preset, --shapes or --moe-shapes")
+    return out
+
+
+def select_methods(text: str | None) -> list:
+    from .methods import default_methods
+
+    methods = default_methods()
+    if not text:
+        return methods
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = {m.name: m for m in methods}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"--methods: unknown {', '.join(unknown)}; expected some of {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def parse_external(items, python: str) -> list:
+    import humming
+
+    from .runner import ExternalSpec
+
+    root = Path(humming.__file__).resolve().parents[1]
+    out = []
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or name not in DEFAULT_ADAPTERS:
+            raise ValueError(f"--external: expected NAME=PYTHONPATH with NAME one of {', '.join(DEFAULT_ADAPTERS)}, "
+                             f"found {item!r}")
+        out.append(ExternalSpec(name, str(root / DEFAULT_ADAPTERS[name]), str(Path(path).resolve()), python))
+    return out
+
+
+def run(args) -> int:
+    import torch
+
+    from .ceilings import DeviceCeilings
+    from .env import environment
+    from .jitfig import compile_figures
+    from .report import format_summary, format_table, plot_report, write_json
+    from .runner import BenchOptions, Progress, count_points, run_bench
+    from .timing import CudaGraphTimer, MIN_REPEATS, host_overhead_us
+    from .workloads import DEFAULT_M, QUICK_M, parse_m_list
+
+    try:
+        workloads = build_workloads(args)
+        methods = select_methods(args.methods)
+        external = parse_external(args.external, args.external_python)
+        ms = parse_m_list(args.m) if args.m else (QUICK_M if args.quick else DEFAULT_M)
+        repeats = args.repeats or (MIN_REPEATS if args.quick else 5)
+        if repeats < MIN_REPEATS:
+            raise ValueError(f"--repeats: expected at least {MIN_REPEATS}, found {repeats}")
+    except ValueError as e:
+        print(f"humming bench: {e}", file=sys.stderr)
+        return 2
+    device = torch.device(args.device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        print(f"humming bench: needs a CUDA device; torch sees none for {args.device!r}", file=sys.stderr)
+        return 2
+    torch.cuda.set_device(device)
+    out_dir = Path(args.out or f"bench-results/{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    timer = CudaGraphTimer(device)
+    options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed)
+    sleep_cycles = 200_000_000  # ~0.1 s at H200 clocks: longer than any 200 eager calls take to issue
+    host = None if args.no_jit else (lambda call: host_overhead_us(
+        call, hold=lambda: torch.cuda._sleep(sleep_cycles), sync=torch.cuda.synchronize))
+    total = count_points(workloads, methods, ms)
+    report = run_bench(workloads, methods, options, device=device, timer=timer,
+                       ceilings=DeviceCeilings(device, timer, repeats), external=external, host_overhead=host,
+                       compile_figures=None if args.no_jit else compile_figures, env=environment(device),
+                       args={k: v for k, v in vars(args).items() if not callable(v)},
+                       progress=Progress(total))
+    print(format_table(report))
+    print(format_summary(report))
+    path = write_json(report, out_dir / "report.json")
+    print(f"wrote {path}")
+    if not args.no_plot:
+        for png in plot_report(report, out_dir):
+            print(f"wrote {png}")
+    return 0
+
+
+def cli_main(argv=None) -> int:
+    parser = add_arguments(argparse.ArgumentParser(prog="humming bench", description=__doc__.splitlines()[0]))
+    return run(parser.parse_args(argv))
