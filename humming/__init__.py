@@ -5,3 +5,23 @@ __version__ = "0.1.0"
 
 from . import errors
 from .errors import UnsupportedError, FormatError, ShapeError, CompileError, DeviceError
+
+# Lazy exports: ``import humming`` stays cheap (no plugin loading, no GPU query, no compile).
+_LAZY = {
+    "plan": ("humming.planner", "plan"),
+    "devices": ("humming.plugins", "devices"),
+}
+
+
+def __getattr__(name):
+    import importlib
+
+    if name == "capabilities":  # the module, with every backend's capability files registered
+        from .plugins import get_plugin_manager
+
+        get_plugin_manager()
+        return importlib.import_module("humming.capabilities")
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'humming' has no attribute {name!r}")

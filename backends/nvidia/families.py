@@ -1,0 +1,173 @@
+"""The kernel families of the NVIDIA backend.
+
+* ``mma_sync`` -- warp-level ``mma.sync`` kernels (every chip with tensor cores,
+  from Turing): implemented.
+* ``wgmma`` -- Hopper warpgroup MMA with TMA: declared, not implemented yet.
+* ``tcgen05`` -- Blackwell datacenter UMMA (tensor memory): declared.
+* ``mma_block_scaled`` -- block-scaled ``mma.sync`` of consumer Blackwell
+  (``kind::mxf8f6f4/mxf4/mxf4nvf4``): declared.
+
+A declared family lets the planner answer "what would the hardware do"
+(``plan(..., families="hardware")``); only implemented ones run. Each family
+names its components with the variant names the kernel headers implement.
+"""
+from __future__ import annotations
+
+from humming.capabilities import parse_shape
+from humming.planner import FamilyBase, WeightLayout
+from humming.planner.family import mma_type_tag
+
+from . import layout
+
+__all__ = ["MmaSyncFamily", "WgmmaFamily", "Tcgen05Family", "BlockScaledMmaFamily", "FAMILIES",
+           "dequantizer_for", "best_shape", "mma_shape"]
+
+def _k(shape: str) -> int:
+    return parse_shape(shape)[2]
+
+
+def best_shape(shapes, divides: int | None = None) -> str | None:
+    """The shape with the largest K (then M 16, then N 8): fewest instructions per K step.
+
+    With ``divides``, only shapes whose K divides it (scales applied per K group
+    on partial sums need every instruction inside one group).
+    """
+    cands = [s for s in shapes if divides is None or divides % _k(s) == 0]
+    if not cands:
+        return None
+    return max(cands, key=lambda s: (_k(s), parse_shape(s)[0] == 16, 8 in parse_shape(s)[1]))
+
+
+def scales_on_partial_sums(layer, compute) -> bool:
+    return layer.weight.scale in ("group", "block") and not compute.is_16bit and not compute.block_scaled
+
+
+def mma_shape(layer, compute) -> str | None:
+    """The instruction shape a family issues for this layer."""
+    if scales_on_partial_sums(layer, compute):
+        return best_shape(compute.shapes, divides=layer.weight.group_size)
+    return best_shape(compute.shapes)
+
+
+def dequantizer_for(layer, caps, compute) -> str:
+    """How stored weight codes become the weight operand ``compute.b``."""
+    w = layer.weight
+    if compute.b == w.fmt and w.zero_point == "none" and w.implicit_offset == 0:
+        return "passthrough"
+    if not w.is_float:
+        return "int_bittrick"
+    if w.fmt == "e2m1" and compute.b == "e4m3" and w.scale == "group" and w.scale_fmt == "e8m0":
+        return "fused_e2m1_to_e4m3"
+    if caps.can_convert(w.fmt, compute.b):
+        return "native_cvt"
+    return "float_rebias"
+
+
+def _types(compute) -> str:
+    a, b = mma_type_tag(compute.a), mma_type_tag(compute.b)
+    return a if a == b else f"{a}x{b}"
+
+
+def _scheduler(layer) -> str:
+    return "moe_grouped" if layer.is_moe else "data_parallel"
+
+
+def _epilogue(layer) -> str:
+    return "moe_topk" if layer.is_moe else "scale_bias"
+
+
+class _NvidiaFamily(FamilyBase):
+    backend = "nvidia"
+
+    def accepts(self, op) -> bool:
+        return not op.sass_patch  # e0m3 / e3m4 need cubin patching, which no component does
+
+    def _loader(self, caps) -> str:
+        return "cp_async" if caps.has("cp_async") else "ldg"
+
+    def _mma(self, layer, compute) -> str:
+        """``<family>.<kind>`` or ``<family>.<a>[x<b>]``, e.g. ``tcgen05.mxf4nvf4``, ``wgmma.e4m3``."""
+        return f"{self.name}.{compute.kind or _types(compute)}"
+
+    def components(self, layer, caps, compute) -> dict:
+        return {
+            "loader": self._loader(caps),
+            "dequantizer": dequantizer_for(layer, caps, compute),
+            "mma": self._mma(layer, compute),
+            "scheduler": _scheduler(layer),
+            "epilogue": _epilogue(layer),
+        }
+
+    def check(self, layer, caps, compute) -> list[str]:
+        if mma_shape(layer, compute) is None:
+            ks = sorted({_k(s) for s in compute.shapes})
+            return [f"group scales on partial sums need WeightScheme.group_size to be a multiple of "
+                    f"an MMA K ({', '.join(map(str, ks))} for {compute.a} x {compute.b}); "
+                    f"found {layer.weight.group_size}"]
+        return []
+
+
+class MmaSyncFamily(_NvidiaFamily):
+    name = "mma_sync"
+    mma_family = "mma_sync"
+    implemented = True
+    priority = 10
+
+    def accepts(self, op) -> bool:
+        # plain mma.sync; the kind:: forms belong to mma_block_scaled
+        return op.kind is None and super().accepts(op)
+
+    def _mma(self, layer, compute) -> str:
+        return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
+
+    def weight_layout(self, layer, caps, compute) -> WeightLayout:
+        return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, {
+            "bits": layer.weight.bits,
+            "block": f"{layout.BLOCK_ROWS}x{layout.BLOCK_COLS}",
+            "operand": compute.b,
+            "mma_shape": mma_shape(layer, compute),
+            "dequantizer": dequantizer_for(layer, caps, compute),
+        })
+
+
+class WgmmaFamily(_NvidiaFamily):
+    name = "wgmma"
+    mma_family = "wgmma"
+    implemented = False
+    priority = 20
+    layout_name = "wgmma_fragment"
+
+    def _loader(self, caps) -> str:
+        return "tma" if caps.has("tma") else super()._loader(caps)
+
+
+
+class Tcgen05Family(WgmmaFamily):
+    name = "tcgen05"
+    mma_family = "tcgen05"
+    priority = 30
+    layout_name = "tcgen05_tiles"
+
+
+class BlockScaledMmaFamily(_NvidiaFamily):
+    name = "mma_block_scaled"
+    mma_family = "mma_sync"
+    implemented = False
+    priority = 25
+    layout_name = "mma_block_scaled_fragment"
+
+    def accepts(self, op) -> bool:
+        # mma.sync kind::f8f6f4 / mxf8f6f4 / mxf4 / mxf4nvf4
+        return op.kind is not None and super().accepts(op)
+
+    def check(self, layer, caps, compute) -> list[str]:
+        reasons = super().check(layer, caps, compute)
+        plain = [op for op in caps.find_mma(compute.a, compute.b, compute.acc, families="mma_sync")
+                 if op.kind is None]
+        if plain and not compute.block_scaled and compute.a == compute.b:
+            reasons.append(f"plain mma.sync multiplies {compute.a} x {compute.b} alike; "
+                           f"kind::{compute.kind} adds nothing without block scales or mixed types")
+        return reasons
+
+
+FAMILIES = (MmaSyncFamily(), WgmmaFamily(), Tcgen05Family(), BlockScaledMmaFamily())

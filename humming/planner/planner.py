@@ -1,0 +1,252 @@
+"""``plan(layer, device)``: from a layer and a device to a :class:`Plan`.
+
+1. Resolve the device to its capability object (no GPU needed for a named one).
+2. Collect the kernel families the backends offer whose instruction family the
+   chip has (``families="hardware"``), or only the implemented ones among them
+   (``families="implemented"``, the default: what runs).
+3. Walk the compute-type fallback chain (:mod:`.compute`).
+4. Ask the chosen family (or a backend's ``humming_tuning`` hook) for tuning per
+   M range, then for its components; plugins' component variants may fill a slot.
+5. Record where scales and zero points are applied, how activations are
+   handled, the weight layout and notes.
+
+The planner never branches on SM numbers: every hardware fact comes from the
+capability object. Plans are cached per (layer, device, families mode).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from .. import plugins
+from ..capabilities import ProductFigures
+from ..errors import UnsupportedError
+from ..scheme import LayerSpec
+from .compute import choose_compute, family_ops
+from .family import SLOTS, ActivationHandling, Compute
+from .numerics import exact_shifts, weight_values
+from .plans import Plan
+
+__all__ = ["plan", "clear_cache", "resolve_device", "MODES"]
+
+MODES = ("implemented", "hardware")
+
+_cache: dict = {}
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+class DeviceCaps:
+    """A detected device's capability table with the figures torch measured laid over it.
+
+    Families and tuning read ``caps.product.sm_count`` and ``caps.limit(...)``;
+    for a detected GPU those must be the real ones. Everything else is the
+    table's.
+    """
+
+    def __init__(self, device):
+        self._caps = device.caps
+        self._limits = device.limits
+        product = device.caps.product or ProductFigures()
+        self.product = replace(product, sm_count=device.sm_count, l2_bytes=device.l2_bytes)
+
+    def limit(self, key: str):
+        self._caps.limit(key)  # validates the key
+        return self._limits.get(key)
+
+    @property
+    def limits(self):
+        return self._limits
+
+    def __getattr__(self, name):
+        return getattr(self._caps, name)
+
+    def __repr__(self) -> str:
+        return f"<DeviceCaps {self._caps.name} sm_count={self.product.sm_count}>"
+
+
+def resolve_device(device):
+    """``(name, caps, cache key)`` for a device name, :class:`humming.device.Device`,
+    a :class:`humming.capabilities.Capabilities` or None (the current GPU)."""
+    from ..device import get_device
+
+    d = get_device(device)
+    if d.detected:
+        return d.name, DeviceCaps(d), ("detected", d.caps, d.fingerprint())
+    return d.name, d.caps, ("named", d.caps)
+
+
+def plan(layer: LayerSpec, device=None, families: str = "implemented") -> Plan:
+    """Plan ``layer`` on ``device`` (a name such as ``"H20"``/``"sm_89"``, a Device, or
+    None for the current GPU).
+
+    ``families="implemented"`` (default) plans with the kernel families this
+    version can run; ``families="hardware"`` with every family a backend
+    declares that the chip has ("what the hardware would do"): such a plan is
+    ``runnable=False`` when its family is not implemented.
+    Raises :class:`humming.errors.UnsupportedError` listing every reason when
+    nothing fits.
+    """
+    if not isinstance(layer, LayerSpec):
+        raise TypeError(f"plan(): layer must be a humming.LayerSpec, found {type(layer).__name__}")
+    if families not in MODES:
+        raise ValueError(f"plan(): families must be one of {', '.join(map(repr, MODES))}, found {families!r}")
+    gen = plugins.generation()
+    name, caps, dkey = resolve_device(device)
+    key = (layer, dkey, families, gen)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    result = _plan(layer, name, caps, families)
+    with _cache_lock:
+        _cache[key] = result
+    return result
+
+
+def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
+    all_families = plugins.kernel_families()
+    declared = [f for f in all_families if family_ops(f, caps.mma_ops(f.mma_family))]
+    considered = declared if mode == "hardware" else [f for f in declared if f.implemented]
+    choice = choose_compute(layer, caps, considered, declared)
+    compute, fam = choice.compute, choice.family
+    notes = list(choice.notes)
+
+    tuning = plugins.tuning_override(fam, layer, caps, compute)
+    if tuning is None:
+        tuning = fam.tuning(layer, caps, compute)
+    tuning = tuple(tuning)
+    _check_tuning(fam, tuning)
+
+    components = dict(fam.components(layer, caps, compute))
+    missing = [s for s in SLOTS if s not in components]
+    if missing:
+        raise UnsupportedError(f"kernel family {fam.backend}:{fam.name} left slots unfilled",
+                               [f"no variant for slot {s!r}" for s in missing])
+    if components["scheduler"] == "data_parallel" and any(r.config.get("split_k", 1) > 1 for r in tuning):
+        components["scheduler"] = "split_k"
+    taken = set()
+    for v in plugins.component_variants():  # highest priority first; one per slot
+        if v.slot in taken or (v.families and fam.name not in v.families):
+            continue
+        if not v.applies(layer, caps, compute):
+            continue
+        taken.add(v.slot)
+        if components[v.slot] != v.name:
+            notes.append(f"{v.slot}: variant {v.name!r} from backend {v.backend!r} replaces "
+                         f"{components[v.slot]!r}" + (f" ({v.description})" if v.description else ""))
+            components[v.slot] = v.name
+
+    scales = _scales(layer, compute, components["dequantizer"])
+    notes.extend(_numeric_notes(layer, compute, components["dequantizer"]))
+    if mode == "implemented":
+        notes.extend(_preferred_elsewhere(layer, caps, compute, fam, declared))
+    if not fam.implemented:
+        reason = (f"kernel family {fam.name} ({fam.backend}) is declared for {caps.name} "
+                  "but not implemented in this version")
+    else:
+        reason = None
+    return Plan(
+        layer=layer, device=name, device_chain=tuple(caps.chain), mode=mode, compute=compute,
+        fallbacks=choice.fallbacks, family=fam.name, backend=fam.backend, implemented=fam.implemented,
+        runnable=fam.implemented, not_runnable_reason=reason, components=components, scales=scales,
+        weight_layout=fam.weight_layout(layer, caps, compute),
+        activation=_activation(layer, compute), tuning=tuning, notes=tuple(notes), _family=fam)
+
+
+def _check_tuning(fam, tuning) -> None:
+    if not tuning or tuning[0].lo != 1 or tuning[-1].hi is not None:
+        raise UnsupportedError(f"tuning for {fam.backend}:{fam.name} must cover every M >= 1",
+                               [f"found ranges {[r.label() for r in tuning]}"])
+    for a, b in zip(tuning, tuning[1:]):
+        if a.hi is None or b.lo != a.hi + 1:
+            raise UnsupportedError(f"tuning for {fam.backend}:{fam.name} has a gap or overlap",
+                                   [f"{a.label()} then {b.label()}"])
+
+
+def _scales(layer: LayerSpec, compute: Compute, dequantizer: str) -> dict:
+    """Where each scale and zero point is applied."""
+    w, a = layer.weight, layer.activation
+    out = {}
+    if w.scale in ("group", "block"):
+        if compute.block_scaled:
+            where = "mma_block_scale"
+        elif dequantizer == "fused_e2m1_to_e4m3":
+            where = "exponent_fold"
+        elif compute.is_16bit:
+            where = "dequantized_weights"
+        else:
+            where = "partial_accumulators"
+        out[f"weight_{w.scale}"] = where
+    else:
+        out[f"weight_{w.scale}"] = "epilogue"
+    if w.zero_point != "none":
+        out["weight_zero_point"] = "dequantized_weights" if compute.is_16bit else "subtracted_in_dequant"
+    if w.global_scale != "none":
+        out[f"weight_global_{w.global_scale}"] = "epilogue"
+    out["activation"] = _activation_scale_place(layer, compute)
+    return out
+
+
+def _activation_scale_place(layer: LayerSpec, compute: Compute) -> str:
+    a = layer.activation
+    if a.quant == "none":
+        return "none"
+    if a.quant == "dynamic_group":
+        if compute.block_scaled:
+            return "mma_block_scale"
+        return "on_load" if compute.is_16bit else "partial_accumulators"
+    return "epilogue"
+
+
+def _activation(layer: LayerSpec, compute: Compute) -> ActivationHandling:
+    a = layer.activation
+    if a.quant == "none":
+        stored = a.fmt
+    elif a.fmt != compute.a and not compute.is_16bit:
+        stored = compute.a  # e.g. int4 values written as int8, e2m1 values as e4m3 bytes
+    else:
+        stored = a.fmt
+    convert = "none" if stored == compute.a else f"{stored} -> {compute.a}"
+    return ActivationHandling(
+        quantize="none" if a.quant == "none" else "separate_kernel",
+        values=a.fmt, stored_as=stored, operand=compute.a, convert=convert,
+        scales=_activation_scale_place(layer, compute))
+
+
+def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list[str]:
+    notes = []
+    w = layer.weight
+    if dequantizer == "fused_e2m1_to_e4m3":
+        lo, hi = exact_shifts(weight_values(w), compute.b)
+        notes.append(f"e8m0 group scales are folded into the {compute.b} exponent relative to a "
+                     f"per-channel base; exact while a group's scale lies within 2^{lo}..2^{hi} "
+                     "of that base")
+    if w.act_order:
+        notes.append("act order: activation columns are permuted by the stored permutation "
+                     "before the GEMM")
+    if not compute.is_16bit and w.scale in ("group", "block") and not compute.block_scaled \
+            and dequantizer != "fused_e2m1_to_e4m3":
+        conv = " (converted to fp32)" if compute.acc == "int32" else ""
+        notes.append(f"per-group scales multiply the {compute.acc} partial sums{conv} every "
+                     f"{w.group_size} K elements")
+    if layer.out_dtype == "fp16" and compute.a == "bf16":
+        notes.append("bf16 compute with fp16 output: results beyond fp16's range saturate")
+    return notes
+
+
+def _preferred_elsewhere(layer, caps, compute: Compute, fam, declared) -> list[str]:
+    """Name a higher-priority declared family that would run the same types natively."""
+    if compute.emulated:  # the emulation note already names the native family
+        return []
+    for other in declared:
+        if other is fam or other.implemented or other.priority <= fam.priority:
+            continue
+        if family_ops(other, caps.find_mma(compute.a, compute.b, compute.acc, native_only=True)):
+            return [f"the hardware would prefer {other.name} ({other.backend}; declared, not "
+                    f"implemented in this version) for {compute.a} x {compute.b}"]
+    return []
+

@@ -1,0 +1,301 @@
+"""The planner against hardware facts: (weight scheme x activation x device) -> compute types.
+
+Each row says what the chip can multiply natively, from the PTX ISA and the
+SASS the capability probes saw (fp8 mma.sync is native QMMA on sm_89/sm_120 and
+emulated on sm_90/sm_100; Hopper and Blackwell have no int4 tensor cores; sm_75
+has no bf16 MMA; B300's tcgen05 has no i8 kind; NVFP4/MXFP4 block scaling lives
+in tcgen05 and in sm_120's mma.sync kind::mxf4nvf4...). ``hw`` is the plan with
+every family the chip has (``families="hardware"``), ``impl`` the default plan
+with the implemented families only; ``SAME`` when they agree.
+
+A step is ``(from, to, [substrings of its reason])``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from humming.planner import plan
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+W = {
+    "gptq4": WeightScheme("uint4", "group", 128),                          # symmetric, implicit offset 8
+    "awq4": WeightScheme("uint4", "group", 128, zero_point="int"),
+    "fzp4": WeightScheme("uint4", "group", 128, zero_point="float"),
+    "int4ch": WeightScheme("int4", "channel", scale_fmt="fp32"),
+    "int8ch": WeightScheme("int8", "channel", scale_fmt="fp32"),
+    "uint8zp": WeightScheme("uint8", "group", 128, zero_point="int"),
+    "fp8ch": WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+    "fp8blk": WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
+    "fp8g8": WeightScheme("e4m3", "group", 8, scale_fmt="fp32"),
+    "e5m2ch": WeightScheme("e5m2", "channel", scale_fmt="fp32"),
+    "nvfp4": WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+    "mxfp4": WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"),
+    "mxfp8": WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"),
+}
+A = {
+    "fp16": ActivationScheme("fp16"),
+    "bf16": ActivationScheme("bf16"),
+    "fp8": ActivationScheme("e4m3", "dynamic_token"),
+    "fp8g128": ActivationScheme("e4m3", "dynamic_group", 128),
+    "int8": ActivationScheme("int8", "dynamic_token"),
+    "int4": ActivationScheme("int4", "dynamic_token"),
+    "nvfp4": ActivationScheme("e2m1", "dynamic_group", 16, "e4m3"),
+    "mxfp4": ActivationScheme("e2m1", "dynamic_group", 32, "e8m0"),
+    "mxfp8": ActivationScheme("e4m3", "dynamic_group", 32, "e8m0"),
+}
+
+SAME = "same"
+
+
+@dataclass(frozen=True)
+class E:
+    """What one plan must say."""
+
+    a: str
+    b: str = ""            # default: a
+    family: str = "mma_sync"
+    steps: tuple = ()      # ((from, to, (reason substrings...)), ...)
+    kind: object = None    # None: no kind; a str or tuple of allowed kinds
+    block_scaled: bool = False
+    emulated: bool = False
+    dequant: str | None = None
+    mma: str | None = None
+    loader: str | None = None
+    notes: tuple = ()      # substrings that some note must contain
+    scales: dict = field(default_factory=dict)
+    absent: tuple = ()     # substrings no step reason may contain
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    w: str
+    act: str
+    device: str
+    hw: E
+    impl: object = SAME
+    out: str = "fp16"
+    experts: int = 0
+
+
+FP16_SM75 = E("fp16", mma="mma_sync.m16n8k8.f16", loader="ldg", dequant="int_bittrick")
+FP16_MMA = E("fp16", mma="mma_sync.m16n8k16.f16", loader="cp_async", dequant="int_bittrick")
+NO_FP8 = ("no e4m3 x e4m3 MMA", "e4m3 values are exact in fp16")
+EMU_WGMMA = ("native in wgmma (not implemented",)
+EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
+
+CASES = [
+    # -- W4A16 (GPTQ int4 g128, fp16 activations): every chip dequantizes into fp16 MMA
+    Case("w4a16-sm75", "gptq4", "fp16", "sm_75", FP16_SM75),
+    *[Case(f"w4a16-{d}", "gptq4", "fp16", d, FP16_MMA) for d in ("sm_80", "sm_86", "sm_87", "sm_89")],
+    Case("w4a16-sm90", "gptq4", "fp16", "sm_90", E("fp16", family="wgmma", mma="wgmma.f16", loader="tma"),
+         E("fp16", mma="mma_sync.m16n8k16.f16", notes=("would prefer wgmma",))),
+    *[Case(f"w4a16-{d}", "gptq4", "fp16", d, E("fp16", family="tcgen05", kind="f16", mma="tcgen05.f16"),
+           E("fp16", notes=("would prefer tcgen05",))) for d in ("sm_100", "sm_103", "sm_110")],
+    *[Case(f"w4a16-{d}", "gptq4", "fp16", d, FP16_MMA) for d in ("sm_120", "sm_121")],
+    # -- W4A16 with bf16 activations: Turing has no bf16 MMA
+    Case("w4a16bf-sm75", "gptq4", "bf16", "sm_75",
+         E("fp16", steps=(("bf16", "fp16", ("no bf16 x bf16 MMA on sm_75", "saturate")),)), out="bf16"),
+    Case("w4a16bf-sm80", "gptq4", "bf16", "sm_80", E("bf16", mma="mma_sync.m16n8k16.bf16"), out="bf16"),
+    Case("w4a16bf-sm90", "gptq4", "bf16", "sm_90", E("bf16", family="wgmma"), E("bf16"), out="bf16"),
+    Case("w4a16bf-sm100", "gptq4", "bf16", "sm_100", E("bf16", family="tcgen05", kind="f16"), E("bf16"),
+         out="bf16"),
+    Case("w4a16bf-sm120", "gptq4", "bf16", "sm_120", E("bf16"), out="bf16"),
+    # -- W4A8 fp8: native e4m3 MMA on Ada and consumer Blackwell; wgmma/tcgen05 on Hopper/B200
+    *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("fp16", steps=(("e4m3", "fp16", NO_FP8),)))
+      for d in ("sm_75", "sm_80", "sm_86", "sm_87")],
+    Case("w4a8bf-sm80", "gptq4", "fp8", "sm_80",
+         E("bf16", steps=(("e4m3", "bf16", ("no e4m3", "exact in bf16")),)), out="bf16"),
+    Case("w4a8-sm89", "gptq4", "fp8", "sm_89",
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick",
+           scales={"weight_group": "partial_accumulators", "activation": "epilogue"})),
+    Case("w4a8-sm90", "gptq4", "fp8", "sm_90", E("e4m3", family="wgmma", mma="wgmma.e4m3"),
+         E("e4m3", emulated=True, notes=EMU_WGMMA)),
+    Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"), E("e4m3", emulated=True, notes=EMU_WGMMA)),
+    *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("e4m3", family="tcgen05", kind="f8f6f4"),
+           E("e4m3", emulated=True, notes=EMU_TCGEN05)) for d in ("sm_100", "sm_103")],
+    Case("w4a8-sm120", "gptq4", "fp8", "sm_120", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
+    # -- W8A8 int8
+    Case("w8a8-sm75", "int8ch", "int8", "sm_75", E("int8", mma="mma_sync.m8n8k16.s8", dequant="passthrough")),
+    Case("w8a8-sm80", "int8ch", "int8", "sm_80", E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough",
+                                                   scales={"weight_channel": "epilogue"})),
+    Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8")),
+    Case("w8a8-sm90", "int8ch", "int8", "sm_90", E("int8", family="wgmma", mma="wgmma.s8"), E("int8")),
+    Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), E("int8")),
+    Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8")),        # B300: no tcgen05 i8 kind
+    Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
+    Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8")),
+    # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not
+    Case("w4a4i-sm75", "int4ch", "int4", "sm_75", E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough")),
+    Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4")),
+    Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4")),
+    Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
+         E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
+           dequant="int_bittrick"),
+         E("int8", steps=(("int4", "int8", ("only as a compiler emulation",)),))),
+    Case("w4a4i-sm100", "int4ch", "int4", "sm_100",
+         E("int8", family="tcgen05", kind="i8", steps=(("int4", "int8", ("compiler emulation",)),)),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
+    Case("w4a4i-sm103", "int4ch", "int4", "sm_103", E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
+    Case("w4a4i-sm120", "int4ch", "int4", "sm_120", E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
+    # -- NVFP4 W4A4: native block-scaled fp4 on Blackwell; e4m3 (exact) elsewhere
+    Case("nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
+         E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True, dequant="passthrough",
+           scales={"weight_group": "mma_block_scale", "activation": "mma_block_scale",
+                   "weight_global_tensor": "epilogue"}),
+         E("e4m3", emulated=True, mma="mma_sync.m16n8k16.e4m3",
+           steps=(("e2m1", "e4m3", ("only in tcgen05 (not implemented", "e2m1 values are exact in e4m3")),),
+           notes=EMU_TCGEN05), out="bf16"),
+    *[Case(f"nvfp4-{d}", "nvfp4", "nvfp4", d,
+           E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True, mma="mma_block_scaled.mxf4nvf4"),
+           E("e4m3", steps=(("e2m1", "e4m3", ("only in mma_block_scaled (not implemented",)),),
+             mma="mma_sync.m16n8k16.e4m3"), out="bf16") for d in ("sm_120", "sm_121")],
+    Case("nvfp4-sm90", "nvfp4", "nvfp4", "sm_90",
+         # wgmma's only fp8 K is 32: group-16 scales cannot be applied between its instructions
+         E("bf16", family="wgmma", steps=(("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),
+                                          ("e4m3", "bf16", ("multiple of an MMA K (32",)))),
+         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),)), out="bf16"),
+    Case("nvfp4-sm89", "nvfp4", "nvfp4", "sm_89",
+         E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),)), out="bf16"),
+    Case("nvfp4-sm80", "nvfp4", "nvfp4", "sm_80",
+         E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16")))),
+         out="bf16"),
+    # -- MXFP4 W4A4
+    Case("mxfp4-sm100", "mxfp4", "mxfp4", "sm_100",
+         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
+         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3", steps=(("e2m1", "e4m3", ("tcgen05",)),),
+           scales={"weight_group": "exponent_fold", "activation": "partial_accumulators"})),
+    Case("mxfp4-sm103", "mxfp4", "mxfp4", "sm_103",
+         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
+         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),))),
+    Case("mxfp4-sm120", "mxfp4", "mxfp4", "sm_120",
+         E("e2m1", family="mma_block_scaled", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
+         E("e4m3", dequant="fused_e2m1_to_e4m3", steps=(("e2m1", "e4m3", ("mma_block_scaled",)),))),
+    # -- MXFP4 weights x fp8 activations: fused e2m1 -> e4m3 conversion where fp4 MMA is missing
+    Case("mxfp4a8-sm89", "mxfp4", "fp8", "sm_89",
+         E("e4m3", dequant="fused_e2m1_to_e4m3", scales={"weight_group": "exponent_fold"},
+           notes=("folded into the e4m3 exponent",))),
+    Case("mxfp4a8-sm90", "mxfp4", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="fused_e2m1_to_e4m3"),
+         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3", notes=EMU_WGMMA)),
+    Case("mxfp4a8-sm100", "mxfp4", "fp8", "sm_100",
+         E("e4m3", "e2m1", family="tcgen05", kind="f8f6f4", dequant="passthrough"),
+         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3")),
+    Case("mxfp4a8-sm120", "mxfp4", "fp8", "sm_120",
+         E("e4m3", "e2m1", family="mma_block_scaled", kind="f8f6f4", dequant="passthrough"),
+         E("e4m3", dequant="fused_e2m1_to_e4m3")),
+    Case("mxfp4a8-sm80", "mxfp4", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
+    # -- MXFP8
+    Case("mxfp8-sm100", "mxfp8", "mxfp8", "sm_100", E("e4m3", family="tcgen05", kind="mxf8f6f4", block_scaled=True),
+         E("e4m3", emulated=True, dequant="passthrough", scales={"weight_group": "partial_accumulators"})),
+    Case("mxfp8-sm120", "mxfp8", "mxfp8", "sm_120",
+         E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True), E("e4m3", dequant="passthrough")),
+    Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough")),
+    # -- FP8 per channel and DeepSeek-style blocks
+    Case("fp8-sm89", "fp8ch", "fp8", "sm_89", E("e4m3", dequant="passthrough", scales={"weight_channel": "epilogue"})),
+    Case("fp8-sm80", "fp8ch", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
+    Case("fp8-sm75", "fp8ch", "fp8", "sm_75", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
+    Case("fp8-sm90", "fp8ch", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="passthrough"),
+         E("e4m3", emulated=True)),
+    Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
+                                                        scales={"weight_block": "partial_accumulators",
+                                                                "activation": "partial_accumulators"}),
+         E("e4m3", emulated=True)),
+    Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
+    # -- weights that do not fit the activation's type
+    Case("w8a8fp8-sm89", "int8ch", "fp8", "sm_89",
+         E("fp16", dequant="int_bittrick",
+           steps=(("e4m3", "fp16", ("not exact in e4m3", "up to 16", "exact in fp16")),),
+           absent=("MMA",))),
+    Case("w8a8fp8-sm100", "int8ch", "fp8", "sm_100",
+         E("fp16", family="tcgen05", kind="f16", steps=(("e4m3", "fp16", ("not exact in e4m3",)),)),
+         E("fp16", steps=(("e4m3", "fp16", ("not exact in e4m3",)),))),
+    Case("uint8zp-a8-sm80", "uint8zp", "int8", "sm_80",
+         E("fp16", steps=(("int8", "fp16", ("q - z in [-255, 255]", "not exact in int8")),),
+           scales={"weight_zero_point": "dequantized_weights"})),
+    Case("awq-a8-sm80", "awq4", "int8", "sm_80",
+         E("int8", dequant="int_bittrick", scales={"weight_zero_point": "subtracted_in_dequant",
+                                                   "weight_group": "partial_accumulators"})),
+    Case("fzp-a8-sm89", "fzp4", "fp8", "sm_89", E("fp16", steps=(("e4m3", "fp16", ("float zero points",)),))),
+    Case("e5m2a8-sm89", "e5m2ch", "fp8", "sm_89", E("e4m3", "e5m2", dequant="passthrough",
+                                                    mma="mma_sync.m16n8k32.e4m3xe5m2")),
+    Case("e5m2a8-sm90", "e5m2ch", "fp8", "sm_90", E("e4m3", "e5m2", family="wgmma", mma="wgmma.e4m3xe5m2"),
+         E("e4m3", "e5m2", emulated=True)),
+    Case("e5m2a8-sm80", "e5m2ch", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
+    Case("w8a4-sm80", "int8ch", "int4", "sm_80",
+         E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),))),
+    Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
+         E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),))),
+    # -- products and other devices resolve through their architecture
+    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
+    Case("w4a8-a100", "gptq4", "fp8", "A100", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
+    Case("w4a16-t4", "gptq4", "fp16", "T4", FP16_SM75),
+    Case("nvfp4-b200", "nvfp4", "nvfp4", "B200", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
+         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16"),
+    Case("nvfp4-rtx5090", "nvfp4", "nvfp4", "RTX-5090",
+         E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True),
+         E("e4m3", steps=(("e2m1", "e4m3", ("mma_block_scaled",)),)), out="bf16"),
+    Case("w8a8-b300", "int8ch", "int8", "B300", E("int8")),
+    Case("nvfp4-rubin", "nvfp4", "nvfp4", "Rubin", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
+         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16"),
+    # -- Zhenwu 810E: sm_80-class ppu.mma.sync with N=16, no int4 or fp8 tensor cores
+    Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16"), out="bf16"),
+    Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
+         E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),))),
+    Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
+    # -- MoE
+    Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16"), experts=8),
+    Case("moe-nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
+         E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
+         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16", experts=64),
+]
+
+
+def _layer(c: Case) -> LayerSpec:
+    return LayerSpec(n=4096, k=4096, weight=W[c.w], activation=A[c.act], out_dtype=c.out,
+                     num_experts=c.experts)
+
+
+def _check(p, e: E, mode: str):
+    where = f"[{mode}] {p.device}: {p.layer.describe()}\n{p.explain()}"
+    assert (p.compute.a, p.compute.b) == (e.a, e.b or e.a), where
+    assert p.family == e.family, where
+    assert [(s.src, s.dst) for s in p.fallbacks] == [(s[0], s[1]) for s in e.steps], where
+    for step, (_, _, subs) in zip(p.fallbacks, e.steps):
+        for sub in subs:
+            assert sub in step.reason, f"{sub!r} not in {step.reason!r}\n{where}"
+    for sub in e.absent:
+        assert not any(sub in s.reason for s in p.fallbacks), where
+    kinds = e.kind if isinstance(e.kind, tuple) else (e.kind,)
+    assert p.compute.kind in kinds, where
+    assert p.compute.block_scaled == e.block_scaled, where
+    assert p.compute.emulated == e.emulated, where
+    assert p.compute.acc == ("int32" if e.a.startswith("int") else "fp32"), where
+    for slot, want in (("dequantizer", e.dequant), ("mma", e.mma), ("loader", e.loader)):
+        if want is not None:
+            assert p.components[slot] == want, where
+    for sub in e.notes:
+        assert any(sub in n for n in p.notes), f"no note with {sub!r}\n{where}"
+    for key, want in e.scales.items():
+        assert p.scales.get(key) == want, f"scales[{key!r}]\n{where}"
+    assert p.runnable == (e.family == "mma_sync"), where
+    if p.layer.is_moe:
+        assert p.components["scheduler"] == "moe_grouped" and p.components["epilogue"] == "moe_topk", where
+
+
+def test_enough_cases():
+    assert len(CASES) >= 60
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_plan_table(case: Case):
+    layer = _layer(case)
+    hw = plan(layer, case.device, families="hardware")
+    _check(hw, case.hw, "hardware")
+    impl = plan(layer, case.device)
+    _check(impl, case.hw if case.impl is SAME else case.impl, "implemented")
+    assert impl.mode == "implemented" and hw.mode == "hardware"
+    if case.impl is SAME:
+        assert impl.fingerprint() != hw.fingerprint()  # the mode is part of the plan
