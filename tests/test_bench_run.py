@@ -168,6 +168,9 @@ class _FakePrepared:
         self.nbytes = int(qw.nbytes())
         self.offset = offset
 
+    def kernel_specs(self, ms):
+        return [f"gemm-spec-m{m}" for m in ms]
+
 
 def _fake_ops(monkeypatch, offset=0.0):
     """humming.ops.prepare_weight/gemm/moe_gemm computed with the reference (plus
@@ -236,7 +239,9 @@ class FakeCeilings:
 def test_sweep_checks_times_and_reports(monkeypatch):
     ce = FakeCeilings()
     host = []
-    report, timer = _sweep(monkeypatch, _all_methods, ceilings=ce, host_overhead=lambda call: host.append(call) or 3.5)
+    report, timer = _sweep(monkeypatch, _all_methods, ceilings=ce, host_overhead=lambda call: host.append(call) or 3.5,
+                           compile_figures=lambda spec: {"what": f"compile {spec}", "cold_s": 0.5},
+                           jit_specs=[("extra", "extra-spec")])
     schema.validate_report(report)
     rows = {(r["workload"], r["m"], r["method"]): r for r in report["results"]}
     # methods run only the kinds they support: no cuBLAS row for MoE, no loop row for dense
@@ -251,8 +256,8 @@ def test_sweep_checks_times_and_reports(monkeypatch):
         for mode in ("tensor", "row"):  # real torch._scaled_mm on CPU against the reference
             s = rows[("t/dense", m, f"scaled-mm-fp8-{mode}")]
             assert s["status"] == "ok" and s["rel_err"] < 1e-2
-        assert rows[("t/dense", m, "tinygemm-int4")]["status"] == "skipped"
-        assert "CUDA" in rows[("t/dense", m, "tinygemm-int4")]["reason"]
+        t = rows[("t/dense", m, "tinygemm-int4")]  # torch's CPU twin of tinygemm
+        assert t["status"] == "ok" and t["rel_err"] < 1e-2 and t["speedup"] == {}
         moe = rows[("t/moe", m, "humming")]
         assert moe["status"] == "ok" and moe["speedup"]["torch-loop-fp16"] > 1
         assert rows[("t/moe", m, "torch-loop-fp16")]["status"] == "ok"
@@ -273,8 +278,11 @@ def test_sweep_checks_times_and_reports(monkeypatch):
     # host overhead measured once per method, on the first workload at the smallest M
     figs = [j for j in report["jit"] if j["what"].startswith("eager host overhead")]
     assert {j["what"].split()[-1] for j in figs} == {"humming", "cublas-fp16", "scaled-mm-fp8-tensor",
-                                                     "scaled-mm-fp8-row"}
+                                                     "scaled-mm-fp8-row", "tinygemm-int4"}
     assert all(j["host_us_per_call"] == 3.5 and j["m"] == 1 for j in figs)
+    # compile figures: the extra spec, and humming's kernel for the smallest M (once per run)
+    compiles = [j["what"] for j in report["jit"] if "cold_s" in j]
+    assert compiles == ["extra: compile extra-spec", "humming t/dense M=1: compile gemm-spec-m1"]
 
 
 def test_wrong_kernel_is_reported_and_never_timed(monkeypatch):

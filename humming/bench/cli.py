@@ -109,6 +109,7 @@ def run(args) -> int:
     from .jitfig import compile_figures
     from .report import format_summary, format_table, plot_report, write_json
     from .runner import BenchOptions, Progress, count_points, run_bench
+    from .stream import stream_spec, target_of
     from .timing import CudaGraphTimer, MIN_REPEATS, host_overhead_us
     from .workloads import DEFAULT_M, QUICK_M, parse_m_list
 
@@ -137,7 +138,9 @@ def run(args) -> int:
     total = count_points(workloads, methods, ms)
     report = run_bench(workloads, methods, options, device=device, timer=timer,
                        ceilings=DeviceCeilings(device, timer, repeats), external=external, host_overhead=host,
-                       compile_figures=None if args.no_jit else compile_figures, env=environment(device),
+                       compile_figures=None if args.no_jit else compile_figures,
+                       jit_specs=[("stream-read kernel", stream_spec(target_of(device)))],
+                       env=environment(device),
                        args={k: v for k, v in vars(args).items() if not callable(v)},
                        progress=Progress(total))
     print(format_table(report))

@@ -164,12 +164,6 @@ class Method:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def _cuda_only(name: str, device) -> str | None:
-    if torch.device(device).type != "cuda":
-        return f"{name} needs a CUDA device"
-    return None
-
-
 def _dense_instance(data: WorkloadData, weights: list, x: torch.Tensor, fn, reference, weight_bytes: int,
                     out_bytes: int = 2) -> Instance:
     wl = data.wl
@@ -320,7 +314,8 @@ class ScaledMMMethod(Method):
 class TinyGemmMethod(Method):
     """torch's int4 tinygemm (``_weight_int4pack_mm``): uint4 codes with offset
     8, bf16 group scales (group 128 unless the workload's is 32/64/256),
-    bf16 activations."""
+    bf16 activations. On CPU it runs torch's CPU twin (``..._for_cpu``: the
+    same arithmetic, another packing)."""
 
     name = "tinygemm-int4"
     inner_k_tiles = 8
@@ -330,10 +325,9 @@ class TinyGemmMethod(Method):
         return WeightScheme("uint4", "group", g, scale_fmt="bf16")
 
     def unavailable(self, wl, device):
-        reason = _cuda_only(self.name, device)
-        if reason is None and (wl.k % (self.inner_k_tiles * 16) or wl.n % 8 or wl.k % self._scheme(wl).group_size):
-            reason = f"tinygemm needs K divisible by 128 and by the group size and N by 8, found {wl.n}x{wl.k}"
-        return reason
+        if wl.k % (self.inner_k_tiles * 16) or wl.n % 8 or wl.k % self._scheme(wl).group_size:
+            return f"tinygemm needs K divisible by 128 and by the group size and N by 8, found {wl.n}x{wl.k}"
+        return None
 
     def copy_bytes(self, data):
         return int(self._scheme(data.wl).bytes_per_weight(data.wl.n, data.wl.k))
@@ -352,7 +346,12 @@ class TinyGemmMethod(Method):
     def prepare(self, data, copies):
         scheme = self._scheme(data.wl)
         qw = data.quantized(scheme)
-        packed = torch._convert_weight_to_int4pack(self.pack_codes(qw.codes), self.inner_k_tiles)
+        if data.device.type == "cuda":
+            packed = torch._convert_weight_to_int4pack(self.pack_codes(qw.codes), self.inner_k_tiles)
+            mm = torch._weight_int4pack_mm
+        else:
+            packed = torch._convert_weight_to_int4pack_for_cpu(qw.codes.to(torch.int32), self.inner_k_tiles)
+            mm = torch._weight_int4pack_mm_for_cpu
         sz = self.scales_and_zeros(qw.scales)
         weights = [(packed, sz)] + [(packed.clone(), sz.clone()) for _ in range(copies - 1)]
         nbytes = self.copy_bytes(data)
@@ -360,7 +359,7 @@ class TinyGemmMethod(Method):
 
         def instance(m):
             x = data.x(m).to(torch.bfloat16)
-            call = lambda x_, w: torch._weight_int4pack_mm(x_, w[0], g, w[1])  # noqa: E731
+            call = lambda x_, w: mm(x_, w[0], g, w[1])  # noqa: E731
             return _dense_instance(data, weights, x, call, lambda rows: ref.gemm(x[rows], qw), nbytes)
 
         return Prepared(instance)

@@ -129,9 +129,14 @@ def _describe(e: BaseException) -> str:
 
 def run_bench(workloads: Sequence[Workload], methods: Sequence[Method], options: BenchOptions, *, device,
               timer, ceilings=None, external: Sequence[ExternalSpec] = (), host_overhead=None,
-              compile_figures: Callable | None = None, env: dict | None = None, args: dict | None = None,
-              progress: Progress | None = None, producer: dict | None = None) -> dict:
-    """Run the sweep and return the finalized report (see ``schema``)."""
+              compile_figures: Callable | None = None, jit_specs: Sequence[tuple] = (), env: dict | None = None,
+              args: dict | None = None, progress: Progress | None = None, producer: dict | None = None) -> dict:
+    """Run the sweep and return the finalized report (see ``schema``).
+
+    ``compile_figures(spec) -> dict`` is measured for humming's first GEMM
+    kernel and for every ``(what, spec)`` in ``jit_specs``;
+    ``host_overhead(call) -> us`` for each method at the first workload's
+    smallest M."""
     import humming
 
     report = schema.new_report(producer or {"library": "humming", "version": humming.__version__}, args, env)
@@ -147,7 +152,7 @@ def run_bench(workloads: Sequence[Workload], methods: Sequence[Method], options:
             except Exception as e:  # a ceiling that cannot be measured is a note, not a failed run
                 notes.append(f"ceiling {key} not measured: {_describe(e)}")
     progress = progress or Progress(count_points(workloads, methods, options.ms), enabled=False)
-    specs = []
+    specs = list(jit_specs)
     for wl in workloads:
         data = WorkloadData(wl, device, options.seed)
         for method in (m for m in methods if wl.kind in m.kinds):
@@ -242,12 +247,12 @@ def _host_figure(report, wl, m, method, prepared, host_overhead) -> None:
 
 
 def _collect_spec(prepared, wl, method, m, specs) -> None:
-    """The KernelSpec humming would compile for ``m`` (``handle.plan.kernel(m)``), once per run."""
-    plan = getattr(getattr(prepared, "handle", None), "plan", None)
-    if specs or method.role != "primary" or plan is None or not hasattr(plan, "kernel"):
+    """The KernelSpec humming compiles for ``m`` (``handle.kernel_specs([m])``), once per run."""
+    kernel_specs = getattr(getattr(prepared, "handle", None), "kernel_specs", None)
+    if any(what.startswith(method.name) for what, _ in specs) or method.role != "primary" or kernel_specs is None:
         return
     try:
-        specs.append((f"{method.name} {wl.name} M={m}", plan.kernel(m)))
+        specs.append((f"{method.name} {wl.name} M={m}", kernel_specs([m])[0]))
     except Exception:
         return
 

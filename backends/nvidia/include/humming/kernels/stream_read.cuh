@@ -22,6 +22,16 @@ struct StreamReadParams {
   u32 pad_;
 };
 
+// Not volatile (unlike ld_global_nc_v4): the compiler may then issue all UNROLL
+// loads before the first xor instead of interleaving them.
+HUMMING_DEVICE uint4 ld_stream_v4(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
 template <class C>
 HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
   constexpr int U = C::UNROLL;
@@ -31,12 +41,12 @@ HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
   for (; i + (U - 1) * stride < p.num_vecs; i += U * stride) {
     uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld_global_nc_v4(p.src + i + u * stride);
+    for (int u = 0; u < U; ++u) v[u] = ld_stream_v4(p.src + i + u * stride);
 #pragma unroll
     for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
   for (; i < p.num_vecs; i += stride) {
-    const uint4 v = ld_global_nc_v4(p.src + i);
+    const uint4 v = ld_stream_v4(p.src + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == p.never) *p.sink = acc;
