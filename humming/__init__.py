@@ -10,6 +10,7 @@ from .errors import UnsupportedError, FormatError, ShapeError, CompileError, Dev
 _LAZY = {
     "plan": ("humming.planner", "plan"),
     "devices": ("humming.plugins", "devices"),
+    "load_checkpoint": ("humming.formats", "load_checkpoint"),
 }
 
 

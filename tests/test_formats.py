@@ -170,7 +170,8 @@ def test_missing_tensor_is_named():
 def test_wrong_dtype_and_shape_are_named():
     t, *_ = _gptq_tensors()
     bad = dict(t, **{"l.scales": t["l.scales"].to(torch.int32)})
-    with pytest.raises(FormatError, match=r"tensor l\.scales: expected dtype float16 or bfloat16 or float32, got int32"):
+    with pytest.raises(FormatError, match=r"tensor l\.scales: expected dtype float16 or bfloat16 or float32, "
+                                          r"got int32"):
         load(GPTQ, bad, "l")
     bad = dict(t, **{"l.qzeros": t["l.qzeros"][:1]})
     with pytest.raises(FormatError, match=r"tensor l\.qzeros: expected shape \[2, 2\], got \[1, 2\]"):
@@ -192,7 +193,8 @@ def test_group_size_against_k_and_bits_against_packing():
 def test_inconsistent_g_idx_is_refused():
     t, *_ = _gptq_tensors()
     t["l.g_idx"] = torch.zeros(64, dtype=torch.int32)
-    with pytest.raises(FormatError, match=r"tensor l\.g_idx: expected every group to hold 32 columns, group 0 holds 64"):
+    with pytest.raises(FormatError, match=r"tensor l\.g_idx: expected every group to hold 32 columns, "
+                                          r"group 0 holds 64"):
         load(GPTQ, t, "l")
 
 

@@ -116,6 +116,9 @@ def test_compressed_tensors_presets_match_producer(tmp_path, preset, n, k, fmt, 
     ours = dequantize(qw)
     assert ours.shape == ref.shape
     assert torch.equal(ours.to(ref.dtype), ref)
+    if preset == "FP8":  # static activations: the calibrated scale travels in meta
+        assert ck.activation_scheme.quant == "static_tensor"
+        assert torch.equal(qw.meta["input_scale"], ck.tensors["proj.input_scale"].float().reshape(-1))
     if preset == "NVFP4":
         assert qw.scheme.global_scale == "tensor"
         gs = ck.tensors["proj.weight_global_scale"].float()

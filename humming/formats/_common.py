@@ -290,3 +290,17 @@ def weight_scheme(**kw) -> WeightScheme:
         return WeightScheme(**kw)
     except FormatError as e:
         raise FormatError(f"checkpoint maps to an invalid scheme: {e}") from None
+
+
+def attach_input_scale(meta: dict, tensors: Mapping[str, torch.Tensor], p: str,
+                       names: Sequence[str] = ("input_scale",)) -> None:
+    """Record the first static activation scale found under its own name (``meta['input_scale']`` ...),
+    as float32 and as stored (compressed-tensors' ``input_global_scale`` is a divisor, like its weight one)."""
+    for name in names:
+        t = tensors[p + name] if p + name in tensors else None
+        if t is not None:
+            v = t.to(torch.float32).reshape(-1)
+            check_finite(p + name, v)
+            meta[name] = v
+            return
+

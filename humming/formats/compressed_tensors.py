@@ -38,8 +38,9 @@ from ..dtypes import get_format
 from ..errors import FormatError
 from ..reference import QuantizedWeight
 from ..scheme import ActivationScheme, WeightScheme
-from ._common import (check_finite, codes_from_float8, get_tensor, grid_kwargs, model_act_dtype, perm_from_g_idx,
-                      refine_blocks, scale_to_f32, unpack_bits, unquantized_activation, weight_scheme)
+from ._common import (attach_input_scale, check_finite, codes_from_float8, get_tensor, grid_kwargs,
+                      model_act_dtype, perm_from_g_idx, refine_blocks, scale_to_f32, unpack_bits,
+                      unquantized_activation, weight_scheme)
 
 NAME = "compressed-tensors"
 TENSORS = ("weight", "weight_packed", "weight_shape", "weight_scale", "weight_zero_point", "weight_g_idx",
@@ -209,6 +210,7 @@ def load(qc: Mapping, tensors: Mapping[str, torch.Tensor], prefix: str) -> Quant
     else:
         qw = _load_unpacked(fmt, w, tensors, p)
     qw.meta.update(format=NAME, ct_format=fmt, prefix=prefix)
+    attach_input_scale(qw.meta, tensors, p, ("input_scale", "input_global_scale"))
     return qw
 
 

@@ -23,8 +23,8 @@ import torch
 from ..errors import FormatError
 from ..reference import QuantizedWeight
 from ..scheme import ActivationScheme, WeightScheme
-from ._common import (cfg_get, codes_from_float8, get_tensor, is_power_of_two, refine_blocks, scale_to_f32,
-                      weight_scheme)
+from ._common import (attach_input_scale, cfg_get, codes_from_float8, get_tensor, is_power_of_two,
+                      refine_blocks, scale_to_f32, weight_scheme)
 
 NAME = "fp8"
 TENSORS = ("weight", "weight_scale_inv", "input_scale", "activation_scale", "bias")
@@ -104,5 +104,7 @@ def load(qc: Mapping, tensors: Mapping[str, torch.Tensor], prefix: str) -> Quant
         scales, kw = refine_blocks(scales, n, k, *block)
     scheme = weight_scheme(fmt="e4m3", scale_fmt=sfmt, **kw)
     bias = get_tensor(tensors, p + "bias", ndim=1, shape=(n,), optional=True)
-    return QuantizedWeight(scheme, codes, scales, None, None, None,
-                           None if bias is None else bias.to(torch.float32), meta={"format": NAME, "prefix": prefix})
+    qw = QuantizedWeight(scheme, codes, scales, None, None, None, None if bias is None else bias.to(torch.float32),
+                         meta={"format": NAME, "prefix": prefix})
+    attach_input_scale(qw.meta, tensors, p, ("input_scale", "activation_scale"))
+    return qw

@@ -20,8 +20,8 @@ import torch
 from ..errors import FormatError
 from ..reference import QuantizedWeight
 from ..scheme import ActivationScheme, WeightScheme
-from ._common import (cfg_int, check_finite, codes_from_float8, get_tensor, scale_to_f32, unpack_bits,
-                      unquantized_activation, weight_scheme)
+from ._common import (attach_input_scale, cfg_int, check_finite, codes_from_float8, get_tensor, scale_to_f32,
+                      unpack_bits, unquantized_activation, weight_scheme)
 
 NAME = "modelopt"
 TENSORS = ("weight", "weight_scale", "weight_scale_2", "input_scale", "pre_quant_scale", "bias")
@@ -129,6 +129,7 @@ def load(qc: Mapping, tensors: Mapping[str, torch.Tensor], prefix: str) -> Quant
         raise FormatError(f"tensor {p}pre_quant_scale: AWQ-smoothed ModelOpt layers are not supported "
                           "(the activation pre-scale has no place in the weight description)")
     bias = get_tensor(tensors, p + "bias", ndim=1, shape=(n,), optional=True)
-    return QuantizedWeight(scheme, codes, scales, None, glob, None,
-                           None if bias is None else bias.to(torch.float32),
-                           meta={"format": NAME, "quant_algo": algo, "prefix": prefix})
+    qw = QuantizedWeight(scheme, codes, scales, None, glob, None, None if bias is None else bias.to(torch.float32),
+                         meta={"format": NAME, "quant_algo": algo, "prefix": prefix})
+    attach_input_scale(qw.meta, tensors, p)
+    return qw
