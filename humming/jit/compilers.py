@@ -10,6 +10,7 @@ Choose with ``get_compiler(name)``; ``name=None`` reads ``HUMMING_COMPILER``
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
@@ -94,8 +95,24 @@ class Compiler:
         return f"<{type(self).__name__} {self.identity}>"
 
 
+def _nogil_compile_program():
+    """``nvrtcCompileProgram`` through ctypes, which releases the GIL during the
+    call (the cuda.bindings wrapper holds it, so threads would compile one at a
+    time); None when the library cannot be opened that way."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        fn = ctypes.CDLL(load_nvidia_dynamic_lib("nvrtc").abs_path).nvrtcCompileProgram
+    except Exception:
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    fn.restype = ctypes.c_int
+    return fn
+
+
 class NvrtcCompiler(Compiler):
-    """NVRTC through ``cuda.bindings.nvrtc``, in process."""
+    """NVRTC through ``cuda.bindings.nvrtc``, in process; the compile call itself
+    goes through ctypes so that several threads can compile at once."""
 
     name = "nvrtc"
 
@@ -103,6 +120,7 @@ class NvrtcCompiler(Compiler):
         from cuda.bindings import nvrtc
 
         self._nvrtc = nvrtc
+        self._compile_program = _nogil_compile_program()
         err, major, minor = nvrtc.nvrtcVersion()
         self._check(err, "nvrtcVersion")
         err, archs = nvrtc.nvrtcGetSupportedArchs()
@@ -143,21 +161,27 @@ class NvrtcCompiler(Compiler):
         err, prog = nv.nvrtcCreateProgram(source.encode(), f"{spec.family}.cu".encode(), 0, [], [])
         self._check(err, "nvrtcCreateProgram")
         try:
-            (err,) = nv.nvrtcCompileProgram(prog, len(opts), opts)
+            if self._compile_program is not None:
+                err = nv.nvrtcResult(self._compile_program(int(prog), len(opts),
+                                                           (ctypes.c_char_p * len(opts))(*opts)))
+            else:
+                (err,) = nv.nvrtcCompileProgram(prog, len(opts), opts)
+            # Buffers must be fresh and mutable: NVRTC writes into them (a
+            # `b" " * 1` would be CPython's shared one-byte object).
             _, size = nv.nvrtcGetProgramLogSize(prog)
-            buf = b" " * size
+            buf = bytearray(size)
             nv.nvrtcGetProgramLog(prog, buf)
-            log = buf.rstrip(b"\x00").decode("utf-8", "replace")
+            log = bytes(buf).rstrip(b"\x00").decode("utf-8", "replace")
             if err != nv.nvrtcResult.NVRTC_SUCCESS:
                 return CompileOutput(False, b"", log or repr(err), time.perf_counter() - t0)
             e2, size = nv.nvrtcGetCUBINSize(prog)
             if e2 != nv.nvrtcResult.NVRTC_SUCCESS or size == 0:
                 return CompileOutput(False, b"", log + f"\nNVRTC produced no CUBIN for {spec.target} "
                                      "(a compute_* target gives PTX only; use sm_*)", time.perf_counter() - t0)
-            cubin = b" " * size
+            cubin = bytearray(size)
             (e3,) = nv.nvrtcGetCUBIN(prog, cubin)
             self._check(e3, "nvrtcGetCUBIN")
-            return CompileOutput(True, cubin, log, time.perf_counter() - t0)
+            return CompileOutput(True, bytes(cubin), log, time.perf_counter() - t0)
         finally:
             nv.nvrtcDestroyProgram(prog)
 

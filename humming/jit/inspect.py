@@ -73,19 +73,21 @@ def instructions(sass: str) -> list[str]:
     return _INSN.findall(sass)
 
 
+_GUARD = re.compile(r"^@!?U?P\w+\s+")
+
+
 def count(sass: str, pattern: str) -> int:
-    """How many instructions match ``pattern`` (``re.search`` on each instruction)."""
+    """How many instructions match ``pattern`` (``re.search`` on each instruction
+    without its predicate guard, so ``^LDG`` also counts ``@!P0 LDG ...``)."""
     rx = re.compile(pattern)
-    return sum(1 for ins in instructions(sass) if rx.search(ins))
+    return sum(1 for ins in instructions(sass) if rx.search(_GUARD.sub("", ins)))
 
 
 def opcodes(sass: str) -> collections.Counter:
     """Counter of full opcodes with modifiers (``"F2FP.SATFINITE.E4M3.F32.PACK_AB.RELU"`` ...)."""
     c = collections.Counter()
     for ins in instructions(sass):
-        words = ins.split()
-        if words and words[0].startswith("@"):  # predicate guard
-            words = words[1:]
+        words = _GUARD.sub("", ins).split()
         if words:
             c[words[0]] += 1
     return c

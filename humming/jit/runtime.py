@@ -5,15 +5,18 @@ seen before in this process; otherwise render, hash, read the disk cache, and
 compile only on a miss. ``warmup(specs)`` does the same for a list ahead of
 time, compiling the misses in parallel.
 
-NVRTC through cuda.bindings holds the GIL while it compiles (measured: two
-threads take as long as one), so parallel warm-up of NVRTC kernels uses worker
-processes; NVCC runs as a subprocess anyway and uses threads.
+Parallel warm-up uses threads: NVCC runs as a subprocess, and NVRTC's compile
+call goes through ctypes, which releases the GIL (the cuda.bindings wrapper
+holds it: there, two threads took as long as one). ``executor="process"`` runs
+compile worker subprocesses instead.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
+import pickle
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -125,8 +128,8 @@ class Runtime:
                executor: str = "auto") -> list[WarmupResult]:
         """Make every spec ready (memory cache), compiling misses in parallel.
 
-        ``executor``: ``"auto"`` (processes for NVRTC, threads for NVCC),
-        ``"process"``, ``"thread"`` or ``"serial"``. Returns one result per
+        ``executor``: ``"auto"`` (threads when there is more than one to
+        compile), ``"thread"``, ``"process"`` or ``"serial"``. Returns one result per
         distinct spec, in first-seen order. A compile error is raised after the
         other specs finished.
         """
@@ -150,16 +153,17 @@ class Runtime:
                 todo.append((spec, d))
         workers = max(1, min(max_workers or _cpu_count(), len(todo)))
         if executor == "auto":
-            executor = "serial" if workers == 1 else ("process" if self.compiler.name == "nvrtc" else "thread")
+            executor = "serial" if workers == 1 else "thread"
         roots = [str(r) for r in self.roots]
         if executor == "serial" or not todo:
-            outputs = [_compile_one(self.compiler, spec, d, roots) for spec, d in todo]
+            outputs = [self.compiler.compile(d["source"], spec, self.roots) for spec, d in todo]
+        elif executor == "thread":
+            with cf.ThreadPoolExecutor(workers) as pool:
+                outputs = list(pool.map(lambda job: self.compiler.compile(job[1]["source"], job[0], self.roots),
+                                        todo))
         else:
-            pool_cls = cf.ProcessPoolExecutor if executor == "process" else cf.ThreadPoolExecutor
-            kwargs = {"mp_context": multiprocessing.get_context("spawn")} if executor == "process" else {}
-            name = self.compiler.name if executor == "process" else self.compiler
-            with pool_cls(workers, **kwargs) as pool:
-                outputs = list(pool.map(_compile_one, [name] * len(todo), *zip(*todo), [roots] * len(todo)))
+            outputs = _compile_in_processes(self.compiler.name, [(spec, d["source"]) for spec, d in todo],
+                                            roots, workers)
         errors = []
         for (spec, d), out in zip(todo, outputs):
             entry = self._finish(spec, d, out)
@@ -173,9 +177,25 @@ class Runtime:
         return [results[s] for s in specs]
 
 
-def _compile_one(compiler: str | Compiler, spec: KernelSpec, d: dict, roots: list[str]) -> CompileOutput:
-    """One compile; picklable, so it also runs in worker processes."""
-    return get_compiler(compiler).compile(d["source"], spec, [Path(r) for r in roots])
+def _compile_in_processes(compiler: str, jobs: list, roots: list[str], workers: int) -> list[CompileOutput]:
+    """Compile ``jobs`` in ``workers`` subprocesses (``python -m humming.jit.worker``)."""
+    chunks = [jobs[i::workers] for i in range(workers)]
+    procs = []
+    for chunk in chunks:
+        p = subprocess.Popen([sys.executable, "-m", "humming.jit.worker"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(p)
+        p.stdin.write(pickle.dumps((compiler, chunk, roots)))
+        p.stdin.close()
+    results: list = [None] * len(jobs)
+    for w, p in enumerate(procs):
+        out = p.stdout.read()
+        err = p.stderr.read().decode(errors="replace")
+        if p.wait() != 0:
+            raise CompileError(f"a compile worker process failed (exit {p.returncode})", err)
+        for j, res in enumerate(pickle.loads(out)):
+            results[w + j * workers] = res
+    return results
 
 
 def _cpu_count() -> int:

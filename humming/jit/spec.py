@@ -138,6 +138,10 @@ class KernelSpec:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self):  # rebuild (and re-hash) on unpickling: str hashes differ per process
+        return (type(self), (self.family, self.header, self.entry, self.params, self.config, self.target,
+                             self.threads, self.smem_bytes, self.min_blocks, self.defines, self.params_size))
+
     def get(self, name: str, default=None):
         """The value of config constant ``name``."""
         for k, v in self.config:
