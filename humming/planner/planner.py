@@ -169,7 +169,7 @@ def _check_tuning(fam, tuning) -> None:
 
 def _scales(layer: LayerSpec, compute: Compute, dequantizer: str) -> dict:
     """Where each scale and zero point is applied."""
-    w, a = layer.weight, layer.activation
+    w = layer.weight
     out = {}
     if w.scale in ("group", "block"):
         if compute.block_scaled:

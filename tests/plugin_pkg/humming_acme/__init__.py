@@ -1,0 +1,1 @@
+"""A third-party humming backend used by the plugin tests (the fictional ACME X1)."""

@@ -1,0 +1,160 @@
+"""The ``humming`` command line, run in process through ``humming.cli.main``."""
+from __future__ import annotations
+
+import json
+from importlib import metadata
+
+import pytest
+
+from humming import capabilities as C
+from humming import cli
+from humming.device import Device
+from humming.planner import plan
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+
+def run(capsys, *argv):
+    rc = cli.main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_console_script_is_declared():
+    scripts = {ep.name: ep.value for ep in metadata.entry_points(group="console_scripts")}
+    assert scripts["humming"] == "humming.cli:main"
+
+
+def test_devices_one_line_each(capsys):
+    rc, out, _ = run(capsys, "devices", "--no-detect")
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].startswith("# no GPU detected")
+    assert len(lines) == 1 + len(C.names())
+    h20 = next(l for l in lines if l.split()[1] == "H20")
+    assert "sm_90 -> H20" in h20 and "product" in h20
+    assert "(provisional)" in next(l for l in lines if l.split()[1] == "zhenwu-810e")
+
+
+def test_devices_json_and_resolve(capsys):
+    rc, out, _ = run(capsys, "devices", "--no-detect", "--json")
+    assert rc == 0 and [d["name"] for d in json.loads(out)] == C.names()
+    rc, out, _ = run(capsys, "devices", "--resolve", "NVIDIA H200")
+    chain = " -> ".join(C.load("H200").chain)
+    assert rc == 0 and out.strip() == f"'NVIDIA H200' -> H200 (product; {chain})" and chain.startswith("sm_90")
+    rc, out, _ = run(capsys, "devices", "--resolve", "Some GPU", "--cc", "8.9")
+    assert out.strip().startswith("'Some GPU' -> sm_89 (architecture; ") and out.strip().endswith("sm_89)")
+    rc, _, err = run(capsys, "devices", "--resolve", "Some GPU", "--cc", "eight")
+    assert rc == 2 and "--cc: expected MAJOR.MINOR" in err
+
+
+def test_capabilities(capsys):
+    rc, out, _ = run(capsys, "capabilities", "h20")
+    assert rc == 0 and out.strip() == C.load("H20").explain()
+    rc, out, _ = run(capsys, "capabilities", "sm_120", "--json")
+    assert json.loads(out) == json.loads(json.dumps(C.load("sm_120").to_dict()))
+    rc, _, err = run(capsys, "capabilities", "H2O0")
+    assert rc == 2 and "unknown device or architecture 'H2O0'" in err
+
+
+def test_plan_from_flags(capsys):
+    rc, out, _ = run(capsys, "plan", "--weight", "int4", "--group-size", "128", "--act", "fp8", "--device", "H20")
+    layer = LayerSpec(n=4096, k=4096, weight=WeightScheme("int4", "group", 128, scale_fmt="bf16"),
+                      activation=ActivationScheme("e4m3", "dynamic_token"), out_dtype="bf16")
+    assert rc == 0 and out.strip() == plan(layer, "H20").explain()
+    rc, out, _ = run(capsys, "plan", "--weight", "int4", "--group-size", "128", "--act", "fp8", "--device", "H20",
+                     "--hardware", "--json", "--n", "1024", "--k", "2048", "--out-dtype", "fp16")
+    d = json.loads(out)
+    assert d["mode"] == "hardware" and d["family"]["name"] == "wgmma" and d["runnable"] is False
+    assert (d["layer"]["n"], d["layer"]["k"], d["layer"]["out_dtype"]) == (1024, 2048, "fp16")
+
+
+@pytest.mark.parametrize("argv,check", [
+    (["--weight", "nvfp4", "--act", "nvfp4", "--device", "B200", "--hardware"],
+     lambda d: d["compute"]["mma_kind"] == "mxf4nvf4" and d["compute"]["block_scaled"]),
+    (["--weight", "mxfp4", "--act", "fp8", "--device", "sm_90"],
+     lambda d: d["components"]["dequantizer"] == "fused_e2m1_to_e4m3"),
+    (["--weight", "uint4", "--zero-point", "int", "--group-size", "64", "--act", "int8", "--device", "A100"],
+     lambda d: d["compute"]["activation"] == "int8" and d["layer"]["weight"]["zero_point"] == "int"),
+    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8"],
+     lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"),
+    (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
+      "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89"],
+     lambda d: d["scales"]["weight_block"] == "partial_accumulators"),
+])
+def test_plan_flag_variants(capsys, argv, check):
+    rc, out, err = run(capsys, "plan", "--json", *argv)
+    assert rc == 0, err
+    assert check(json.loads(out))
+
+
+def _write(tmp_path, name, obj):
+    path = tmp_path / name
+    path.write_text(json.dumps(obj))
+    return str(path)
+
+
+def test_plan_from_checkpoint_config(capsys, tmp_path):
+    cfg = {"torch_dtype": "float16", "hidden_size": 2048, "intermediate_size": 5632,
+           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True,
+                                   "desc_act": False}}
+    rc, out, _ = run(capsys, "plan", "--config", _write(tmp_path, "config.json", cfg), "--device", "sm_89")
+    layer = LayerSpec(n=5632, k=2048, weight=WeightScheme("uint4", "group", 128, scale_fmt="fp16"),
+                      activation=ActivationScheme("fp16"), out_dtype="fp16")
+    assert rc == 0 and out.strip() == plan(layer, "sm_89").explain()
+
+
+def test_plan_from_fp8_block_and_modelopt_configs(capsys, tmp_path):
+    fp8 = {"torch_dtype": "bfloat16", "hidden_size": 7168, "intermediate_size": 18432,
+           "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                   "activation_scheme": "dynamic"}}
+    rc, out, _ = run(capsys, "plan", "--config", _write(tmp_path, "config.json", fp8), "--device", "sm_90",
+                     "--hardware", "--json")
+    d = json.loads(out)
+    assert rc == 0 and (d["compute"]["activation"], d["family"]["name"]) == ("e4m3", "wgmma")
+    assert (d["layer"]["n"], d["layer"]["k"]) == (18432, 7168)
+    modelopt = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16}}
+    rc, out, _ = run(capsys, "plan", "--config", _write(tmp_path, "hf_quant_config.json", modelopt),
+                     "--device", "RTX-5090", "--hardware", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["compute"]["mma_kind"] == "mxf4nvf4" and d["family"]["name"] == "mma_block_scaled"
+
+
+def test_errors_and_exit_codes(capsys, tmp_path):
+    rc, _, err = run(capsys, "plan", "--weight", "bf16", "--act", "fp16", "--device", "sm_90")
+    assert rc == 1 and "unsupported" in err and "bf16 values are not exact in fp16" in err
+    rc, _, err = run(capsys, "plan", "--weight", "int99", "--device", "sm_90")
+    assert rc == 2 and "unknown number format 'int99'" in err
+    rc, _, err = run(capsys, "plan", "--config", str(tmp_path / "missing.json"), "--device", "sm_90")
+    assert rc == 2 and "missing.json" in err
+    bad = _write(tmp_path, "bad.json", {"quantization_config": {"quant_method": "zipquant"}})
+    rc, _, err = run(capsys, "plan", "--config", bad, "--device", "sm_90")
+    assert rc == 2 and "zipquant" in err
+    rc, out, err = run(capsys, "plan", "--weight", "int4")  # no --device: the current GPU, if any
+    if Device.available():
+        assert rc == 0 and "Plan for" in out
+    else:
+        assert rc == 2 and "no CUDA device" in err
+    with pytest.raises(SystemExit):
+        cli.main(["plan", "--act-quant", "sometimes"])
+
+
+def test_other_modules_register_subcommands(capsys):
+    seen = []
+
+    def configure(p):
+        p.add_argument("--times", type=int, default=1)
+
+    @cli.command("hello-test", help="say hello", configure=configure)
+    def hello(args):
+        seen.append(args.times)
+        print("hello " * args.times)
+        return 0
+
+    try:
+        rc, out, _ = run(capsys, "hello-test", "--times", "2")
+        assert rc == 0 and out.split() == ["hello", "hello"] and seen == [2]
+        assert "hello-test" in cli.build_parser().format_help()
+        cli.register_command("hello-test", "again", hello)  # the same function: allowed
+        with pytest.raises(ValueError, match="'hello-test' is already registered"):
+            cli.register_command("hello-test", "other", lambda args: 0)
+    finally:
+        cli.COMMANDS.pop("hello-test", None)
