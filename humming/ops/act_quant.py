@@ -121,20 +121,30 @@ def device_target(index: int) -> str:
     return t
 
 
+_bits: dict[str, int] = {}  # format name -> code bits, for formats already validated
+
+
 def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
     """Validate the call; returns (M, K, q shape, scales shape or None)."""
     if mode not in _MODE_CODE:
         raise ValueError(f"quantize_activation: mode must be one of {MODES}, found {mode!r}")
     if x.dtype not in _IN_DTYPES:
         raise ShapeError(f"quantize_activation: x must be float16 or bfloat16, found {x.dtype}")
-    if x.dim() < 1:
+    shape = x.shape
+    if len(shape) == 2:
+        m, k = shape
+        lead = (m,)
+    elif len(shape) == 0:
         raise ShapeError("quantize_activation: x must have at least one dimension [..., K], found a scalar")
-    k = x.shape[-1]
-    lead = tuple(x.shape[:-1])
-    m = 1
-    for d in lead:
-        m *= d
-    bits = _output_format(fmt).bits
+    else:
+        k = shape[-1]
+        lead = tuple(shape[:-1])
+        m = 1
+        for d in lead:
+            m *= d
+    bits = _bits.get(fmt)
+    if bits is None:
+        bits = _bits[fmt] = _output_format(fmt).bits
     if bits == 4 and k % 2:
         raise ShapeError(f"quantize_activation: 4-bit {fmt} codes are packed in pairs, so K must be even; found K={k}")
     q_shape = lead + (k * bits // 8,)
