@@ -109,16 +109,30 @@ def act_quant_spec(fmt: str, mode: str, in_dtype: torch.dtype, k: int, target: s
                       params_size=ctypes.sizeof(ActQuantParams))
 
 
-_targets: dict[int, str] = {}
+_targets: dict[int, tuple[str, object]] = {}
+
+
+def _device(index: int) -> tuple[str, object]:
+    """(compile target, Capabilities or None) of CUDA device ``index``: from its
+    capability file, or ``sm_<major><minor>`` when no file describes it."""
+    hit = _targets.get(index)
+    if hit is None:
+        try:
+            from ..device import get_device
+            from ..jit import default_runtime
+
+            dev = get_device(index)
+            hit = (dev.compile_target(default_runtime().compiler.name), dev.caps)
+        except Exception:  # an unknown GPU still gets a kernel; the header checks the PTX target
+            major, minor = torch.cuda.get_device_capability(index)
+            hit = (f"sm_{major}{minor}", None)
+        _targets[index] = hit
+    return hit
 
 
 def device_target(index: int) -> str:
-    """The compile target of CUDA device ``index`` (``sm_<major><minor>``)."""
-    t = _targets.get(index)
-    if t is None:
-        major, minor = torch.cuda.get_device_capability(index)
-        t = _targets[index] = f"sm_{major}{minor}"
-    return t
+    """The compile target of CUDA device ``index`` (e.g. ``sm_90a`` for an H200)."""
+    return _device(index)[0]
 
 
 _bits: dict[str, int] = {}  # format name -> code bits, for formats already validated
@@ -180,7 +194,11 @@ _local = threading.local()  # each thread its own parameter structs
 
 def _prepare(key) -> _Prepared:
     device, in_dtype, fmt, mode, group_size, k = key
-    spec = act_quant_spec(fmt, mode, in_dtype, k, device_target(device), group_size)
+    target, caps = _device(device)
+    f = _output_format(fmt)
+    # Ask the capability table whether fp32 -> fmt is a native conversion here.
+    soft = f.is_float and caps is not None and not caps.can_convert("fp32", f.name)
+    spec = act_quant_spec(fmt, mode, in_dtype, k, target, group_size, soft_cvt=soft)
     kernel = get_kernel(spec)
     return _Prepared(kernel.plan(ActQuantParams()), spec.threads // spec.get("ROW_THREADS"),
                      quantized_dtype(fmt))
