@@ -16,7 +16,8 @@ Subcommands live in a small registry so other modules can add theirs::
         ...
 
 A module that registers commands is listed in :data:`COMMAND_MODULES`; ``main``
-imports those before parsing. Exit codes: 0 success, 1 unsupported (the plan
+imports those before parsing. A module that need not import this one offers
+``add_arguments(parser)`` and ``run(args)`` and is listed in :data:`LAZY_COMMANDS`. Exit codes: 0 success, 1 unsupported (the plan
 has no kernel), 2 a bad request (unknown device, malformed config, bad flags).
 """
 from __future__ import annotations
@@ -28,11 +29,16 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["command", "register_command", "COMMANDS", "COMMAND_MODULES", "build_parser", "main",
+__all__ = ["command", "register_command", "COMMANDS", "COMMAND_MODULES", "LAZY_COMMANDS", "build_parser", "main",
            "layer_from_args"]
 
 #: Modules imported by :func:`main` so that their ``@command`` registrations run.
 COMMAND_MODULES: list[str] = []
+#: Subcommands defined elsewhere without importing this module: name -> (module, help). The module
+#: offers ``add_arguments(parser)`` and ``run(args) -> int``; it is imported when the parser is built.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("humming.bench.cli", "benchmark humming's kernels (and peers) on this GPU"),
+}
 
 
 @dataclass(frozen=True)
@@ -303,6 +309,10 @@ def _plan(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     for mod in COMMAND_MODULES:
         importlib.import_module(mod)
+    for name, (mod, help) in LAZY_COMMANDS.items():
+        if name not in COMMANDS:
+            m = importlib.import_module(mod)
+            register_command(name, help, m.run, m.add_arguments)
     from . import __version__
 
     parser = argparse.ArgumentParser(prog="humming", description="JIT-compiled GEMM kernels for "

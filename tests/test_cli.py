@@ -137,6 +137,12 @@ def test_errors_and_exit_codes(capsys, tmp_path):
         cli.main(["plan", "--act-quant", "sometimes"])
 
 
+def test_bench_is_a_subcommand(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--help"])
+    assert e.value.code == 0 and "--preset" in capsys.readouterr().out
+
+
 def test_other_modules_register_subcommands(capsys):
     seen = []
 

@@ -64,6 +64,7 @@ def test_zhenwu_detection(name, expected):
 def test_zhenwu_tuning_two_ctas_per_sm_and_no_split_k():
     p = plan(LAYER, "zhenwu-810e")
     assert all(r.config["ctas_per_sm"] == 2 and r.config["split_k"] == 1 for r in p.tuning)
+    assert any("no NVRTC target" in n and "-DUSE_PPU=1" in n for n in p.notes)
     # the generic heuristic (A100, sm_80-class) keeps one CTA per SM and splits K at small M
     a100 = plan(LAYER.replace(n=1024), "A100")
     assert a100.tuning[0].config["ctas_per_sm"] == 1 and a100.tuning[0].config["split_k"] > 1

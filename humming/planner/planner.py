@@ -144,6 +144,10 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
     notes.extend(_numeric_notes(layer, compute, components["dequantizer"]))
     if mode == "implemented":
         notes.extend(_preferred_elsewhere(layer, caps, compute, fam, declared))
+    if caps.targets.get("nvrtc") is None and caps.targets.get("nvcc"):
+        flags = " ".join(caps.compile_flags("nvcc"))
+        notes.append(f"{caps.name} has no NVRTC target: kernels compile with nvcc for "
+                     f"{caps.targets['nvcc']}" + (f" ({flags})" if flags else ""))
     if not fam.implemented:
         reason = (f"kernel family {fam.name} ({fam.backend}) is declared for {caps.name} "
                   "but not implemented in this version")
