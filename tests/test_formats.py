@@ -250,3 +250,41 @@ def test_checkpoint_without_quantization_config(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(FormatError, match="no quantization config found"):
         load_checkpoint(tmp_path)
+
+
+def test_compressed_tensors_legacy_per_word_packing():
+    """compressed-tensors before its dense packing put ``32 // bits`` values in each int32 word
+    (its ``pack_to_int32`` with ``pack_factor = 32 // num_bits``): 3-bit values, 10 per word."""
+    g = torch.Generator().manual_seed(8)
+    n, k = 8, 64
+    u = torch.randint(0, 8, (n, k), generator=g)  # stored values q + 4
+    words = torch.zeros(n, 7, dtype=torch.int64)
+    for i in range(k):
+        words[:, i // 10] |= u[:, i].to(torch.int64) << (3 * (i % 10))
+    s = (torch.rand(n, 2, generator=g) + 0.5).bfloat16()
+    t = {"p.weight_packed": words.to(torch.int32), "p.weight_shape": torch.tensor([n, k]), "p.weight_scale": s}
+    qc = {"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 3, "type": "int",
+                                                                      "strategy": "group", "group_size": 32}}}}
+    qw = load(qc, t, "p")
+    assert qw.scheme.describe() == "int3 g32 bf16 scales"
+    assert torch.equal(dequantize(qw), (u.float() - 4) * s.float().repeat_interleave(32, 1))
+    t["p.weight_packed"] = words[:, :5].to(torch.int32)
+    with pytest.raises(FormatError, match=r"tensor p\.weight_packed: expected 6 packed int32 words .* got 5"):
+        load(qc, t, "p")
+
+
+@pytest.mark.gpu
+def test_loaders_accept_cuda_tensors():
+    t, *_ = _gptq_tensors()
+    perm = torch.randperm(64, generator=torch.Generator().manual_seed(2))
+    t["l.g_idx"] = torch.empty(64, dtype=torch.int32).index_put_((perm,), (torch.arange(64) // 32).to(torch.int32))
+    t["w.weight"] = torch.randint(0, 3, (4, 32), dtype=torch.uint8) | (torch.randint(0, 3, (4, 32)) << 2).to(
+        torch.uint8)
+    t["w.weight_scale"] = torch.tensor([1.5])
+    for qc, p in ((dict(GPTQ, desc_act=True), "l"), ({"quant_method": "bitnet"}, "w")):
+        cpu = load(qc, t, p)
+        gpu = load(qc, {k: v.cuda() for k, v in t.items()}, p)
+        assert gpu.device.type == "cuda"
+        assert torch.equal(dequantize(gpu).cpu(), dequantize(cpu))
+

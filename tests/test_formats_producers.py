@@ -72,6 +72,9 @@ def _ct_checkpoint(tmp_path, scheme_args, n, k, dtype=torch.bfloat16, seed=0):
     m.weight_scale.data.copy_(s.reshape(m.weight_scale.shape))
     if hasattr(m, "weight_zero_point"):
         m.weight_zero_point.data.copy_(z.reshape(m.weight_zero_point.shape))
+    for name in ("input_scale", "input_global_scale"):  # static activation scales: no calibration here
+        if hasattr(m, name):
+            getattr(m, name).data.fill_(0.0625)
     comp = ModelCompressor.from_pretrained_model(model)
     comp.compress_model(model)
     _write(tmp_path, dict(model.state_dict()), {"torch_dtype": str(dtype).replace("torch.", "")})

@@ -195,11 +195,11 @@ def unpack_bits(name: str, packed: torch.Tensor, bits: int, count: int, dim: int
     lead = x.shape[:-1]
     by = x.view(torch.uint8).reshape(-1, x.shape[-1] * wbytes)
     by = torch.nn.functional.pad(by, (0, 1))  # one spare byte for values straddling the end
-    start = torch.arange(count, dtype=torch.int64) * bits
+    start = torch.arange(count, dtype=torch.int64, device=x.device) * bits
     byte_i = start // 8
     shift = (start % 8).to(torch.int32)
     mask = (1 << bits) - 1
-    out = torch.empty(by.shape[0], count, dtype=torch.uint8)
+    out = torch.empty(by.shape[0], count, dtype=torch.uint8, device=x.device)
     step = max(1, (1 << 24) // max(count, 1))
     for r0 in range(0, by.shape[0], step):  # chunk rows to bound the int32 temporaries
         b = by[r0:r0 + step]

@@ -64,7 +64,8 @@ def layer_prefixes(names: Iterable[str], qc: Mapping) -> list[str]:
 def _unpack_n(name: str, packed: torch.Tensor, n: int) -> torch.Tensor:
     """``[R, N/8]`` int32 in AWQ order -> ``[R, N]`` uint8 in column order."""
     nib = unpack_bits(name, packed, 4, packed.shape[1] * 8, dim=1)  # nibble order
-    idx = torch.arange(packed.shape[1] * 8).reshape(-1, 8)[:, list(AWQ_REVERSE_ORDER)].reshape(-1)
+    idx = torch.arange(packed.shape[1] * 8, device=packed.device).reshape(-1, 8)
+    idx = idx[:, list(AWQ_REVERSE_ORDER)].reshape(-1)
     return nib[:, idx][:, :n]
 
 

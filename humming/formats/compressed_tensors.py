@@ -242,7 +242,7 @@ def _unpack_legacy(name: str, packed: torch.Tensor, bits: int, count: int, dim: 
     """Pre-dense compressed-tensors packing: ``32 // bits`` values per int32 word, low bits first."""
     pf = 32 // bits
     x = packed.movedim(dim, -1).to(torch.int64) & 0xFFFFFFFF
-    shifts = torch.arange(pf, dtype=torch.int64) * bits
+    shifts = torch.arange(pf, dtype=torch.int64, device=packed.device) * bits
     v = ((x[..., None] >> shifts) & ((1 << bits) - 1)).reshape(*x.shape[:-1], -1)[..., :count]
     return v.to(torch.uint8).movedim(-1, dim)
 
