@@ -172,12 +172,18 @@ class _FakePrepared:
         return [f"gemm-spec-m{m}" for m in ms]
 
 
+PREPARED = []
+
+
 def _fake_ops(monkeypatch, offset=0.0):
     """humming.ops.prepare_weight/gemm/moe_gemm computed with the reference (plus
     ``offset`` to make a wrong kernel)."""
     def prepare_weight(qw, layer=None, device=None):
         assert layer.n == qw.n and layer.k == qw.k
+        PREPARED.append(qw)
         return _FakePrepared(qw, offset)
+
+    PREPARED.clear()
 
     def gemm(x, p, bias=None):
         return (x.float() @ ref.dequantize(p.qw).T + p.offset).to(x.dtype)
@@ -201,7 +207,7 @@ def _sweep(monkeypatch, methods_for, offset=0.0, workloads=(DENSE, MOE), **kw):
     clock = Clock()
     methods = methods_for(clock)
     timer = FakeTimer(clock)
-    report = run_bench(list(workloads), methods, BenchOptions(ms=MS, repeats=3, target_s=1e-4, l2_bytes=1 << 16),
+    report = run_bench(list(workloads), methods, BenchOptions(ms=MS, repeats=3, target_s=1e-9, l2_bytes=1 << 14),
                        device="cpu", timer=timer, **kw)
     return report, timer
 
@@ -217,7 +223,7 @@ def _all_methods(clock):
 
 
 class FakeCeilings:
-    l2_bytes = 1 << 16
+    l2_bytes = 1 << 14
 
     def __init__(self):
         self.streamed = []
@@ -262,8 +268,13 @@ def test_sweep_checks_times_and_reports(monkeypatch):
         assert moe["status"] == "ok" and moe["speedup"]["torch-loop-fp16"] > 1
         assert rows[("t/moe", m, "torch-loop-fp16")]["status"] == "ok"
         assert c["speedup"] == {}  # baselines carry no speedups
-    # derived figures from the fake ceilings
+    # weight copies: R x bytes > 3 x L2 (16 KiB here), each call on its own copy
     h = rows[("t/dense", 1, "humming")]
+    assert h["copies"] == 4 and rows[("t/dense", 1, "cublas-fp16")]["copies"] == 2
+    moe_copies = rows[("t/moe", 1, "humming")]["copies"]  # sized by the top-2 experts one token reads
+    assert moe_copies == copies_for(2 * int(W4.bytes_per_weight(64, 128)), 1 << 14) == 6
+    assert len(PREPARED) == 4 + moe_copies  # humming prepares once per copy
+    # derived figures from the fake ceilings
     assert h["weight_bytes"] == int(W4.bytes_per_weight(96, 256))
     assert h["floor_us"] == pytest.approx(h["weight_bytes"] / 4000.0 / 1e3)
     assert h["stream_us"] == pytest.approx(h["weight_bytes"] / 2e3)
@@ -285,12 +296,17 @@ def test_sweep_checks_times_and_reports(monkeypatch):
     assert compiles == ["extra: compile extra-spec", "humming t/dense M=1: compile gemm-spec-m1"]
 
 
-def test_wrong_kernel_is_reported_and_never_timed(monkeypatch):
-    report, timer = _sweep(monkeypatch, lambda clock: [Clocked(HummingMethod(), clock, _cost(5.0))], offset=0.25,
+@pytest.mark.parametrize("offset", [0.25, float("nan")])
+def test_wrong_kernel_is_reported_and_never_timed(monkeypatch, offset):
+    report, timer = _sweep(monkeypatch, lambda clock: [Clocked(HummingMethod(), clock, _cost(5.0))], offset=offset,
                            workloads=(DENSE,))
     rows = report["results"]
     assert [r["status"] for r in rows] == ["wrong"] * len(MS)
-    assert all(r["rel_err"] > 1e-2 and "not timed" in r["reason"] and r["median_us"] is None for r in rows)
+    assert all("not timed" in r["reason"] and r["median_us"] is None for r in rows)
+    if offset == offset:
+        assert all(r["rel_err"] > 1e-2 for r in rows)
+    else:  # NaN output: no finite error to report, and the JSON stays valid
+        assert all(r["rel_err"] is None and "non-finite" in r["reason"] for r in rows)
     assert timer.built == [] and timer.timed_iters == []
     assert "WRONG" in format_table(schema.validate_report(report))
 

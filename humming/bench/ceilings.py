@@ -28,6 +28,8 @@ class DeviceCeilings:
 
         self.torch = torch
         self.device = torch.device(device)
+        if self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self.timer = timer
         self.repeats = repeats
         self.copy_bytes = copy_bytes

@@ -128,6 +128,8 @@ def run(args) -> int:
     if device.type != "cuda" or not torch.cuda.is_available():
         print(f"humming bench: needs a CUDA device; torch sees none for {args.device!r}", file=sys.stderr)
         return 2
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
     torch.cuda.set_device(device)
     out_dir = Path(args.out or f"bench-results/{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     timer = CudaGraphTimer(device)

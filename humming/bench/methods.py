@@ -14,6 +14,8 @@ and ``prepare(data, copies) -> Prepared``; ``Prepared.instance(m)`` gives an
 """
 from __future__ import annotations
 
+import importlib
+import types
 from dataclasses import dataclass
 from typing import Callable
 
@@ -185,15 +187,24 @@ class HummingMethod(Method):
     role = "primary"
     kinds = ("dense", "moe")
 
-    def _ops(self):
-        import humming.ops as ops
+    #: where the ops are looked up, in order (``humming.ops`` is the agreed home)
+    OP_MODULES = ("humming.ops", "humming.ops.gemm", "humming.ops.moe")
 
-        return ops
+    @classmethod
+    def op(cls, name: str):
+        """The callable ``name`` from the first of OP_MODULES that has it, else None."""
+        for module in cls.OP_MODULES:
+            try:
+                found = getattr(importlib.import_module(module), name, None)
+            except ImportError:
+                continue
+            if callable(found) and not isinstance(found, types.ModuleType):
+                return found
+        return None
 
     def unavailable(self, wl, device):
-        ops = self._ops()
         need = ("prepare_weight", "moe_gemm" if wl.num_experts else "gemm")
-        missing = [n for n in need if not hasattr(ops, n)]
+        missing = [n for n in need if self.op(n) is None]
         if missing:
             return f"humming.ops.{', humming.ops.'.join(missing)} not available in this tree"
         if wl.activation.quant == "static_tensor":
@@ -206,10 +217,10 @@ class HummingMethod(Method):
         return int(per_expert * (wl.topk if wl.num_experts else 1))
 
     def prepare(self, data, copies):
-        ops = self._ops()
+        prepare_weight, gemm, moe_gemm = self.op("prepare_weight"), self.op("gemm"), self.op("moe_gemm")
         wl = data.wl
         qw = data.quantized(wl.weight)
-        preps = [ops.prepare_weight(qw, layer=wl.layer, device=data.device) for _ in range(copies)]
+        preps = [prepare_weight(qw, layer=wl.layer, device=data.device) for _ in range(copies)]
         nbytes = getattr(preps[0], "nbytes", None)
         total = int(nbytes() if callable(nbytes) else nbytes) if nbytes is not None else int(qw.nbytes())
         act = wl.activation if wl.activation.is_quantized else None
@@ -218,7 +229,7 @@ class HummingMethod(Method):
         def instance(m):
             x = data.x(m).to(xdtype)
             if not wl.num_experts:
-                return _dense_instance(data, preps, x, ops.gemm, lambda rows: ref.gemm(x[rows], qw, act), total)
+                return _dense_instance(data, preps, x, gemm, lambda rows: ref.gemm(x[rows], qw, act), total)
             ids = data.topk_ids(m)
             wbytes = total * data.touched_experts(m) // wl.num_experts
 
@@ -226,7 +237,7 @@ class HummingMethod(Method):
                 sub, local = moe_subset(qw, ids[rows])
                 return ref.moe_gemm(x[rows], sub, local, activation=act)
 
-            calls = [lambda p=p: ops.moe_gemm(x, p, ids) for p in preps]
+            calls = [lambda p=p: moe_gemm(x, p, ids) for p in preps]
             return Instance(calls, reference, wbytes, wl.io_bytes(m, wbytes))
 
         return Prepared(instance, handle=preps[0])

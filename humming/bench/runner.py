@@ -117,8 +117,9 @@ def check_instance(inst: Instance, m: int, rows_most: int = 32) -> float:
 
 
 def _free(device) -> None:
-    gc.collect()
+    """Give a method's weight copies back to the device before the next one."""
     if torch.device(device).type == "cuda":
+        gc.collect()
         torch.cuda.empty_cache()
 
 
@@ -219,8 +220,8 @@ def _run_point(wl, m, method, prepared, options, timer, add) -> str:
         err = check_instance(inst, m, options.check_rows)
         common = dict(weight_bytes=inst.weight_bytes, flops=wl.flops(m), io_bytes=inst.io_bytes, rel_err=err)
         if not err <= method.tol:
-            add(m, "wrong", f"relative error {err:.3g} against humming.reference exceeds {method.tol:g}; "
-                            "not timed", **common)
+            what = f"relative error {err:.3g}" if err < float("inf") else "non-finite or wrongly shaped output"
+            add(m, "wrong", f"{what} against humming.reference (tolerance {method.tol:g}); not timed", **common)
             return "wrong"
         meas = time_calls(inst.calls, timer, repeats=options.repeats, target_s=options.target_s)
         add(m, "ok", None, measurement=meas, **common)

@@ -76,7 +76,8 @@ def new_report(producer: dict, args: dict | None = None, env: dict | None = None
 def result_row(workload: str, m: int, method: str, role: str, *, status: str = "ok", reason: str | None = None,
                measurement=None, weight_bytes: int = 0, flops: float = 0.0, io_bytes: int = 0,
                rel_err: float | None = None) -> dict:
-    """One raw row; ``measurement`` is a timing.Measurement (None unless timed)."""
+    """One raw row; ``measurement`` is a timing.Measurement (None unless timed).
+    A non-finite ``rel_err`` (NaN output, wrong shape) is stored as null."""
     m_ = measurement
     return {
         "workload": workload, "m": int(m), "method": method, "role": role, "status": status, "reason": reason,
@@ -86,7 +87,7 @@ def result_row(workload: str, m: int, method: str, role: str, *, status: str = "
         "samples_us": [] if m_ is None else list(m_.samples_us),
         "copies": 0 if m_ is None else m_.copies, "iters": 0 if m_ is None else m_.iters,
         "weight_bytes": int(weight_bytes), "flops": float(flops), "io_bytes": int(io_bytes),
-        "rel_err": None if rel_err is None else float(rel_err),
+        "rel_err": float(rel_err) if rel_err is not None and math.isfinite(rel_err) else None,
     }
 
 

@@ -103,6 +103,8 @@ class CudaGraphTimer:
 
         self._torch = torch
         self.device = torch.device("cuda" if device is None else device)
+        if self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self._graphs = []  # keep the last graph (and its memory pool) alive while it is timed
 
     def build(self, calls):
