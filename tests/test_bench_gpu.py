@@ -57,10 +57,10 @@ def test_cli_quick_run_writes_table_json_and_plots(tmp_path, capsys):
     assert "== custom/2048x1024" in out and "ceilings: copy" in out
     report = schema.validate_report(json.loads((tmp_path / "report.json").read_text()))
     assert report["env"]["device"]["sm_count"] > 0 and report["env"]["versions"]["torch"]
-    figs = {j["what"].split(":")[0]: j for j in report["jit"]}
-    assert figs["stream-read kernel"]["cold_s"] > 0
+    figs = {j["what"]: j for j in report["jit"]}
+    assert figs["compile stream-read kernel"]["cold_s"] > 0 and figs["compile stream-read kernel"]["memory_us"] > 0
     if any(r["method"] == "humming" and r["status"] == "ok" for r in report["results"]):
-        assert any(w.startswith("humming custom/2048x1024") for w in figs)
+        assert "compile humming custom/2048x1024 M=1" in figs
         assert figs["eager host overhead humming"]["host_us_per_call"] > 0
     try:
         import matplotlib  # noqa: F401

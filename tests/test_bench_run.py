@@ -246,7 +246,7 @@ def test_sweep_checks_times_and_reports(monkeypatch):
     ce = FakeCeilings()
     host = []
     report, timer = _sweep(monkeypatch, _all_methods, ceilings=ce, host_overhead=lambda call: host.append(call) or 3.5,
-                           compile_figures=lambda spec: {"what": f"compile {spec}", "cold_s": 0.5},
+                           compile_figures=lambda spec: {"spec": spec, "cold_s": 0.5},
                            jit_specs=[("extra", "extra-spec")])
     schema.validate_report(report)
     rows = {(r["workload"], r["m"], r["method"]): r for r in report["results"]}
@@ -292,8 +292,8 @@ def test_sweep_checks_times_and_reports(monkeypatch):
                                                      "scaled-mm-fp8-row", "tinygemm-int4"}
     assert all(j["host_us_per_call"] == 3.5 and j["m"] == 1 for j in figs)
     # compile figures: the extra spec, and humming's kernel for the smallest M (once per run)
-    compiles = [j["what"] for j in report["jit"] if "cold_s" in j]
-    assert compiles == ["extra: compile extra-spec", "humming t/dense M=1: compile gemm-spec-m1"]
+    compiles = [(j["what"], j["spec"]) for j in report["jit"] if "cold_s" in j]
+    assert compiles == [("compile extra", "extra-spec"), ("compile humming t/dense M=1", "gemm-spec-m1")]
 
 
 @pytest.mark.parametrize("offset", [0.25, float("nan")])

@@ -106,7 +106,7 @@ def run(args) -> int:
 
     from .ceilings import DeviceCeilings
     from .env import environment
-    from .jitfig import compile_figures
+    from ..jit.bench_jit import bench_compile
     from .report import format_summary, format_table, plot_report, write_json
     from .runner import BenchOptions, Progress, count_points, run_bench
     from .stream import stream_spec, target_of
@@ -140,7 +140,7 @@ def run(args) -> int:
     total = count_points(workloads, methods, ms)
     report = run_bench(workloads, methods, options, device=device, timer=timer,
                        ceilings=DeviceCeilings(device, timer, repeats), external=external, host_overhead=host,
-                       compile_figures=None if args.no_jit else compile_figures,
+                       compile_figures=None if args.no_jit else (lambda spec: bench_compile(spec, repeats=3)),
                        jit_specs=[("stream-read kernel", stream_spec(target_of(device)))],
                        env=environment(device),
                        args={k: v for k, v in vars(args).items() if not callable(v)},

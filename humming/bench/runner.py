@@ -173,9 +173,7 @@ def run_bench(workloads: Sequence[Workload], methods: Sequence[Method], options:
     if compile_figures is not None:
         for what, spec in specs:
             try:
-                fig = compile_figures(spec)
-                fig["what"] = f"{what}: {fig.get('what', '')}".rstrip(": ")
-                report["jit"].append(fig)
+                report["jit"].append({"what": f"compile {what}", **compile_figures(spec)})
             except Exception as e:
                 notes.append(f"compile figures of {what} not measured: {_describe(e)}")
     return schema.finalize(report)
