@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -335,6 +336,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except BrokenPipeError:  # e.g. `humming plan ... | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except UnsupportedError as e:
         print(f"humming {args.command}: unsupported: {e}", file=sys.stderr)
         return 1

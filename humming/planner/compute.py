@@ -21,7 +21,8 @@ from ..errors import UnsupportedError
 from .family import Compute, FallbackStep, KernelFamily
 from .numerics import activation_values, exact, exactness_reason, weight_values
 
-__all__ = ["Choice", "activation_chain", "choose_compute"]
+__all__ = ["Choice", "activation_chain", "choose_compute", "family_ops", "block_scale_mismatch"]
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -151,6 +152,7 @@ class _Search:
         """
         acc = _accumulator(t)
         b_options, reasons = self._weight_operands(t)
+        rejected = []  # families that had the instruction but turned the layer down
         had_candidate = False
         for emulated in (False, True):
             for b in b_options:
@@ -165,24 +167,22 @@ class _Search:
                         continue
                     had_candidate = True
                     op, why = self._pick_op(mine)
-                    if op is None:
-                        reasons.extend(f"{fam.name} ({fam.backend}): {r}" for r in why)
+                    if op is not None:
+                        compute = Compute(a=t, b=b, acc=acc, mma_family=op.family, op=op, kind=op.kind,
+                                          emulated=emulated, block_scaled=op.block_scaled)
+                        why = fam.check(self.layer, self.caps, compute)
+                    if why:
+                        rejected.extend(f"{fam.name} ({fam.backend}): {r}" for r in why)
                         continue
-                    compute = Compute(a=t, b=b, acc=acc, mma_family=op.family, op=op, kind=op.kind,
-                                      emulated=emulated, block_scaled=op.block_scaled)
-                    problems = fam.check(self.layer, self.caps, compute)
-                    if problems:
-                        reasons.extend(f"{fam.name} ({fam.backend}): {p}" for p in problems)
-                        continue
-                    notes = []
+                    notes = [f"not {r}" for r in rejected]
                     if emulated:
+                        how = "unpack + IMMA" if acc == "int32" else "cvt + HMMA"
                         notes.append(f"{t} x {b} MMA is native in {', '.join(elsewhere)}; the "
-                                     f"{op.family.replace('_', '.')} form is emulated by the compiler "
-                                     "(cvt + HMMA)")
+                                     f"{op.family.replace('_', '.')} form is emulated by the compiler ({how})")
                     return compute, fam, notes
         if not had_candidate and (b_options or not self._runs_natively(t, acc)):
             reasons.append(self._why_no_mma(t, b_options or [t], acc))
-        return None, None, reasons
+        return None, None, reasons + rejected
 
     def _runs_natively(self, t, acc) -> bool:
         """Whether a considered family multiplies t x t natively (the weights were the problem)."""
@@ -205,14 +205,14 @@ class _Search:
 
 def choose_compute(layer, caps, considered, declared) -> Choice:
     """Walk the fallback chain; raise :class:`UnsupportedError` with every reason if nothing fits."""
-    search = _Search(layer, caps, considered, declared)
-    chain = activation_chain(layer.activation.fmt, layer.out_dtype)
-    steps: list[FallbackStep] = []
-    all_reasons: list[str] = []
     if not considered:
         raise UnsupportedError(
             f"no kernel family for {caps.name}: no backend offers a family whose instructions "
             f"this chip has", [f"declared families: {', '.join(f.name for f in declared) or 'none'}"])
+    search = _Search(layer, caps, considered, declared)
+    chain = activation_chain(layer.activation.fmt, layer.out_dtype)
+    steps: list[FallbackStep] = []
+    all_reasons: list[str] = []
     for i, t in enumerate(chain):
         compute, fam, reasons = search.try_type(t)
         if compute is not None:
