@@ -142,9 +142,7 @@ def _activate() -> None:
         if d not in _dirs_registered:
             capabilities.register_directory(d)
             _dirs_registered.add(d)
-    if not getattr(_detect_hook, "_registered", False):
-        device.register_detector(_detect_hook)
-        _detect_hook._registered = True
+    device.register_detector(_detect_hook)  # idempotent: one detector routes to every backend
     _generation += 1
     _cache.clear()
 
