@@ -120,6 +120,17 @@ class MmaSyncFamily(_NvidiaFamily):
     def _mma(self, layer, compute) -> str:
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
+    # the kernels themselves live in gemm_mma_sync (imported on first use: planning needs none of it)
+    def kernel_spec(self, plan, m: int):
+        from .gemm_mma_sync import spec_for_plan
+
+        return spec_for_plan(plan, m)
+
+    def prepare(self, plan, qw, device, hw):
+        from .gemm_mma_sync import prepare
+
+        return prepare(plan, qw, device, hw)
+
     def weight_layout(self, layer, caps, compute) -> WeightLayout:
         return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, {
             "bits": layer.weight.bits,
