@@ -25,7 +25,7 @@ from . import driver as _drv
 from .runtime import Runtime
 from .spec import KernelSpec
 
-__all__ = ["bench_compile", "bench_launch_path", "main"]
+__all__ = ["bench_compile", "bench_warmup", "bench_launch_path", "main"]
 
 
 def bench_compile(spec: KernelSpec, repeats: int = 5, compiler: str | None = None) -> dict:
@@ -51,6 +51,28 @@ def bench_compile(spec: KernelSpec, repeats: int = 5, compiler: str | None = Non
     return {"spec": spec.name, "compiler": rt.compiler.identity, "cubin_bytes": len(k.cubin),
             "first_s": cold[0], "cold_s": statistics.median(cold), "disk_ms": statistics.median(disk) * 1e3,
             "memory_us": memory * 1e6}
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def bench_warmup(specs, max_workers: int = 2, compiler: str | None = None,
+                 executors=("serial", "thread", "process")) -> dict:
+    """Wall seconds and CPU use (cpu seconds / wall seconds; 2.0 = two busy cores)
+    of a cold ``warmup(specs)`` with each executor."""
+    out = {}
+    for ex in executors:
+        with tempfile.TemporaryDirectory(prefix="humming-bench-") as d:
+            rt = Runtime(cache_dir=d, compiler=compiler)
+            c0, t0 = _cpu_seconds(), time.perf_counter()
+            rt.warmup(specs, max_workers=max_workers, executor=ex)
+            wall = time.perf_counter() - t0
+            out[ex] = {"wall_s": wall, "cpu_per_wall": (_cpu_seconds() - c0) / wall}
+    return out
 
 
 class _NullDriver:
@@ -103,6 +125,8 @@ def main(argv=None) -> None:
     ap.add_argument("--k", type=int, default=4096)
     ap.add_argument("--compiler", default=None)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=0, metavar="N",
+                    help="also time a cold warm-up of N kernels (serial, threads, processes)")
     args = ap.parse_args(argv)
 
     import torch
@@ -123,6 +147,16 @@ def main(argv=None) -> None:
         lr = bench_launch_path(kernel, ActQuantParams(), fields)
     print(f"  launch path, Python side: {lr['write_and_launch_us']:.2f} us with {lr['fields']} field writes, "
           f"{lr['launch_only_us']:.2f} us launch alone (driver calls excluded)")
+    if args.warmup:
+        specs = [act_quant_spec(args.fmt, args.mode, torch.float16, args.k, args.target, soft_cvt=bool(i % 2),
+                                group_size=128 if args.mode == "dynamic_group" else None) for i in range(2)]
+        specs += [act_quant_spec(f, m, dt, k, args.target, group_size=g)
+                  for f in ("int8", "e5m2", "int4", "e2m1") for m, g in (("dynamic_token", None), ("dynamic_group", 64))
+                  for dt in (torch.float16, torch.bfloat16) for k in (512, 4096)]
+        specs = specs[:args.warmup]
+        for ex, r in bench_warmup(specs, compiler=args.compiler).items():
+            print(f"  warm-up of {len(specs)} kernels, {ex:7s}  {r['wall_s']:6.2f} s wall, "
+                  f"{r['cpu_per_wall']:.2f} CPUs busy")
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ compile only on a miss. ``warmup(specs)`` does the same for a list ahead of
 time, compiling the misses in parallel.
 
 Parallel warm-up uses threads: NVCC runs as a subprocess, and NVRTC's compile
-call goes through ctypes, which releases the GIL (the cuda.bindings wrapper
-holds it: there, two threads took as long as one). ``executor="process"`` runs
-compile worker subprocesses instead.
+call goes through ctypes, which releases the GIL (the cuda.bindings 13.5
+wrapper holds it: measured, two threads took as long as one; NVIDIA/cuda-python
+issue 624). NVRTC itself compiles independently per thread.
+``executor="process"`` runs compile worker subprocesses instead.
 """
 from __future__ import annotations
 
