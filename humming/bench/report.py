@@ -112,10 +112,23 @@ def _series(rows, method, key):
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
+def _roofline(report: dict, workload: dict, subj_rows: dict) -> list[tuple[int, float]]:
+    """(M, us) of the best the subject could do: its bytes at the stream time,
+    or its FLOPs at the dense bf16 (fp8 for 8-bit activations) rate."""
+    ce = report["ceilings"]
+    rate = ce.get("fp8_tflops") if workload["activation"].startswith(("e4m3", "e5m2", "int8")) \
+        else ce.get("bf16_tflops")
+    out = []
+    for m, r in sorted(subj_rows.items()):
+        if r.get("stream_us"):
+            out.append((m, max(r["stream_us"], r["flops"] / (rate * 1e6) if rate else 0.0)))
+    return out
+
+
 def plot_report(report: dict, out_dir, log=print) -> list[Path]:
     """One PNG per workload: speedup of the subject method over every baseline
-    against M (with the floor: the speedup it would have at the stream time),
-    and the time of every method against M with the floor and stream lines.
+    against M (with the floor: the speedup it would have at its roofline), and
+    the time of every method against M with the roofline and the bytes floor.
     Needs matplotlib; without it, prints a note and returns []."""
     try:
         import matplotlib
@@ -139,14 +152,13 @@ def plot_report(report: dict, out_dir, log=print) -> list[Path]:
         for other in others:
             pts = sorted((m, r["speedup"][other]) for m, r in subj_rows.items() if other in r["speedup"])
             ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"vs {other}")
-        if others:
+        roof = _roofline(report, w, subj_rows)
+        if others and roof:
             base = others[0]
-            ms, ts = _series(rows, base, "median_us")
-            bound = [(m, t / subj_rows[m]["stream_us"]) for m, t in zip(ms, ts)
-                     if m in subj_rows and subj_rows[m].get("stream_us")]
-            if bound:
-                ax1.plot([b[0] for b in bound], [b[1] for b in bound], "k--",
-                         label=f"floor: {base} / stream time of {subject}'s bytes")
+            base_t = dict(zip(*_series(rows, base, "median_us")))
+            bound = [(m, base_t[m] / t) for m, t in roof if m in base_t]
+            ax1.plot([b[0] for b in bound], [b[1] for b in bound], "k--",
+                     label=f"floor: {base} / {subject} at its roofline")
         ax1.axhline(1.0, color="grey", lw=0.8)
         ax1.set(xscale="log", xlabel="M (tokens)", ylabel=f"speedup of {subject}", title=w["name"])
         ax1.legend(fontsize=7)
@@ -154,10 +166,12 @@ def plot_report(report: dict, out_dir, log=print) -> list[Path]:
             ms, ts = _series(rows, method, "median_us")
             if ms:
                 ax2.plot(ms, ts, marker="o", lw=2.2 if method == subject else 1.0, label=method)
-        for key, style in (("stream_us", "k--"), ("floor_us", "k:")):
-            ms, ts = _series(rows, subject, key)
-            if ms:
-                ax2.plot(ms, ts, style, label=f"{key[:-3]} ({subject}'s bytes)")
+        if roof:
+            ax2.plot([r[0] for r in roof], [r[1] for r in roof], "k--",
+                     label=f"roofline: max(stream time of {subject}'s bytes, FLOPs / dense rate)")
+        ms, ts = _series(rows, subject, "floor_us")
+        if ms:
+            ax2.plot(ms, ts, "k:", label=f"floor: {subject}'s bytes / copy bandwidth")
         ax2.set(xscale="log", yscale="log", xlabel="M (tokens)", ylabel="us per call",
                 title=f"N={w['n']} K={w['k']}, {w['weight']}")
         ax2.legend(fontsize=7)
