@@ -20,7 +20,7 @@ def test_pack_unpack_round_trip(bits):
     g = torch.Generator().manual_seed(bits)
     v = torch.randint(0, 1 << bits, (48, 192), generator=g)
     p = L.pack(v, bits)
-    assert p.dtype == torch.int32 and p.shape == (3, 3, bits, 32)
+    assert p.dtype == torch.int32 and p.shape == (3, 3, 32, bits)
     assert torch.equal(L.unpack(p, bits), v)
 
 
@@ -82,8 +82,8 @@ def host_extractor(tmp_path_factory):
 def test_cuda_header_extracts_what_python_packed(host_extractor, bits):
     g = torch.Generator().manual_seed(100 + bits)
     v = torch.randint(0, 1 << bits, (32, 128), generator=g)
-    p = L.pack(v, bits)  # [NB, KB, bits, lane]
-    lanes = p.permute(0, 1, 3, 2).reshape(-1, bits)  # each lane's words, in order
+    p = L.pack(v, bits)  # [NB, KB, lane, bits]
+    lanes = p.reshape(-1, bits)  # each lane's words, in order
     text = "\n".join(" ".join(str(int(x) & 0xFFFFFFFF) for x in row) for row in lanes.tolist())
     out = subprocess.run([str(host_extractor), str(bits)], input=text, capture_output=True, text=True,
                          check=True).stdout.split()

@@ -1,5 +1,6 @@
 """The oracle: quantize/dequantize within analytical bounds, GEMM references, canonical layout checks."""
 import math
+import zlib
 
 import pytest
 import torch
@@ -72,7 +73,7 @@ def test_quantize_dequantize_within_analytical_bound(scheme, shape):
         n, k = scheme.block_n * 2, scheme.group_size * 3
     if scheme.scale == "group" and k % scheme.group_size:
         k = scheme.group_size * 3
-    g = torch.Generator().manual_seed(hash((scheme, n, k)) % 2**31)
+    g = torch.Generator().manual_seed(zlib.crc32(f"{scheme.describe()} {n} {k}".encode()))
     w = torch.randn(n, k, generator=g) * 0.02
     w[0, :7] *= 40  # outliers stretch some groups
     perm = torch.randperm(k, generator=g) if scheme.act_order else None

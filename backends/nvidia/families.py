@@ -120,6 +120,16 @@ class MmaSyncFamily(_NvidiaFamily):
     def _mma(self, layer, compute) -> str:
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
+    def check(self, layer, caps, compute) -> list[str]:
+        from .gemm_mma_sync import check_layer
+
+        return super().check(layer, caps, compute) + check_layer(layer, caps, compute)
+
+    def tuning(self, layer, caps, compute):
+        from .gemm_mma_sync import tuning
+
+        return tuning(layer, caps, compute)
+
     # the kernels themselves live in gemm_mma_sync (imported on first use: planning needs none of it)
     def kernel_spec(self, plan, m: int):
         from .gemm_mma_sync import spec_for_plan

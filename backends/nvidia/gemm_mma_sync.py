@@ -27,6 +27,9 @@ from . import layout
 __all__ = ["GemmParams", "Tile", "Recipe", "PackedWeight", "pack_weight", "kernel_spec", "smem_bytes", "recipe_for"]
 
 HEADER = "humming/kernels/gemm_mma_sync.cuh"
+# The prepared weight is padded to these multiples, so that every tile the
+# kernels use (BN <= 128 dividing 128, BK dividing Kp) reads in range.
+PAD_N, PAD_K = 128, 128
 ENTRY = "humming::gemm_mma_sync"
 PARAMS = "humming::GemmParams"
 
@@ -144,6 +147,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
+        "SCALE_ACC": recipe.gscale and (tile.bm // tile.wm) <= 16,
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma,
@@ -203,7 +207,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     fmt = s.format
     dev = torch.device(device) if device is not None else qw.codes.device
     n, k = qw.n, qw.k
-    np_, kp = -(-n // 16) * 16, -(-k // 64) * 64
+    np_, kp = -(-n // PAD_N) * PAD_N, -(-k // PAD_K) * PAD_K
     codes = qw.codes.to(dev).to(torch.int64)
     if isinstance(fmt, IntFormat) and fmt.signed:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
@@ -255,12 +259,8 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             z = qw.zeros.to(dev, f64)
             if s.scale == "block":
                 z = z.repeat_interleave(s.block_n, dim=0)
-            z = z.reshape(n, groups)
-            if recipe.zp == 1:
-                aux = z if recipe.via_fp32 else z + (128.0 if recipe.bf16 else 1024.0)
-            else:
-                aux = -z * s16.to(f64)
-            aux16 = _to16(aux, recipe.bf16)
+            z = z.expand(n, groups) if z.shape[0] == 1 else z.reshape(n, groups)
+            aux16 = _to16(z, recipe.bf16)  # the kernel computes (v - z) * s
             aux_bits = torch.zeros(groups, np_, dtype=torch.int16, device=dev)
             aux_bits[:, :n] = aux16.T.contiguous()
             lo = scale_bits.to(torch.int32) & 0xFFFF
@@ -307,3 +307,261 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
                   fbias=getattr(fmt, "bias", 0) or 0, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
                   cp_async=caps_cp_async, k8mma=k8mma, target=target, defines=defines)
+
+
+# ---------------------------------------------------------------------------
+# launching
+# ---------------------------------------------------------------------------
+
+_workspaces: dict[tuple, torch.Tensor] = {}
+
+
+def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
+    """A grow-only fp32 scratch buffer per (device, stream) for split-K partials.
+
+    Launches on one stream are ordered, so layers on the same stream can share it.
+    """
+    key = (device.index, stream)
+    buf = _workspaces.get(key)
+    if buf is None or buf.numel() < nfloats:
+        buf = torch.empty(max(nfloats, 1 << 16), dtype=torch.float32, device=device)
+        _workspaces[key] = buf
+    return buf
+
+
+class Launcher:
+    """Runs one prepared weight: picks the tile for M, compiles it on first use,
+    keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
+    fill the GPU."""
+
+    def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16):
+        self.packed = packed
+        self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
+        self.sm_count = int(sm_count)
+        self.runtime = runtime
+        self.max_split = max_split
+        self._plans: dict[Tile, object] = {}
+        self._counters: dict[Tile, torch.Tensor] = {}
+        self._bounds = [hi if hi is not None else 1 << 62 for (_, hi, _) in self.ranges]
+
+    def tile_for(self, m: int) -> Tile:
+        for b, (_, _, tile) in zip(self._bounds, self.ranges):
+            if m <= b:
+                return tile
+        return self.ranges[-1][2]
+
+    def spec_for(self, m: int):
+        return kernel_spec(self.packed.recipe, self.tile_for(m))
+
+    def _plan(self, tile: Tile):
+        lp = self._plans.get(tile)
+        if lp is None:
+            from humming.jit import get_kernel
+
+            spec = kernel_spec(self.packed.recipe, tile)
+            kern = self.runtime.kernel(spec) if self.runtime is not None else get_kernel(spec)
+            p = GemmParams()
+            pw = self.packed
+            p.w = pw.w.data_ptr()
+            p.sz = pw.sz.data_ptr() if pw.sz is not None else 0
+            p.chan = pw.chan.data_ptr() if pw.chan is not None else 0
+            p.bias = pw.bias.data_ptr() if pw.bias is not None else 0
+            # activations are padded to a multiple of 8 columns (zeros), so loads may run to there
+            p.N, p.K, p.Np, p.Kp = pw.n, -(-pw.k // 8) * 8, pw.np_, pw.kp
+            p.groups = pw.groups
+            p.out_mul = pw.out_mul
+            lp = kern.plan(p, grid=(1, 1, 1))
+            self._plans[tile] = lp
+        return lp
+
+    def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int) -> int:
+        tiles = m_tiles * n_tiles
+        want = -(-2 * self.sm_count // tiles)  # about two CTAs per SM
+        s = max(1, min(want, self.max_split, ksteps))
+        if s > 1:
+            per = -(-ksteps // s)
+            s = -(-ksteps // per)  # no empty slices
+        return s
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
+                 bias: torch.Tensor | None = None, stream: int | None = None) -> None:
+        from humming.jit import driver as _drv
+
+        m = x.shape[0]
+        tile = self.tile_for(m)
+        lp = self._plan(tile)
+        pw = self.packed
+        n_tiles = -(-pw.np_ // tile.bn)
+        m_tiles = -(-m // tile.bm)
+        ksteps = -(-pw.kp // tile.bk)
+        split = self.split_for(tile, m_tiles, n_tiles, ksteps)
+        p = lp.params
+        p.x = x.data_ptr()
+        p.y = y.data_ptr()
+        p.M = m
+        p.lda = x.stride(0)
+        p.ldy = y.stride(0)
+        p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
+        if bias is not None:
+            p.bias = bias.data_ptr()
+        p.k_steps_per_split = -(-ksteps // split)
+        if stream is None:
+            stream = _drv.raw_stream()
+        if split > 1:
+            ws = _workspace(x.device, stream, split * m * pw.np_)
+            ctr = self._counters.get(tile)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=x.device)
+                self._counters[tile] = ctr
+            p.ws = ws.data_ptr()
+            p.counters = ctr.data_ptr()
+        lp.grid = (n_tiles, m_tiles, split)
+        lp.launch(stream=stream)
+        if bias is not None:
+            p.bias = pw.bias.data_ptr() if pw.bias is not None else 0
+
+
+# ---------------------------------------------------------------------------
+# tuning and the family entry points (called through the plan)
+# ---------------------------------------------------------------------------
+
+
+#: Tiles per M range. Small M streams weights (wide BK, deep pipeline; split-K
+#: fills the GPU at launch); larger M reuses each dequantized weight tile across
+#: more tokens. ``fit_tile`` adapts them to the layer and the device.
+DEFAULT_RANGES = (
+    (1, 8, Tile(8, 64, 256, 1, 4, 1, 4)),
+    (9, 16, Tile(16, 64, 256, 1, 4, 1, 4)),
+    (17, 64, Tile(64, 128, 128, 1, 4, 1, 4)),
+    (65, None, Tile(128, 128, 64, 2, 4, 1, 4)),
+)
+
+
+def default_ranges(bits: int = 4, max_smem: int = 0) -> list[tuple[int, int | None, Tile]]:
+    return list(DEFAULT_RANGES)
+
+
+def _max_smem(caps) -> int:
+    return int(caps.limit("smem_per_block_optin") or caps.limit("smem_per_block") or 48 * 1024)
+
+
+COMPUTE_TYPES = ("fp16", "bf16")
+
+
+def check_layer(layer, caps, compute) -> list[str]:
+    """Reasons this version's mma_sync kernels cannot run ``layer`` with ``compute`` (empty: they can)."""
+    reasons = []
+    if compute.a not in COMPUTE_TYPES or compute.b not in COMPUTE_TYPES:
+        reasons.append(f"the mma_sync kernels of this version multiply fp16 or bf16 operands; "
+                       f"{compute.a} x {compute.b} MMA is not implemented yet")
+        return reasons
+    if layer.is_moe:
+        reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
+    if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
+        reasons.append("no bf16 mma.sync on this chip")
+    try:
+        recipe_for(layer.weight, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=True, k8mma=False,
+                   target="sm_80")
+    except UnsupportedError as e:
+        reasons.extend(e.reasons)
+    act = layer.activation
+    if act.quant == "dynamic_group":
+        reasons.append("per-group activation scales are not implemented in the mma_sync family yet")
+    if act.is_quantized and act.format.bits == 4:
+        reasons.append(f"{act.fmt} activations (4-bit, packed) are not implemented in the mma_sync family yet")
+    return reasons
+
+
+def tuning(layer, caps, compute):
+    """The planner's tuning for this family: one MRange per tile of DEFAULT_RANGES, fitted
+    to the layer's padded K and the device's shared memory."""
+    from humming.planner.family import MRange
+
+    bf16 = compute.a == "bf16"
+    recipe = recipe_for(layer.weight, bf16=bf16, out_bf16=False, caps_cp_async=caps.has("cp_async"),
+                        k8mma=False, target="sm_80")
+    kp = -(-layer.k // PAD_K) * PAD_K
+    return [MRange(lo, hi, fit_tile(t, recipe, _max_smem(caps), kp).to_dict()) for lo, hi, t in DEFAULT_RANGES]
+
+
+def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
+    """Adapt a tile to a layer: BK must divide the padded K; then fewer stages
+    (then a narrower BK, then fewer tokens) until it fits the shared-memory limit."""
+    t = tile
+    while kp % t.bk:
+        t = replace(t, bk=t.bk // 2, wk=max(1, min(t.wk, t.bk // 128)))
+    while smem_bytes(recipe, t) > max_smem:
+        if t.stages > 2:
+            t = replace(t, stages=t.stages - 1)
+        elif t.bk > 64 and (t.bk // 2 // 64) % t.wk == 0 and kp % (t.bk // 2) == 0:
+            t = replace(t, bk=t.bk // 2)
+        elif t.bm >= 16 * t.wm:
+            t = replace(t, bm=t.bm // 2)
+        elif t.bm >= 16 and t.wm > 1:
+            t = replace(t, bm=t.bm // 2, wm=t.wm // 2, wn=t.wn * 2 if t.bn % (32 * t.wn) == 0 else t.wn)
+        else:
+            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of shared memory",
+                                   [f"tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
+    return t
+
+
+def tile_from_config(cfg) -> Tile | None:
+    keys = ("bm", "bn", "bk", "wm", "wn", "wk", "stages")
+    if all(k in cfg for k in keys):
+        return Tile(*(int(cfg[k]) for k in keys))
+    return None
+
+
+def recipe_from_plan(plan, hw) -> Recipe:
+    layer = plan.layer
+    c = plan.compute
+    if c.a not in ("fp16", "bf16"):
+        raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16; the plan asks for "
+                               f"{c.a} operands", [f"{c.a} x {c.b} MMA is not implemented yet"])
+    act = layer.activation
+    act_scale = {"dynamic_token": 1, "static_tensor": 2}.get(act.quant, 0)
+    comps = plan.components
+    caps = hw.caps
+    compiler = "nvrtc" if caps.targets.get("nvrtc") else "nvcc"
+    target = hw.compile_target(compiler)
+    return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
+                      caps_cp_async=str(comps.get("loader", "cp_async")) == "cp_async",
+                      k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
+                      has_bias=layer.bias)
+
+
+def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):
+    out = []
+    for r in plan.tuning:
+        tile = tile_from_config(r.config)
+        if tile is None:
+            break
+        out.append((r.lo, r.hi, fit_tile(tile, recipe, max_smem, kp)))
+    else:
+        if out:
+            return out
+    return [(lo, hi, fit_tile(t, recipe, max_smem, kp)) for lo, hi, t in DEFAULT_RANGES]
+
+
+def prepare(plan, qw, device, hw):
+    """Family entry: (PackedWeight, Launcher) for ``qw`` under ``plan`` on ``device``."""
+    recipe = recipe_from_plan(plan, hw)
+    max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
+    kp = -(-plan.layer.k // PAD_K) * PAD_K
+    ranges = ranges_from_plan(plan, recipe, max_smem, kp)
+    packed = pack_weight(qw, recipe, device)
+    return packed, Launcher(packed, ranges, hw.sm_count)
+
+
+def spec_for_plan(plan, m: int, hw=None):
+    """Family entry: the KernelSpec a call with ``m`` tokens would compile (no GPU needed)."""
+    from humming.device import get_device
+
+    hw = hw or get_device(plan.device)
+    recipe = recipe_from_plan(plan, hw)
+    max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
+    kp = -(-plan.layer.k // PAD_K) * PAD_K
+    for lo, hi, tile in ranges_from_plan(plan, recipe, max_smem, kp):
+        if m >= lo and (hi is None or m <= hi):
+            return kernel_spec(recipe, tile)
+    raise ValueError(f"no M range holds m={m}")

@@ -41,7 +41,7 @@ def _fragment_index(device_type: str) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
-    """Pack unsigned ``bits``-bit values ``[N, K]`` (any int dtype) -> int32 ``[N/16, K/64, bits, 32]``."""
+    """Pack unsigned ``bits``-bit values ``[N, K]`` (any int dtype) -> int32 ``[N/16, K/64, 32, bits]``."""
     n, k = values.shape
     if n % BLOCK_ROWS or k % BLOCK_COLS:
         raise ValueError(f"layout.pack: N={n} must be a multiple of 16 and K={k} of 64 (pad first)")
@@ -60,18 +60,16 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
         elem_shift = torch.tensor([0, 16], device=dev).view(1, 1, 1, 1, 1, 2)
         w = (field << (slot_shift + elem_shift)).sum(dim=(-1, -2))  # [NB, KB, lane, p] (disjoint bits)
         words.append(w)
-    allw = torch.cat(words, dim=-1)  # [NB, KB, lane, bits]
-    allw = allw.permute(0, 1, 3, 2).contiguous()  # [NB, KB, bits, lane]
+    allw = torch.cat(words, dim=-1).contiguous()  # [NB, KB, lane, bits]
     return ((allw + 2**31) % 2**32 - 2**31).to(torch.int32)
 
 
 def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
-    """Inverse of :func:`pack` (for tests): int32 ``[N/16, K/64, bits, 32]`` -> int64 ``[N, K]``."""
-    nb, kb, b, lanes = packed.shape
+    """Inverse of :func:`pack` (for tests): int32 ``[N/16, K/64, 32, bits]`` -> int64 ``[N, K]``."""
+    nb, kb, lanes, b = packed.shape
     assert b == bits and lanes == LANES
     dev = packed.device
     w = packed.to(torch.int64) & 0xFFFFFFFF
-    w = w.permute(0, 1, 3, 2)  # [NB, KB, lane, bits]
     frag = torch.zeros(nb, kb, LANES, PAIRS, 2, dtype=torch.int64, device=dev)
     for p, off in planes(bits):
         per_word = 16 // p

@@ -94,7 +94,9 @@ def load_function(cubin: bytes, symbol: str, smem_bytes: int, what: str):
     drv = ensure_init()
     module = check(drv.cuModuleLoadData(cubin), f"cuModuleLoadData({what})")
     func = check(drv.cuModuleGetFunction(module, symbol.encode()), f"cuModuleGetFunction({what}, {symbol})")
-    if smem_bytes > 48 * 1024:
+    # dynamic + static shared memory above 48 KB needs the opt-in; the static part is
+    # not known here, so opt in for any dynamic size from 32 KB up (it costs nothing)
+    if smem_bytes > 32 * 1024:
         attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         check(drv.cuFuncSetAttribute(func, attr, smem_bytes),
               f"cuFuncSetAttribute({what}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})")

@@ -1,20 +1,24 @@
 // humming/gemm/dequant.cuh -- weight codes -> 16-bit MMA operands.
 //
 // Two variants, chosen by the planner:
-//   int_bittrick : integers of 1-8 bits. A pair of codes sits in the low bits of
-//                  the two halves of a register (layout.cuh); OR-ing the exponent
-//                  of 1024 (fp16, 0x6400) or 128 (bf16, 0x4300) makes each half
-//                  exactly MAGIC + code, and one packed subtraction of
-//                  MAGIC + offset (or MAGIC + zero point) leaves the signed value,
-//                  exact. 8-bit codes in bf16 (7 mantissa bits) go through fp32.
+//   int_bittrick : integers of 1-8 bits. A pair of codes sits in the two 16-bit
+//                  halves of a register (layout.cuh). OR-ing the exponent of
+//                  MAGIC (1024 in fp16: 0x6400, 128 in bf16: 0x4300) onto a field
+//                  v * 2^pos that fits the mantissa makes each half exactly
+//                  MAGIC + v * 2^pos; one packed fma with 2^-pos and
+//                  -(MAGIC * 2^-pos + offset) (a subtraction when pos = 0) then
+//                  leaves v - offset, exact. Fields are taken in place while they
+//                  fit the mantissa, so most pairs cost one LOP3 and one packed
+//                  op; power-of-two widths come from one plane, 3/5/6/7 bits are
+//                  gathered from their planes. 8-bit codes in bf16 (7 mantissa
+//                  bits) go through fp32.
 //   float_rebias : signed float formats of at most 8 bits. Moving the sign to bit
 //                  15 and the exponent-mantissa bits up to align the mantissas
-//                  gives a 16-bit float equal to value * 2^(bias16 - bias); that
-//                  constant factor is folded into the scales by the host.
-// Then an optional per-group scale (and zero point) per row:
-//   no zero point : w = t * s
-//   int zero point: t = r - (MAGIC + z), w = t * s          (aux = MAGIC + z)
-//   float zero pt : t = r - MAGIC,       w = fma(t, s, aux) (aux = -z * s)
+//                  gives a 16-bit float equal to value * 2^(bias16 - bias); the
+//                  host folds that constant into the scales.
+// Zero points (aux = z, exact for integers, rounded to 16 bits for float zero
+// points) are subtracted from v; then, unless the kernel applies the group
+// scales to its fp32 accumulators, the row's scale multiplies: w = (v - z) * s.
 #pragma once
 #include "humming/gemm/layout.cuh"
 #include "humming/gemm/ptx.cuh"
@@ -24,60 +28,93 @@ namespace dequant {
 
 enum ZeroPoint { kZpNone = 0, kZpInt = 1, kZpFloat = 2 };
 
-// Cfg: BITS, WFLOAT, FEXP, FMAN, OFFSET, ZP, GSCALE, BF16.
-template <typename Cfg>
+// Bits of an exactly representable fp16 / bf16 number (normal, power-of-two
+// scaled small integers only: what the constants below need).
+HUMMING_HD constexpr u32 f16_bits(double v, bool bf16) {
+  const bool neg = v < 0;
+  double a = neg ? -v : v;
+  if (a == 0) return neg ? 0x8000u : 0u;
+  int e = 0;
+  while (a >= 2.0) a /= 2.0, ++e;
+  while (a < 1.0) a *= 2.0, --e;
+  const int man_bits = bf16 ? 7 : 10, bias = bf16 ? 127 : 15;
+  const u32 man = static_cast<u32>((a - 1.0) * (1 << man_bits) + 0.5);
+  return (neg ? 0x8000u : 0u) | (static_cast<u32>(e + bias) << man_bits) | man;
+}
+HUMMING_HD constexpr u32 f16x2_bits(double v, bool bf16) { return f16_bits(v, bf16) * 0x00010001u; }
+
+// Cfg: BITS, WFLOAT, FEXP, FMAN, OFFSET, ZP, BF16; SCALE_W: scales applied here.
+template <typename Cfg, bool SCALE_W>
 struct Dequant {
   static constexpr bool BF16 = Cfg::BF16;
   static constexpr int BITS = Cfg::BITS;
   static constexpr u32 MAGIC = BF16 ? 0x4300u : 0x6400u;  // 128.0 / 1024.0
+  static constexpr double MAGIC_F = BF16 ? 128.0 : 1024.0;
+  static constexpr int MANT = BF16 ? 7 : 10;
   static constexpr bool VIA_FP32 = !Cfg::WFLOAT && BF16 && BITS == 8;
+  static constexpr bool ONE_PLANE = layout::num_planes(BITS) == 1;
   static_assert(Cfg::WFLOAT || BITS <= 8, "integers of at most 8 bits");
-  static_assert(!Cfg::WFLOAT || (Cfg::FEXP <= (BF16 ? 8 : 5) && Cfg::FMAN <= (BF16 ? 7 : 10)),
+  static_assert(!Cfg::WFLOAT || (Cfg::FEXP <= (BF16 ? 8 : 5) && Cfg::FMAN <= MANT),
                 "float weights must fit the 16-bit compute type's exponent and mantissa");
+
+  // ---- integers: MAGIC + v * 2^pos in each half, then v - offset (or v - z)
+  template <int J>
+  static HUMMING_DEVICE u32 int_pair(const u32 (&w)[BITS]) {
+    constexpr u32 M2 = MAGIC * 0x00010001u;
+    if constexpr (ONE_PLANE) {
+      constexpr int P = BITS, PER_WORD = 16 / P;
+      constexpr int FIT = (MANT / P) * P;  // bits of a half usable in place
+      constexpr int pos = P * (J % PER_WORD);
+      constexpr int seg = pos / FIT, sub = pos % FIT;
+      constexpr u32 MASK = (((1u << P) - 1u) << sub) * 0x00010001u;
+      const u32 src = seg ? (w[J / PER_WORD] >> (seg * FIT)) : w[J / PER_WORD];
+      const u32 r = ptx::and_or(src, MASK, M2);  // MAGIC + v * 2^sub
+      if constexpr (Cfg::ZP == kZpNone) {
+        if constexpr (sub == 0) return ptx::hsub2<BF16>(r, f16x2_bits(MAGIC_F + Cfg::OFFSET, BF16));
+        else return ptx::hfma2<BF16>(r, f16x2_bits(1.0 / (1 << sub), BF16),
+                                     f16x2_bits(-(MAGIC_F / (1 << sub) + Cfg::OFFSET), BF16));
+      } else {
+        u32 v;
+        if constexpr (sub == 0) v = ptx::hsub2<BF16>(r, M2);
+        else v = ptx::hfma2<BF16>(r, f16x2_bits(1.0 / (1 << sub), BF16), f16x2_bits(-MAGIC_F / (1 << sub), BF16));
+        return v;  // caller subtracts the zero point
+      }
+    } else {
+      const u32 r = layout::extract_pair<BITS, J>(w) | M2;
+      if constexpr (Cfg::ZP == kZpNone) return ptx::hsub2<BF16>(r, f16x2_bits(MAGIC_F + Cfg::OFFSET, BF16));
+      else return ptx::hsub2<BF16>(r, M2);
+    }
+  }
 
   // Pair J -> one A register (both halves), given the row's scale `s` and
   // auxiliary word `aux` (both 16-bit pairs, same value in both halves).
   template <int J>
   static HUMMING_DEVICE u32 pair(const u32 (&w)[BITS], u32 s, u32 aux) {
-    const u32 x = layout::extract_pair<BITS, J>(w);
     if constexpr (Cfg::WFLOAT) {
+      const u32 x = layout::extract_pair<BITS, J>(w);
       constexpr u32 MAG = ((1u << (BITS - 1)) - 1u) * 0x00010001u;
       constexpr u32 SIGN = (1u << (BITS - 1)) * 0x00010001u;
-      constexpr int MSHIFT = (BF16 ? 7 : 10) - Cfg::FMAN;
+      constexpr int MSHIFT = MANT - Cfg::FMAN;
       const u32 r = ((x & MAG) << MSHIFT) | ((x & SIGN) << (16 - BITS));
-      if constexpr (Cfg::GSCALE) return ptx::hmul2<BF16>(r, s);
+      if constexpr (SCALE_W) return ptx::hmul2<BF16>(r, s);
       else return r;
     } else if constexpr (VIA_FP32) {
       // exact integer -> fp32 by the 2^23 trick, then one rounding to bf16
-      const float lo = __uint_as_float(0x4b000000u | (x & 0xffu)) - 8388608.0f;
-      const float hi = __uint_as_float(0x4b000000u | (x >> 16)) - 8388608.0f;
-      const float sf = bf16_to_float(static_cast<u16>(s));
-      const float af = bf16_to_float(static_cast<u16>(aux));
-      float a, b;
-      if constexpr (Cfg::ZP == kZpNone) {
-        a = (lo - float(Cfg::OFFSET)) * (Cfg::GSCALE ? sf : 1.0f);
-        b = (hi - float(Cfg::OFFSET)) * (Cfg::GSCALE ? sf : 1.0f);
-      } else if constexpr (Cfg::ZP == kZpInt) {  // aux = z
-        a = (lo - af) * sf;
-        b = (hi - af) * sf;
-      } else {  // aux = -z * s
-        a = fmaf(lo, sf, af);
-        b = fmaf(hi, sf, af);
+      const u32 x = layout::extract_pair<BITS, J>(w);
+      const float sub = Cfg::ZP ? bf16_to_float(static_cast<u16>(aux)) : float(Cfg::OFFSET);
+      float a = (__uint_as_float(0x4b000000u | (x & 0xffu)) - 8388608.0f) - sub;
+      float b = (__uint_as_float(0x4b000000u | (x >> 16)) - 8388608.0f) - sub;
+      if constexpr (SCALE_W) {
+        const float sf = bf16_to_float(static_cast<u16>(s));
+        a *= sf;
+        b *= sf;
       }
       return ptx::pack2<true>(a, b);
     } else {
-      const u32 r = x | (MAGIC * 0x00010001u);
-      if constexpr (Cfg::ZP == kZpNone) {
-        constexpr u32 SUB = (MAGIC + Cfg::OFFSET) * 0x00010001u;  // exact: OFFSET < 128
-        const u32 t = ptx::hsub2<BF16>(r, SUB);
-        if constexpr (Cfg::GSCALE) return ptx::hmul2<BF16>(t, s);
-        else return t;
-      } else if constexpr (Cfg::ZP == kZpInt) {
-        return ptx::hmul2<BF16>(ptx::hsub2<BF16>(r, aux), s);
-      } else {
-        const u32 t = ptx::hsub2<BF16>(r, MAGIC * 0x00010001u);
-        return ptx::hfma2<BF16>(t, s, aux);
-      }
+      u32 t = int_pair<J>(w);  // v - offset, or v when there are zero points
+      if constexpr (Cfg::ZP != kZpNone) t = ptx::hsub2<BF16>(t, aux);  // aux = z
+      if constexpr (SCALE_W) return ptx::hmul2<BF16>(t, s);
+      else return t;
     }
   }
 

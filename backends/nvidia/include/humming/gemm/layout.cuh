@@ -12,8 +12,8 @@
 // 16 + P*(j % (16/P)) (second element), so that one shift and one mask put both
 // elements of a pair in the low bits of the two 16-bit halves of a register,
 // ready for the magic-number conversion. The B words of a lane follow plane
-// order; a block is stored as [word][lane] (B*128 bytes, conflict-free for
-// shared-memory reads), blocks as [N/16][K/64]. The Python packer
+// order; a block is stored as [lane][word] (B*128 bytes: one vector load per
+// lane, conflict-free in shared memory), blocks as [N/16][K/64]. The Python packer
 // (humming_nvidia/layout.py) writes exactly this; tests check both sides agree.
 //
 // This header compiles as plain C++ too, so the layout can be tested on a CPU.

@@ -15,20 +15,16 @@ HUMMING_DEVICE u32 smem_addr(const void* p) {
 }
 
 // ---------------------------------------------------------------- cp.async (sm_80+)
-// Copy 16 bytes global -> shared; when `src_bytes` < 16 the rest is zero-filled
-// (0 reads nothing: the way out-of-range rows and columns become zeros).
-HUMMING_DEVICE void cp_async16(u32 dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+// Copy 16 bytes global -> shared.
+HUMMING_DEVICE void cp_async16(u32 dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
-// Same, with an L2 evict-first hint: weights are read once, activations are reused.
-HUMMING_DEVICE void cp_async16_stream(u32 dst, const void* src, int src_bytes, u64 policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes), "l"(policy));
-}
-HUMMING_DEVICE u64 evict_first_policy() {
-  u64 p;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
+// (No L2::cache_hint variant: with an evict-first policy, ptxas 13.0 can encode
+// the cache-policy descriptor in an odd uniform register, which faults on sm_90
+// with "illegal instruction" -- seen on the H200 for 2-bit weights.)
+// Sixteen zero bytes into shared memory, in the same async group (reads nothing).
+HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 0;\n" ::"r"(dst), "l"(src));
 }
 HUMMING_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>

@@ -68,81 +68,182 @@ struct GemmMmaSync {
   static constexpr int SMEM_BYTES = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
 
-  using DQ = dequant::Dequant<Cfg>;
+  // group scales multiply the dequantized weights (SCALE_W), or the fp32
+  // partial sums of each group (SCALE_ACC: fewer operations for few tokens, and exact)
+  static constexpr bool SCALE_ACC = Cfg::GSCALE && Cfg::SCALE_ACC;
+  static constexpr bool SCALE_W = Cfg::GSCALE && !Cfg::SCALE_ACC;
+  using DQ = dequant::Dequant<Cfg, SCALE_W>;
 
   // ------------------------------------------------------------------ loading
-  static HUMMING_DEVICE void copy16(u32 dst, const void* src, bool valid, u64 policy) {
+  // Every thread copies the same chunks of every stage, so their offsets are
+  // computed once; a stage only adds the step to two base pointers.
+  static constexpr int A_CPR = BK / 8;                        // 16-byte chunks per activation row
+  static constexpr int A_CHUNKS = BM * A_CPR;
+  static constexpr int A_IT = (A_CHUNKS + THREADS - 1) / THREADS;
+  static constexpr int W_CPB = BITS * 8;                      // 16-byte chunks per 16x64 block
+  static constexpr int W_CHUNKS = (BN / 16) * KB * W_CPB;
+  static constexpr int W_IT = (W_CHUNKS + THREADS - 1) / THREADS;
+  static constexpr int S_CPR = BN * SZB / 16;
+  static constexpr int S_CHUNKS = GS_ROWS * S_CPR;
+  static constexpr int S_IT = (S_CHUNKS + THREADS - 1) / THREADS;
+
+  struct Loader {
+    const u16* a_ptr[A_IT];  // next global source of each activation chunk (null: row past M)
+    u32 a_dst[A_IT];         // its (swizzled) byte offset in a stage
+    int a_col[A_IT];         // its column inside a stage
+    const u32* w_ptr[W_IT];  // next global source of each weight chunk
+    u32 w_dst[W_IT];         // its byte offset in a stage
+
+    HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
+      const int tid = threadIdx.x;
+      const int k0 = kstep0 * BK;
+      const int kblocks = p.Kp / 64;
+#pragma unroll
+      for (int i = 0; i < A_IT; ++i) {
+        const int c = tid + i * THREADS;
+        const int r = c / A_CPR, cc = c % A_CPR;
+        const bool ok = (c < A_CHUNKS) && (m0 + r < p.M);  // rows past M are never loaded
+        a_ptr[i] = ok ? static_cast<const u16*>(p.x) + static_cast<i64>(m0 + r) * p.lda + k0 + cc * 8 : nullptr;
+        a_dst[i] = (r * A_CPR + (cc ^ (r & 7))) * 16;
+        a_col[i] = cc * 8;
+      }
+      // The host pads Np to a multiple of BN and Kp to a multiple of BK, so every
+      // weight chunk of every stage is in range: no checks on the hot path.
+#pragma unroll
+      for (int i = 0; i < W_IT; ++i) {
+        const int c = tid + i * THREADS;
+        const int blk = c / W_CPB, cc = c % W_CPB;
+        const int nb = blk / KB, kb = blk % KB;
+        w_ptr[i] = p.w + (static_cast<i64>(n0 / 16 + nb) * kblocks + k0 / 64 + kb) * (BITS * 32) + cc * 4;
+        w_dst[i] = A_BYTES + c * 16;
+      }
+    }
+  };
+
+  // 16 bytes global -> shared; `full`: all 16 bytes are in range (else zero-filled)
+  static HUMMING_DEVICE void copy16(u32 dst, const void* src, bool full) {
     if constexpr (Cfg::CP_ASYNC) {
-      if (policy) ptx::cp_async16_stream(dst, src, valid ? 16 : 0, policy);
-      else ptx::cp_async16(dst, src, valid ? 16 : 0);
+      if (full) {
+        ptx::cp_async16(dst, src);
+      } else {
+        ptx::cp_async16_zfill(dst, src);
+      }
     } else {
       uint4 v;
       v.x = v.y = v.z = v.w = 0u;
-      if (valid) v = *reinterpret_cast<const uint4*>(src);
+      if (full) v = *reinterpret_cast<const uint4*>(src);
       asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z),
                    "r"(v.w));
     }
   }
 
-  static HUMMING_DEVICE void load_stage(const GemmParams& p, char* smem, int stage, int kstep, int m0, int n0,
-                                        u64 wpolicy) {
-    const int tid = threadIdx.x;
-    char* base = smem + stage * STAGE_BYTES;
+  // Issue the copies of k-step `kstep` into `stage`, then advance the sources.
+  static HUMMING_DEVICE void load_stage(const GemmParams& p, Loader& L, u32 smem_base, int stage, int kstep) {
+    const u32 base = smem_base + stage * STAGE_BYTES;
     const int k0 = kstep * BK;
-    // activations: BM rows x BK/8 chunks, chunk c of row r stored at c ^ (r & 7)
-    {
-      const u32 a_s = ptx::smem_addr(base);
-      const u16* x = static_cast<const u16*>(p.x);
-      constexpr int CPR = BK / 8;
 #pragma unroll
-      for (int c = tid; c < BM * CPR; c += THREADS) {
-        const int r = c / CPR, cc = c % CPR;
-        const int m = m0 + r, k = k0 + cc * 8;
-        const bool ok = (m < p.M) && (k < p.K);
-        const u16* src = ok ? x + static_cast<i64>(m) * p.lda + k : x;
-        copy16(a_s + (r * CPR + (cc ^ (r & 7))) * 16, src, ok, 0);
+    for (int i = 0; i < A_IT; ++i) {
+      if (L.a_ptr[i] != nullptr) {
+        copy16(base + L.a_dst[i], L.a_ptr[i], k0 + L.a_col[i] < p.K);
+        L.a_ptr[i] += BK;
       }
     }
-    // weights: (BN/16) x KB blocks of BITS*128 bytes
-    {
-      const u32 w_s = ptx::smem_addr(base + A_BYTES);
-      constexpr int CPB = BITS * 8;  // 16-byte chunks per block
-      const int kblocks = p.Kp / 64;
 #pragma unroll
-      for (int c = tid; c < (BN / 16) * KB * CPB; c += THREADS) {
-        const int blk = c / CPB, cc = c % CPB;
-        const int nb = n0 / 16 + blk / KB, kb = k0 / 64 + blk % KB;
-        const bool ok = (nb < p.Np / 16) && (kb < kblocks);
-        const u32* src = ok ? p.w + (static_cast<i64>(nb) * kblocks + kb) * (BITS * 32) + cc * 4 : p.w;
-        copy16(w_s + c * 16, src, ok, wpolicy);
+    for (int i = 0; i < W_IT; ++i) {
+      if ((i + 1) * THREADS <= W_CHUNKS || threadIdx.x + i * THREADS < W_CHUNKS) {
+        copy16(base + L.w_dst[i], L.w_ptr[i], true);
+        L.w_ptr[i] += KB * BITS * 32;
       }
     }
-    // group scales: GS_ROWS rows of BN entries, starting at group k0 / GROUP
     if constexpr (Cfg::GSCALE) {
-      const u32 s_s = ptx::smem_addr(base + A_BYTES + W_BYTES);
+      const int tid = threadIdx.x;
       const char* sz = static_cast<const char*>(p.sz);
-      constexpr int CPR = BN * SZB / 16;
       const int g0 = k0 / Cfg::GROUP;
 #pragma unroll
-      for (int c = tid; c < GS_ROWS * CPR; c += THREADS) {
-        const int r = c / CPR, cc = c % CPR;
-        const int g = g0 + r;
-        const int nbyte = n0 * SZB + cc * 16;
-        const bool ok = (g < p.groups) && (nbyte < p.Np * SZB);
-        const char* src = ok ? sz + (static_cast<i64>(g) * p.Np) * SZB + nbyte : sz;
-        copy16(s_s + c * 16, src, ok, 0);
+      for (int i = 0; i < S_IT; ++i) {
+        const int c = tid + i * THREADS;
+        if (S_CHUNKS % THREADS == 0 || c < S_CHUNKS) {
+          const int r = c / S_CPR, cc = c % S_CPR;
+          const int g = g0 + r;
+          const int nbyte = blockIdx.x * BN * SZB + cc * 16;
+          const bool ok = (g < p.groups) && (nbyte < p.Np * SZB);
+          copy16(base + A_BYTES + W_BYTES + c * 16, sz + (ok ? static_cast<i64>(g) * p.Np * SZB + nbyte : 0), ok);
+        }
       }
     }
   }
 
   // ------------------------------------------------------------------ compute
-  static HUMMING_DEVICE void compute_stage(const char* base, int k0, float (&acc)[NT][MT][4], int wm, int wn,
-                                           int wk, int lane) {
+  // One lane's BITS words of a 16x64 block: a single vector load where possible.
+  // Lanes sit BITS words apart, so the widest aligned vector is set by BITS.
+  static constexpr int VEC = (BITS % 4 == 0) ? 4 : (BITS % 2 == 0) ? 2 : 1;
+  static HUMMING_DEVICE void load_words(const u32* src, u32 (&w)[BITS]) {
+#pragma unroll
+    for (int i = 0; i < BITS; i += VEC) {
+      if constexpr (VEC == 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(src + i);
+        w[i] = v.x, w[i + 1] = v.y, w[i + 2] = v.z, w[i + 3] = v.w;
+      } else if constexpr (VEC == 2) {
+        const uint2 v = *reinterpret_cast<const uint2*>(src + i);
+        w[i] = v.x, w[i + 1] = v.y;
+      } else {
+        w[i] = src[i];
+      }
+    }
+  }
+
+  // Row-pair scale (and aux) words of 16-row block `col` for group row `gi`.
+  static HUMMING_DEVICE void load_scale(const char* s_s, int gi, int col, u32 (&s)[2], u32 (&aux)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if constexpr (Cfg::ZP) {
+        const u32 v = *reinterpret_cast<const u32*>(s_s + (gi * BN + col + 8 * h) * 4);
+        s[h] = ptx::dup2(v);
+        aux[h] = ptx::dup2(v >> 16);
+      } else {
+        s[h] = ptx::dup2(*reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * 2));
+        aux[h] = 0;
+      }
+    }
+  }
+
+  // group row (within the stage's scale rows) of k16 tile kt of block kb
+  static HUMMING_DEVICE int group_row(int k0, int kb, int kt) {
+    constexpr int G = Cfg::GROUP;
+    if constexpr (G % BK == 0) return 0;                       // the stage lies in one group
+    else if constexpr (BK % G == 0) return (kb * 64 + kt * 16) / G;  // stages start on a group
+    else return (k0 + kb * 64 + kt * 16) / G - k0 / G;
+  }
+
+  // acc += part * s (the rows' group scales, fp32), part = 0
+  static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4], float (&part)[NT][MT][4],
+                                   int wn, int g) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const int col = (wn * NT + nt) * 16 + g;
+      float sf[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * SZB);
+        sf[h] = f16_to_float<Cfg::BF16>(b);
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          acc[nt][mt][q] = fmaf(part[nt][mt][q], sf[q >> 1], acc[nt][mt][q]);
+          part[nt][mt][q] = 0.0f;
+        }
+    }
+  }
+
+  static HUMMING_DEVICE void compute_stage(const char* base, int k0, bool last_stage, float (&acc)[NT][MT][4],
+                                           float (&part)[NT][MT][4], int wm, int wn, int wk, int lane,
+                                           const u32 (&b_off)[4]) {
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
     const char* s_s = base + A_BYTES + W_BYTES;
     const int g = lane >> 2;
-    const int g0 = Cfg::GSCALE ? k0 / Cfg::GROUP : 0;
 #pragma unroll
     for (int kbw = 0; kbw < KBW; ++kbw) {
       const int kb = wk * KBW + kbw;
@@ -151,29 +252,23 @@ struct GemmMmaSync {
       for (int nt = 0; nt < NT; ++nt) {
         const int blk = (wn * NT + nt) * KB + kb;
         u32 w[BITS];
-#pragma unroll
-        for (int i = 0; i < BITS; ++i) w[i] = w_s[(blk * BITS + i) * 32 + lane];
+        load_words(w_s + (blk * 32 + lane) * BITS, w);
         u32 s[4][2], aux[4][2];
+        if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
+          const int col = (wn * NT + nt) * 16 + g;
+          if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
+            load_scale(s_s, group_row(k0, kb, 0), col, s[0], aux[0]);
 #pragma unroll
-        for (int kt = 0; kt < 4; ++kt) {
-          if constexpr (Cfg::GSCALE) {
-            const int gi = (k0 + kb * 64 + kt * 16) / Cfg::GROUP - g0;
-            const int col = (wn * NT + nt) * 16 + g;
+            for (int kt = 1; kt < 4; ++kt)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              if constexpr (Cfg::ZP) {
-                const u32 v = *reinterpret_cast<const u32*>(s_s + (gi * BN + col + 8 * h) * 4);
-                s[kt][h] = ptx::dup2(v);
-                aux[kt][h] = ptx::dup2(v >> 16);
-              } else {
-                const u32 v = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * 2);
-                s[kt][h] = ptx::dup2(v);
-                aux[kt][h] = 0;
-              }
-            }
+              for (int h = 0; h < 2; ++h) s[kt][h] = s[0][h], aux[kt][h] = aux[0][h];
           } else {
-            s[kt][0] = s[kt][1] = aux[kt][0] = aux[kt][1] = 0;
+#pragma unroll
+            for (int kt = 0; kt < 4; ++kt) load_scale(s_s, group_row(k0, kb, kt), col, s[kt], aux[kt]);
           }
+        } else {
+#pragma unroll
+          for (int kt = 0; kt < 4; ++kt) s[kt][0] = s[kt][1] = aux[kt][0] = aux[kt][1] = 0;
         }
         DQ::template tile<0>(w, a[nt][0], s[0][0], s[0][1], aux[0][0], aux[0][1]);
         DQ::template tile<1>(w, a[nt][1], s[1][0], s[1][1], aux[1][0], aux[1][1]);
@@ -183,16 +278,13 @@ struct GemmMmaSync {
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt) {
         u32 b[MT][2];
-        const int chunk0 = kb * 8 + kt * 2;
-        constexpr int CPR = BK / 8;
+        // b_off[kt] holds this lane's row and swizzled chunk for k16 tile kt of block 0;
+        // block kb is 8 chunks (128 bytes) further, and the XOR swizzle keeps that offset.
         if constexpr (MT % 2 == 0) {
 #pragma unroll
           for (int mt = 0; mt < MT; mt += 2) {
-            const int i = lane >> 3;
-            const int row = wm * TM + (mt + (i >> 1)) * 8 + (lane & 7);
-            const int chunk = chunk0 + (i & 1);
             u32 r[4];
-            ptx::ldmatrix_x4(r, a_s + (row * CPR + (chunk ^ (row & 7))) * 16);
+            ptx::ldmatrix_x4(r, a_s + b_off[kt] + kb * 128 + mt * 8 * A_CPR * 16);
             b[mt][0] = r[0];
             b[mt][1] = r[1];
             b[mt + 1][0] = r[2];
@@ -201,11 +293,8 @@ struct GemmMmaSync {
         } else {
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            const int i = (lane >> 3) & 1;
-            const int row = wm * TM + mt * 8 + (lane & 7);
-            const int chunk = chunk0 + i;
             u32 r[2];
-            ptx::ldmatrix_x2(r, a_s + (row * CPR + (chunk ^ (row & 7))) * 16);
+            ptx::ldmatrix_x2(r, a_s + b_off[kt] + kb * 128 + mt * 8 * A_CPR * 16);
             b[mt][0] = r[0];
             b[mt][1] = r[1];
           }
@@ -214,9 +303,16 @@ struct GemmMmaSync {
         for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(acc[nt][mt], a[nt][kt], b[mt]);
-            else ptx::mma_m16n8k16<Cfg::BF16>(acc[nt][mt], a[nt][kt], b[mt]);
+            float(&d)[4] = SCALE_ACC ? part[nt][mt] : acc[nt][mt];
+            if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a[nt][kt], b[mt]);
+            else ptx::mma_m16n8k16<Cfg::BF16>(d, a[nt][kt], b[mt]);
           }
+        }
+        if constexpr (SCALE_ACC) {
+          const int k_next = k0 + kb * 64 + kt * 16 + 16;
+          const bool end_of_group = (k_next % Cfg::GROUP) == 0;
+          const bool end_of_slice = last_stage && kbw == KBW - 1 && kt == 3;
+          if (end_of_group || end_of_slice) flush(s_s, group_row(k0, kb, kt), acc, part, wn, g);
         }
       }
     }
@@ -260,30 +356,44 @@ struct GemmMmaSync {
     const int ks_end = ksteps < ks_begin + p.k_steps_per_split ? ksteps : ks_begin + p.k_steps_per_split;
     const int nsteps = ks_end > ks_begin ? ks_end - ks_begin : 0;
 
-    u64 wpolicy = 0;
-    if constexpr (Cfg::CP_ASYNC) wpolicy = ptx::evict_first_policy();
+    Loader L;
+    L.init(p, m0, n0, ks_begin);
+    const u32 smem_base = ptx::smem_addr(smem);
 
-    float acc[NT][MT][4];
+    float acc[NT][MT][4], part[NT][MT][4];
 #pragma unroll
     for (int i = 0; i < NT; ++i)
 #pragma unroll
       for (int j = 0; j < MT; ++j)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = part[i][j][q] = 0.0f;
+
+    // ldmatrix addresses of this lane for the four k16 tiles of a block
+    u32 b_off[4];
+    {
+      const int i = MT % 2 == 0 ? (lane >> 3) : ((lane >> 3) & 1);
+      const int row = wm * TM + (MT % 2 == 0 ? (i >> 1) * 8 : 0) + (lane & 7);
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) {
+        const int chunk = kt * 2 + (i & 1);
+        b_off[kt] = (row * A_CPR + (chunk ^ (row & 7))) * 16;
+      }
+    }
 
     // ---- main loop: STAGES-deep pipeline
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nsteps) load_stage(p, smem, s, ks_begin + s, m0, n0, wpolicy);
+      if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
     }
     for (int it = 0; it < nsteps; ++it) {
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<STAGES - 2>();
       __syncthreads();
       const int nxt = it + STAGES - 1;
-      if (nxt < nsteps) load_stage(p, smem, nxt % STAGES, ks_begin + nxt, m0, n0, wpolicy);
+      if (nxt < nsteps) load_stage(p, L, smem_base, nxt % STAGES, ks_begin + nxt);
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
-      compute_stage(smem + (it % STAGES) * STAGE_BYTES, (ks_begin + it) * BK, acc, wm, wn, wk, lane);
+      compute_stage(smem + (it % STAGES) * STAGE_BYTES, (ks_begin + it) * BK, it == nsteps - 1, acc, part, wm,
+                    wn, wk, lane, b_off);
     }
     if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<0>();
     __syncthreads();

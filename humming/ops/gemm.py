@@ -1,0 +1,177 @@
+"""Dense quantized GEMM: ``prepare_weight`` once, then ``gemm(x, prepared)`` per call.
+
+``prepare_weight`` plans the layer for the device (``humming.plan``), repacks
+the weight into the plan's layout on the device, and builds the launch state;
+nothing is compiled until the first call for an M range needs its kernel (or
+``prepared.warmup(ms)`` asks for them ahead of time).
+
+``gemm`` checks its input (dtype, device, shape, contiguity), quantizes the
+activations when the plan says so, permutes them for act-order weights, and
+launches one kernel for the call's M on the current stream.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+
+from ..errors import DeviceError, ShapeError, UnsupportedError
+from ..scheme import ActivationScheme, LayerSpec
+
+__all__ = ["PreparedWeight", "prepare_weight", "gemm"]
+
+_TORCH_OUT = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+@dataclass
+class PreparedWeight:
+    """A weight repacked for one plan on one device.
+
+    ``descriptor`` (layout name, version, plan fingerprint, device) travels with
+    the weight, so a prepared weight is refused on a device it was not made for.
+    """
+
+    layer: LayerSpec
+    plan: object
+    packed: object
+    launcher: object
+    device: torch.device
+    descriptor: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return self.packed.nbytes
+
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        return torch.bfloat16 if self.packed.recipe.bf16 else torch.float16
+
+    @property
+    def out_dtype(self) -> torch.dtype:
+        return _TORCH_OUT[self.layer.out_dtype]
+
+    def warmup(self, ms=(1, 16, 64, 256, 1024)) -> list:
+        """Compile the kernels for these token counts now (in parallel); returns timings."""
+        from ..jit import warmup
+
+        specs = list({self.launcher.spec_for(int(m)) for m in ms})
+        return warmup(specs)
+
+    def kernel_specs(self, ms=(1, 16, 64, 256, 1024)) -> list:
+        return [self.launcher.spec_for(int(m)) for m in ms]
+
+
+def _detect_cuda(device) -> torch.device:
+    dev = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+    if dev.type != "cuda":
+        raise DeviceError(f"prepare_weight: the mma_sync GEMM runs on CUDA devices, got {dev}")
+    if not torch.cuda.is_available():
+        raise DeviceError("prepare_weight: no CUDA GPU is available in this process (plan() works without one)")
+    if dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    return dev
+
+
+def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationScheme | None = None,
+                   device=None, out_dtype: str | None = None, plan=None) -> PreparedWeight:
+    """Plan ``qw`` (a :class:`~humming.reference.QuantizedWeight`) for ``device`` and repack it there."""
+    from .. import plan as make_plan
+    from ..device import get_device
+
+    dev = _detect_cuda(device)
+    if layer is None:
+        act = activation or ActivationScheme("fp16")
+        od = out_dtype or ("bf16" if act.fmt == "bf16" else "fp16")
+        layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts, out_dtype=od,
+                          bias=qw.bias is not None)
+    elif (layer.n, layer.k) != (qw.n, qw.k) or layer.weight != qw.scheme:
+        raise ShapeError(f"prepare_weight: layer {layer.describe()} does not describe the weight "
+                         f"({qw.scheme.describe()}, N={qw.n}, K={qw.k})")
+    hw = get_device(dev.index)
+    if plan is None:
+        plan = make_plan(layer, hw)
+    if not plan.runnable:
+        raise UnsupportedError(f"prepare_weight: the plan for {hw.name} cannot run", [plan.not_runnable_reason])
+    family = plan._family
+    prepare = getattr(family, "prepare", None)
+    if prepare is None:
+        raise UnsupportedError(f"prepare_weight: kernel family {plan.family!r} cannot prepare weights",
+                               [f"{plan.family}: no prepare()"])
+    packed, launcher = prepare(plan, qw, dev, hw)
+    desc = dict(packed.descriptor)
+    desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
+    return PreparedWeight(layer, plan, packed, launcher, dev, desc)
+
+
+def _check_x(x: torch.Tensor, w: PreparedWeight) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise ShapeError(f"gemm: x must be a torch.Tensor, got {type(x).__name__}")
+    if x.device != w.device:
+        raise ShapeError(f"gemm: x is on {x.device}, the prepared weight on {w.device}")
+    if x.dim() != 2 or x.shape[1] != w.layer.k:
+        raise ShapeError(f"gemm: x must be [M, {w.layer.k}], got {list(x.shape)}")
+    if x.dtype not in (torch.float16, torch.bfloat16):
+        raise ShapeError(f"gemm: x must be float16 or bfloat16, got {x.dtype}")
+    if x.stride(1) != 1 or (x.stride(0) % 8) or (x.data_ptr() % 16):
+        raise ShapeError(f"gemm: x must be row-contiguous with 16-byte aligned rows "
+                         f"(strides {x.stride()}); call x.contiguous()")
+
+
+def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Tensor | None):
+    """-> (x16 fed to the kernel, per-token or per-tensor scale or None)."""
+    act = w.layer.activation
+    pw = w.packed
+    if pw.perm is not None:
+        x = x.index_select(1, pw.perm)
+    if not act.is_quantized:
+        if x.dtype != w.compute_dtype:
+            raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
+                             f"(activation scheme {act.describe()})")
+        if x.shape[1] % 8:
+            x = torch.nn.functional.pad(x, (0, 8 - x.shape[1] % 8))
+        return x.contiguous(), None
+    from .act_quant import quantize_activation
+
+    if act.quant == "dynamic_group":
+        raise UnsupportedError("gemm: per-group activation quantization is not implemented in the mma_sync "
+                               "family yet", ["use dynamic_token or static_tensor activation schemes"])
+    q, s = quantize_activation(x.contiguous(), act.fmt, act.quant, scale=act_scale)
+    if act.format.bits == 4:
+        raise UnsupportedError("gemm: 4-bit activations are not implemented in the mma_sync family yet",
+                               [f"{act.fmt} activations"])
+    xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16
+    if xq.shape[1] % 8:
+        xq = torch.nn.functional.pad(xq, (0, 8 - xq.shape[1] % 8))
+    return xq.contiguous(), s.reshape(-1).contiguous()
+
+
+def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
+         act_scale: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``y = x @ W.T (+ bias)`` for a prepared weight. ``x``: fp16/bf16 ``[M, K]`` on the weight's device.
+
+    ``act_scale`` is the calibrated fp32 scale of a ``static_tensor`` activation
+    scheme. ``bias`` (``[N]``) overrides the prepared bias for this call.
+    """
+    _check_x(x, w)
+    m = x.shape[0]
+    n = w.layer.n
+    if out is None:
+        out = torch.empty(m, n, dtype=w.out_dtype, device=x.device)
+    elif out.shape != (m, n) or out.dtype != w.out_dtype or out.stride(1) != 1 or out.device != x.device:
+        raise ShapeError(f"gemm: out must be {w.out_dtype} [{m}, {n}] row-contiguous on {x.device}, "
+                         f"got {out.dtype} {list(out.shape)} on {out.device}")
+    if m == 0:
+        return out
+    if bias is not None:
+        if bias.shape != (n,):
+            raise ShapeError(f"gemm: bias must be [{n}], got {list(bias.shape)}")
+        if not w.packed.recipe.has_bias:
+            raise ShapeError("gemm: this weight was prepared without a bias; prepare it with one "
+                             "(LayerSpec(bias=True)) to pass a bias per call")
+        bias = bias.to(device=x.device, dtype=torch.float32).contiguous()
+    if w.layer.activation.quant == "static_tensor" and act_scale is None:
+        raise ShapeError("gemm: static_tensor activations need act_scale (the calibrated fp32 scale)")
+    xk, s = _prepare_activations(x, w, act_scale)
+    w.launcher(xk, out, s, bias)
+    return out
