@@ -18,8 +18,9 @@ import torch
 
 from ..errors import DeviceError, ShapeError, UnsupportedError
 from ..scheme import ActivationScheme, LayerSpec
+from .library import register_op
 
-__all__ = ["PreparedWeight", "prepare_weight", "gemm"]
+__all__ = ["PreparedWeight", "prepare_weight", "gemm", "registered"]
 
 _TORCH_OUT = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -38,6 +39,8 @@ class PreparedWeight:
     launcher: object
     device: torch.device
     descriptor: dict = field(default_factory=dict)
+
+    handle: int = -1
 
     @property
     def nbytes(self) -> int:
@@ -91,6 +94,10 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     hw = get_device(dev.index)
     if plan is None:
         plan = make_plan(layer, hw)
+    elif plan.device != hw.name and hw.caps.name not in plan.device_chain:
+        raise DeviceError(f"prepare_weight: the plan was made for {plan.device} "
+                          f"({' -> '.join(plan.device_chain)}), this is {hw.name} ({hw.caps.name}); "
+                          f"plan again for this device")
     if not plan.runnable:
         raise UnsupportedError(f"prepare_weight: the plan for {hw.name} cannot run", [plan.not_runnable_reason])
     family = plan._family
@@ -101,7 +108,32 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     packed, launcher = prepare(plan, qw, dev, hw)
     desc = dict(packed.descriptor)
     desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
-    return PreparedWeight(layer, plan, packed, launcher, dev, desc)
+    w = PreparedWeight(layer, plan, packed, launcher, dev, desc)
+    w.handle = _register(w)
+    return w
+
+
+# Prepared weights are reachable from torch.ops.humming.gemm through an integer
+# handle, so the op's schema holds only tensors and scalars (torch.compile traces it).
+_registry: dict[int, PreparedWeight] = {}
+
+
+def _register(w: PreparedWeight) -> int:
+    import weakref
+
+    h = len(_registry) + 1
+    while h in _registry:
+        h += 1
+    _registry[h] = w
+    weakref.finalize(w, _registry.pop, h, None)
+    return h
+
+
+def registered(handle: int) -> PreparedWeight:
+    w = _registry.get(handle)
+    if w is None:
+        raise ShapeError(f"gemm: no prepared weight with handle {handle} (was it freed?)")
+    return w
 
 
 def _check_x(x: torch.Tensor, w: PreparedWeight) -> None:
@@ -113,9 +145,9 @@ def _check_x(x: torch.Tensor, w: PreparedWeight) -> None:
         raise ShapeError(f"gemm: x must be [M, {w.layer.k}], got {list(x.shape)}")
     if x.dtype not in (torch.float16, torch.bfloat16):
         raise ShapeError(f"gemm: x must be float16 or bfloat16, got {x.dtype}")
-    if x.stride(1) != 1 or (x.stride(0) % 8) or (x.data_ptr() % 16):
-        raise ShapeError(f"gemm: x must be row-contiguous with 16-byte aligned rows "
-                         f"(strides {x.stride()}); call x.contiguous()")
+    if x.stride(1) != 1 and x.shape[1] > 1:
+        raise ShapeError(f"gemm: x must be row-contiguous (stride 1 along K), got strides {tuple(x.stride())}; "
+                         f"call x.contiguous()")
 
 
 def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Tensor | None):
@@ -128,9 +160,7 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         if x.dtype != w.compute_dtype:
             raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
                              f"(activation scheme {act.describe()})")
-        if x.shape[1] % 8:
-            x = torch.nn.functional.pad(x, (0, 8 - x.shape[1] % 8))
-        return x.contiguous(), None
+        return _aligned(x), None
     from .act_quant import quantize_activation
 
     if act.quant == "dynamic_group":
@@ -141,9 +171,17 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         raise UnsupportedError("gemm: 4-bit activations are not implemented in the mma_sync family yet",
                                [f"{act.fmt} activations"])
     xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16
-    if xq.shape[1] % 8:
-        xq = torch.nn.functional.pad(xq, (0, 8 - xq.shape[1] % 8))
-    return xq.contiguous(), s.reshape(-1).contiguous()
+    return _aligned(xq), s.reshape(-1).contiguous()
+
+
+def _aligned(x: torch.Tensor) -> torch.Tensor:
+    """The kernel copies rows in 16-byte pieces: rows must start on 16 bytes and
+    hold a multiple of 8 elements (zeros appended when K is not)."""
+    if x.shape[1] % 8:
+        return torch.nn.functional.pad(x, (0, 8 - x.shape[1] % 8))
+    if x.stride(0) % 8 or x.data_ptr() % 16:
+        return x.contiguous() if not x.is_contiguous() else x.clone()
+    return x
 
 
 def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
@@ -152,7 +190,14 @@ def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
 
     ``act_scale`` is the calibrated fp32 scale of a ``static_tensor`` activation
     scheme. ``bias`` (``[N]``) overrides the prepared bias for this call.
+    Under ``torch.compile`` this is the custom op ``torch.ops.humming.gemm``.
     """
+    if out is None and _is_compiling():
+        return _gemm_op.op(x, w.handle, bias, act_scale)
+    return _gemm(x, w, bias, act_scale, out)
+
+
+def _gemm(x, w, bias=None, act_scale=None, out=None):
     _check_x(x, w)
     m = x.shape[0]
     n = w.layer.n
@@ -175,3 +220,17 @@ def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
     xk, s = _prepare_activations(x, w, act_scale)
     w.launcher(xk, out, s, bias)
     return out
+
+
+def _gemm_impl(x: torch.Tensor, handle: int, bias: Optional[torch.Tensor],
+               act_scale: Optional[torch.Tensor]) -> torch.Tensor:
+    return _gemm(x, registered(handle), bias, act_scale)
+
+
+def _gemm_fake(x, handle, bias, act_scale):
+    w = registered(handle)
+    return x.new_empty((x.shape[0], w.layer.n), dtype=w.out_dtype)
+
+
+_gemm_op = register_op("gemm", _gemm_impl, _gemm_fake)
+_is_compiling = torch.compiler.is_compiling

@@ -237,6 +237,17 @@ struct GemmMmaSync {
     }
   }
 
+  // k16 tile `kt` (a constant once the caller's loop is unrolled) of one 16x64 block
+  static HUMMING_DEVICE void dequant_tile(int kt, const u32 (&w)[BITS], u32 (&a)[4], const u32 (&s)[2],
+                                          const u32 (&aux)[2]) {
+    switch (kt) {
+      case 0: DQ::template tile<0>(w, a, s[0], s[1], aux[0], aux[1]); break;
+      case 1: DQ::template tile<1>(w, a, s[0], s[1], aux[0], aux[1]); break;
+      case 2: DQ::template tile<2>(w, a, s[0], s[1], aux[0], aux[1]); break;
+      default: DQ::template tile<3>(w, a, s[0], s[1], aux[0], aux[1]); break;
+    }
+  }
+
   static HUMMING_DEVICE void compute_stage(const char* base, int k0, bool last_stage, float (&acc)[NT][MT][4],
                                            float (&part)[NT][MT][4], int wm, int wn, int wk, int lane,
                                            const u32 (&b_off)[4]) {
@@ -247,36 +258,36 @@ struct GemmMmaSync {
 #pragma unroll
     for (int kbw = 0; kbw < KBW; ++kbw) {
       const int kb = wk * KBW + kbw;
-      u32 a[NT][4][4];
+      // this block's weight words and row scales; the operands of each k16 tile are
+      // dequantized just before its MMAs (fewer live registers for wide warp tiles)
+      u32 w[NT][BITS];
+      u32 s[NT][4][2], aux[NT][4][2];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int blk = (wn * NT + nt) * KB + kb;
-        u32 w[BITS];
-        load_words(w_s + (blk * 32 + lane) * BITS, w);
-        u32 s[4][2], aux[4][2];
+        load_words(w_s + (blk * 32 + lane) * BITS, w[nt]);
         if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
           const int col = (wn * NT + nt) * 16 + g;
           if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
-            load_scale(s_s, group_row(k0, kb, 0), col, s[0], aux[0]);
+            load_scale(s_s, group_row(k0, kb, 0), col, s[nt][0], aux[nt][0]);
 #pragma unroll
             for (int kt = 1; kt < 4; ++kt)
 #pragma unroll
-              for (int h = 0; h < 2; ++h) s[kt][h] = s[0][h], aux[kt][h] = aux[0][h];
+              for (int h = 0; h < 2; ++h) s[nt][kt][h] = s[nt][0][h], aux[nt][kt][h] = aux[nt][0][h];
           } else {
 #pragma unroll
-            for (int kt = 0; kt < 4; ++kt) load_scale(s_s, group_row(k0, kb, kt), col, s[kt], aux[kt]);
+            for (int kt = 0; kt < 4; ++kt) load_scale(s_s, group_row(k0, kb, kt), col, s[nt][kt], aux[nt][kt]);
           }
         } else {
 #pragma unroll
-          for (int kt = 0; kt < 4; ++kt) s[kt][0] = s[kt][1] = aux[kt][0] = aux[kt][1] = 0;
+          for (int kt = 0; kt < 4; ++kt) s[nt][kt][0] = s[nt][kt][1] = aux[nt][kt][0] = aux[nt][kt][1] = 0;
         }
-        DQ::template tile<0>(w, a[nt][0], s[0][0], s[0][1], aux[0][0], aux[0][1]);
-        DQ::template tile<1>(w, a[nt][1], s[1][0], s[1][1], aux[1][0], aux[1][1]);
-        DQ::template tile<2>(w, a[nt][2], s[2][0], s[2][1], aux[2][0], aux[2][1]);
-        DQ::template tile<3>(w, a[nt][3], s[3][0], s[3][1], aux[3][0], aux[3][1]);
       }
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt) {
+        u32 a[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) dequant_tile(kt, w[nt], a[nt], s[nt][kt], aux[nt][kt]);
         u32 b[MT][2];
         // b_off[kt] holds this lane's row and swizzled chunk for k16 tile kt of block 0;
         // block kb is 8 chunks (128 bytes) further, and the XOR swizzle keeps that offset.
@@ -304,8 +315,8 @@ struct GemmMmaSync {
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             float(&d)[4] = SCALE_ACC ? part[nt][mt] : acc[nt][mt];
-            if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a[nt][kt], b[mt]);
-            else ptx::mma_m16n8k16<Cfg::BF16>(d, a[nt][kt], b[mt]);
+            if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a[nt], b[mt]);
+            else ptx::mma_m16n8k16<Cfg::BF16>(d, a[nt], b[mt]);
           }
         }
         if constexpr (SCALE_ACC) {

@@ -1,0 +1,126 @@
+"""Explore mma_sync tiles on a GPU: for each shape and M, time candidate tiles,
+the stream-read floor of the same weight bytes and cuBLAS fp16 (graph replays over
+rotating weight copies), and print the best tile per (shape, M).
+
+    python scripts/gpu_tiles.py [--bits 4] [--quick] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import torch
+
+from humming import reference as R
+from humming.bench.stream import StreamReader
+from humming.bench.timing import CudaGraphTimer, host_overhead_us
+from humming.scheme import WeightScheme
+from humming_nvidia import gemm_mma_sync as G
+
+T = G.Tile
+CANDIDATES = {
+    "small": [T(8, 64, 256, 1, 4, 1, 4), T(8, 64, 128, 1, 2, 2, 6), T(8, 128, 256, 1, 4, 1, 3),
+              T(8, 32, 256, 1, 2, 1, 6), T(16, 64, 256, 1, 4, 1, 4)],
+    "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 128, 128, 1, 4, 1, 4), T(32, 128, 128, 1, 4, 1, 4),
+            T(64, 128, 128, 1, 4, 1, 4)],
+    "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
+              T(128, 128, 64, 1, 4, 1, 4), T(128, 128, 128, 2, 2, 1, 3)],
+}
+
+
+def time_calls(timer, calls, iters=20, repeats=3):
+    replay = timer.build(calls)
+    replay()
+    torch.cuda.synchronize()
+    best = []
+    for _ in range(repeats):
+        best.append(timer.time(replay, iters) / iters / len(calls) * 1e6)
+    timer.release()
+    best.sort()
+    return best[len(best) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bits", type=int, default=4)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    sm = props.multi_processor_count
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    smem = props.shared_memory_per_block_optin
+    timer = CudaGraphTimer(dev)
+    stream = StreamReader(dev)
+    shapes = [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)]
+    ms = [1, 16, 64, 256, 1024] if not args.quick else [1, 16, 256]
+    rows = []
+    scheme = WeightScheme(f"int{args.bits}", "group", 128)
+    from humming.jit import warmup
+
+    t0 = time.time()
+    specs = []
+    for n, k in shapes:
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+        kp = -(-k // G.PAD_K) * G.PAD_K
+        for group in CANDIDATES.values():
+            specs += [G.kernel_spec(rec, G.fit_tile(t, rec, smem, kp)) for t in group]
+    warmup(list(dict.fromkeys(specs)))
+    print(f"compiled in {time.time() - t0:.1f}s", flush=True)
+    for n, k in shapes:
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+        qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, scheme)
+        pw0 = G.pack_weight(qw, rec, dev)
+        nbytes = pw0.nbytes
+        copies = max(2, math.ceil(3 * props.L2_cache_size / nbytes))
+        pws = [pw0] + [G.PackedWeight(**{**pw0.__dict__, "w": pw0.w.clone(), "sz": pw0.sz.clone()})
+                       for _ in range(copies - 1)]
+        t_stream = time_calls(timer, stream.calls(nbytes, copies))
+        stream.release()
+        wf = [torch.randn(n, k, device=dev, dtype=torch.float16) for _ in range(max(2, math.ceil(3 * props.L2_cache_size / (n * k * 2))))]
+        for m in ms:
+            x = torch.randn(m, k, device=dev, dtype=torch.float16)
+            y = torch.empty(m, n, device=dev, dtype=torch.float16)
+            t_cub = time_calls(timer, [lambda W=W: torch.matmul(x, W.T) for W in wf])
+            group = "small" if m <= 8 else "mid" if m <= 64 else "large"
+            res = []
+            for t in CANDIDATES[group]:
+                t = G.fit_tile(t, rec, smem, pw0.kp)
+                Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
+                Ls[0](x, y)
+                torch.cuda.synchronize()
+                ref = R.gemm(x.float(), qw)
+                err = float((y.float() - ref).abs().max() / ref.abs().max())
+                tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
+                res.append((tt, t, err))
+            res.sort(key=lambda r: r[0])
+            tt, t, err = res[0]
+            row = {"n": n, "k": k, "m": m, "us": tt, "stream_us": t_stream, "cublas_us": t_cub,
+                   "x_stream": tt / t_stream, "x_cublas": t_cub / tt, "tile": t.to_dict(), "err": err,
+                   "all": [(r[0], r[1].to_dict()) for r in res],
+                   "tflops": 2 * m * n * k / tt / 1e6}
+            rows.append(row)
+            print(f"{n:>6}x{k:<6} M={m:<5} {tt:8.1f}us  stream {t_stream:6.1f} (x{tt / t_stream:4.2f})  "
+                  f"cuBLAS {t_cub:7.1f} (x{t_cub / tt:4.2f})  {row['tflops']:6.1f} TFLOP/s  err {err:.1e}  "
+                  f"{t.bm}x{t.bn}x{t.bk} w{t.wm}{t.wn}{t.wk} s{t.stages}", flush=True)
+        del pws, wf
+        torch.cuda.empty_cache()
+    # eager host overhead of one call at M=1 (4096x4096), the GPU kept busy meanwhile
+    from humming.ops import gemm, prepare_weight
+
+    qw = R.quantize(torch.randn(4096, 4096, device=dev) * 0.02, scheme)
+    pw = prepare_weight(qw)
+    x = torch.randn(1, 4096, device=dev, dtype=torch.float16)
+    host = host_overhead_us(lambda: gemm(x, pw), n=1000, hold=lambda: torch.cuda._sleep(50_000_000),
+                            sync=torch.cuda.synchronize)
+    print(f"eager host overhead per gemm call (M=1): {host:.1f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "host_us": host, "device": props.name}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

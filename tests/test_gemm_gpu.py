@@ -1,0 +1,247 @@
+"""The mma_sync dense GEMM on a GPU against humming.reference.
+
+Fresh random data for every case (never zeros), outputs poisoned with NaN before
+every launch, M in {1, 5, 16, 33, 128, 1000}, an odd N (203) and K values that
+are not multiples of the kernels' K tiles. On the H200 this runs the same
+sm_80-class code that Ampere and Ada run (mma.sync, cp.async, ldmatrix).
+
+Tolerance, per element, and why. The kernel computes
+``sum_k x_k * w~_k`` in fp32 where ``w~ = round16(round16(s) * (q - z))``
+(or, for few tokens, ``round16(s) * sum_k x_k * (q - z)`` in fp32):
+``x`` is the same 16-bit value the reference uses (or the same fp8/int8 code,
+bit for bit, with the same fp32 scale), fp16 x fp16 products are exact in fp32,
+and fp32 accumulation over K <= 1024 costs < 2^-14 relative. So the error is
+at most about ``2 eps sum_k |x_k| |w_k|`` from the two roundings of the weight
+(``eps`` = 2^-11 for fp16, 2^-8 for bf16; float zero points add one rounding of
+``q - z``), plus ``eps |y|`` for the output rounding, plus fp16 subnormal
+weights (absolute 2^-25 times the scale exponent the host factored out). The
+bound below doubles the weight term for margin: ``4 eps sum|x||w| + eps|y|``.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from humming import reference as R
+from humming.errors import DeviceError, ShapeError
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+pytestmark = pytest.mark.gpu
+
+MS = (1, 5, 16, 33, 128, 1000)
+N_ODD = 203
+
+FP16 = ActivationScheme("fp16")
+BF16 = ActivationScheme("bf16")
+
+
+def _cases():
+    cases = []
+    # every integer width, each way of storing its zero (symmetric two's complement,
+    # GPTQ-style implicit offset, integer and float zero points), fp16 and bf16
+    for b in range(2, 9):
+        cases.append((WeightScheme(f"int{b}", "group", 64), 576))
+    for b in range(1, 9):
+        if b > 1:  # uint1 with an implicit offset would be {-1, 0}: no symmetric scale fits
+            cases.append((WeightScheme(f"uint{b}", "group", 64), 576))
+        cases.append((WeightScheme(f"uint{b}", "group", 64, zero_point="int"), 576))
+        cases.append((WeightScheme(f"uint{b}", "group", 64, zero_point="float"), 576))
+    # every float element format with the scale formats people ship
+    cases += [
+        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 576),                         # MXFP4
+        (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"), 576),  # NVFP4
+        (WeightScheme("e3m2", "group", 32, scale_fmt="e8m0"), 576),                         # MXFP6
+        (WeightScheme("e2m3", "group", 32, scale_fmt="bf16"), 576),
+        (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 576),                           # FP8 per channel
+        (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 640),           # DeepSeek FP8 block
+        (WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"), 576),                         # MXFP8
+        (WeightScheme("e5m2", "tensor", scale_fmt="fp32"), 576),
+    ]
+    # every scale granularity
+    cases += [
+        (WeightScheme("int4", "tensor"), 208),
+        (WeightScheme("int4", "channel", scale_fmt="fp32"), 203),  # K not a multiple of 8: padded x
+        (WeightScheme("int4", "group", 16), 576),
+        (WeightScheme("int4", "group", 32, scale_fmt="bf16"), 576),
+        (WeightScheme("int4", "group", 48), 3696),
+        (WeightScheme("int4", "group", 128), 640),
+        (WeightScheme("int8", "block", 128, block_n=64, scale_fmt="fp32"), 640),
+        (WeightScheme("uint4", "channel", zero_point="int"), 576),
+        (WeightScheme("uint4", "tensor", zero_point="float"), 576),
+        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0", global_scale="channel"), 576),
+        (WeightScheme("int4", "group", 128, act_order=True), 640),  # GPTQ act order
+        (WeightScheme("uint4", "group", 64, zero_point="int", act_order=True), 576),
+    ]
+    return cases
+
+
+def _id(case):
+    s, k = case
+    return f"{s.describe().replace(' ', '_').replace(',', '')}-K{k}"
+
+
+def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: float, out_mul: float):
+    W = R.dequantize(qw).to(x_eff.device, torch.float64).abs()
+    s = qw.scheme
+    if s.zero_point == "float":
+        zs = R.expand_scales(qw.zeros, s, qw.n, qw.k) * R.expand_scales(qw.scales, s, qw.n, qw.k)
+        if qw.perm is not None:
+            zs = torch.empty_like(zs).scatter_(-1, qw.perm[None, :].expand_as(zs), zs)
+        W = W + zs.to(x_eff.device, torch.float64).abs()
+    xa = x_eff.double().abs()
+    sub = 2.0 ** -25 * out_mul * xa.sum(-1, keepdim=True)
+    return 4 * eps * (xa @ W.T) + eps * ref.double().abs() + sub + 1e-6
+
+
+def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=None, with_bias=True):
+    from humming.ops import gemm, prepare_weight
+
+    dev = torch.device("cuda")
+    layer = LayerSpec(qw.n, qw.k, qw.scheme, act, out_dtype=out_dtype or ("bf16" if act.fmt == "bf16" else "fp16"),
+                      bias=qw.bias is not None)
+    pw = prepare_weight(qw, layer=layer, device=dev)
+    assert pw.plan.family == "mma_sync" and pw.plan.runnable
+    eps = 2.0 ** (-8 if pw.compute_dtype == torch.bfloat16 else -11)
+    eps_out = 2.0 ** (-8 if pw.out_dtype == torch.bfloat16 else -11)
+    xdt = torch.bfloat16 if act.fmt == "bf16" or (act.is_quantized and layer.out_dtype == "bf16") else torch.float16
+    worst = 0.0
+    for m in ms:
+        x = (torch.randn(m, qw.k, device=dev) * 2).to(xdt)
+        y = torch.full((m, qw.n), float("nan"), device=dev, dtype=pw.out_dtype)
+        gemm(x, pw, act_scale=act_scale, out=y)
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw, act, act_scale=act_scale)
+        if act.is_quantized:
+            q, sc = R.quantize_activation(x.float(), act, act_scale)
+            x_eff = R.dequantize_activation(q, sc, act)
+        else:
+            x_eff = x.float()
+        b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul)
+        assert not torch.isnan(y).any(), f"M={m}: {int(torch.isnan(y).sum())} outputs not written (or NaN)"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+        worst = max(worst, ratio)
+    return worst
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("case", _cases(), ids=_id)
+def test_weight_formats(case, act):
+    scheme, k = case
+    g = torch.Generator(device="cuda").manual_seed(torch.randint(0, 2**31, (1,)).item())
+    w = torch.randn(N_ODD if scheme.scale != "block" else 256, k, device="cuda", generator=g) * 0.02
+    perm = torch.randperm(k, device="cuda") if scheme.act_order else None
+    qw = R.quantize(w, scheme, perm=perm, bias=torch.randn(w.shape[0], device="cuda"))
+    run_and_check(qw, act)
+
+
+ACTS = [
+    ActivationScheme("e4m3", "dynamic_token"),
+    ActivationScheme("e5m2", "dynamic_token"),
+    ActivationScheme("int8", "dynamic_token"),
+    ActivationScheme("e4m3", "static_tensor"),
+    ActivationScheme("int8", "static_tensor"),
+]
+
+
+@pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))
+@pytest.mark.parametrize("scheme", [WeightScheme("int4", "group", 128),
+                                    WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+                                    WeightScheme("int8", "channel", scale_fmt="fp32"),
+                                    WeightScheme("e4m3", "channel", scale_fmt="fp32")],
+                         ids=lambda s: s.describe().replace(" ", "_"))
+@pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
+def test_quantized_activations(scheme, act, out_dtype):
+    """fp8 / int8 activations: quantized on the GPU exactly as reference.quantize_activation,
+    multiplied where the planner says (fp16/bf16 on mma_sync), scaled in the fp32 epilogue."""
+    w = torch.randn(N_ODD, 640, device="cuda") * 0.02
+    qw = R.quantize(w, scheme)
+    scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
+    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
+
+
+def test_large_shapes_split_k_and_tails():
+    """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
+    for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),
+                         (1000, 4096, WeightScheme("uint4", "group", 128, zero_point="int"))]:
+        qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+        run_and_check(qw, FP16, ms=(1, 7, 64, 257))
+
+
+def test_cuda_graph_capture_and_replay():
+    from humming.ops import gemm, prepare_weight
+
+    qw = R.quantize(torch.randn(512, 1024, device="cuda") * 0.02, WeightScheme("int4", "group", 128))
+    pw = prepare_weight(qw, activation=FP16)
+    x = torch.randn(4, 1024, device="cuda", dtype=torch.float16)
+    y = gemm(x, pw)  # warm-up: compiles and allocates
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        gemm(x, pw)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = gemm(x, pw)
+    for _ in range(3):
+        x.copy_(torch.randn_like(x))
+        y.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw)
+        assert torch.allclose(y.float(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
+
+
+def test_torch_compile_traces_the_op():
+    from humming.ops import gemm, prepare_weight
+
+    qw = R.quantize(torch.randn(256, 512, device="cuda") * 0.02, WeightScheme("int4", "group", 128))
+    pw = prepare_weight(qw, activation=FP16)
+
+    def f(x):
+        return torch.relu(gemm(x, pw)) * 2
+
+    cf = torch.compile(f, fullgraph=True)
+    x = torch.randn(3, 512, device="cuda", dtype=torch.float16)
+    ref = torch.relu(R.gemm(x.float(), qw)) * 2
+    out = cf(x)
+    assert torch.allclose(out.float(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
+
+
+def test_quant_linear_module():
+    from humming.nn import QuantLinear
+
+    lin = torch.nn.Linear(384, 203, bias=True, device="cuda")
+    ql = QuantLinear.from_float(lin.weight.detach(), WeightScheme("int4", "group", 128), bias=lin.bias.detach())
+    assert ql.prepared is not None
+    x = torch.randn(2, 3, 384, device="cuda", dtype=torch.float16)
+    y = ql(x)
+    assert y.shape == (2, 3, 203) and y.dtype == torch.float16
+    ref = R.gemm(x.reshape(-1, 384).float(), ql.qweight).reshape(2, 3, 203)
+    assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max()))
+
+
+def test_bad_inputs_are_refused_before_launch():
+    from humming.ops import gemm, prepare_weight
+
+    qw = R.quantize(torch.randn(128, 256, device="cuda") * 0.02, WeightScheme("int4", "group", 128))
+    pw = prepare_weight(qw, activation=FP16)
+    x = torch.randn(4, 256, device="cuda", dtype=torch.float16)
+    with pytest.raises(ShapeError, match="must be float16 or bfloat16"):
+        gemm(x.float(), pw)
+    with pytest.raises(ShapeError, match=r"must be \[M, 256\]"):
+        gemm(x[:, :128].contiguous(), pw)
+    with pytest.raises(ShapeError, match="row-contiguous"):
+        gemm(torch.randn(256, 4, device="cuda", dtype=torch.float16).T, pw)
+    with pytest.raises(ShapeError, match="is on cpu"):
+        gemm(x.cpu(), pw)
+    with pytest.raises(ShapeError, match="plan computes in"):
+        gemm(x.bfloat16(), pw)
+    # a plan made for another device is refused, with the reason
+    import humming
+
+    other = humming.plan(LayerSpec(128, 256, qw.scheme, FP16), "A100")
+    with pytest.raises(DeviceError, match="plan was made for A100"):
+        prepare_weight(qw, activation=FP16, plan=other)
