@@ -97,6 +97,16 @@ def main():
                 tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
                 res.append((tt, t, err))
             res.sort(key=lambda r: r[0])
+            if m <= 16:  # how far to split K: CTAs per SM targeted by the launcher
+                t = res[0][1]
+                for c in (1, 3, 4, 6, 8):
+                    Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
+                    for L in Ls:
+                        L.ctas_per_sm = c
+                    tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
+                    res.append((tt, t, res[0][2]))
+                    print(f"      ctas/SM {c}: {tt:.1f}us", flush=True)
+                res.sort(key=lambda r: r[0])
             tt, t, err = res[0]
             row = {"n": n, "k": k, "m": m, "us": tt, "stream_us": t_stream, "cublas_us": t_cub,
                    "x_stream": tt / t_stream, "x_cublas": t_cub / tt, "tile": t.to_dict(), "err": err,
@@ -114,9 +124,19 @@ def main():
     qw = R.quantize(torch.randn(4096, 4096, device=dev) * 0.02, scheme)
     pw = prepare_weight(qw)
     x = torch.randn(1, 4096, device=dev, dtype=torch.float16)
-    host = host_overhead_us(lambda: gemm(x, pw), n=1000, hold=lambda: torch.cuda._sleep(50_000_000),
-                            sync=torch.cuda.synchronize)
+    hold = lambda: torch.cuda._sleep(100_000_000)  # noqa: E731
+    host = host_overhead_us(lambda: gemm(x, pw), n=1000, hold=hold, sync=torch.cuda.synchronize)
     print(f"eager host overhead per gemm call (M=1): {host:.1f} us")
+    y = torch.empty(1, 4096, device=dev, dtype=torch.float16)
+    parts = {
+        "gemm(x, w, out=y)": lambda: gemm(x, pw, out=y),
+        "launcher(x, y)": lambda: pw.launcher(x, y),
+        "LaunchPlan.launch": lambda: pw.launcher._plans[pw.launcher.tile_for(1)].launch(),
+        "torch.empty(1, N)": lambda: torch.empty(1, 4096, device=dev, dtype=torch.float16),
+        "current_stream": lambda: torch.cuda.current_stream().cuda_stream,
+    }
+    for name, fn in parts.items():
+        print(f"   host {name:22s} {host_overhead_us(fn, n=1000, hold=hold, sync=torch.cuda.synchronize):6.2f} us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "host_us": host, "device": props.name}, f, indent=1)

@@ -77,6 +77,45 @@ def _cases():
     return cases
 
 
+ACTS = [
+    ActivationScheme("e4m3", "dynamic_token"),
+    ActivationScheme("e5m2", "dynamic_token"),
+    ActivationScheme("int8", "dynamic_token"),
+    ActivationScheme("e4m3", "static_tensor"),
+    ActivationScheme("int8", "static_tensor"),
+]
+
+
+QACT_SCHEMES = [WeightScheme("int4", "group", 128),
+                WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+                WeightScheme("int8", "channel", scale_fmt="fp32"),
+                WeightScheme("e4m3", "channel", scale_fmt="fp32")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compile_ahead():
+    """Compile every kernel this module needs in parallel first (the lazy path
+    would compile them one by one)."""
+    import humming
+    from humming.jit import warmup
+
+    layers = []
+    for scheme, k in _cases():
+        n = N_ODD if scheme.scale != "block" else 256
+        for act in (FP16, BF16):
+            layers.append(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16", bias=True))
+    for scheme in QACT_SCHEMES:
+        for act in ACTS:
+            for od in ("fp16", "bf16"):
+                layers.append(LayerSpec(N_ODD, 640, scheme, act, out_dtype=od))
+    specs = []
+    for layer in layers:
+        p = humming.plan(layer)
+        if p.runnable:
+            specs += [p.kernel(m) for m in (1, 16, 33, 1000)]
+    warmup(list(dict.fromkeys(specs)))
+
+
 def _id(case):
     s, k = case
     return f"{s.describe().replace(' ', '_').replace(',', '')}-K{k}"
@@ -137,21 +176,10 @@ def test_weight_formats(case, act):
     run_and_check(qw, act)
 
 
-ACTS = [
-    ActivationScheme("e4m3", "dynamic_token"),
-    ActivationScheme("e5m2", "dynamic_token"),
-    ActivationScheme("int8", "dynamic_token"),
-    ActivationScheme("e4m3", "static_tensor"),
-    ActivationScheme("int8", "static_tensor"),
-]
 
 
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))
-@pytest.mark.parametrize("scheme", [WeightScheme("int4", "group", 128),
-                                    WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
-                                    WeightScheme("int8", "channel", scale_fmt="fp32"),
-                                    WeightScheme("e4m3", "channel", scale_fmt="fp32")],
-                         ids=lambda s: s.describe().replace(" ", "_"))
+@pytest.mark.parametrize("scheme", QACT_SCHEMES, ids=lambda s: s.describe().replace(" ", "_"))
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
 def test_quantized_activations(scheme, act, out_dtype):
     """fp8 / int8 activations: quantized on the GPU exactly as reference.quantize_activation,

@@ -340,6 +340,7 @@ class Launcher:
         self.sm_count = int(sm_count)
         self.runtime = runtime
         self.max_split = max_split
+        self.ctas_per_sm = 2  # split K until about this many CTAs per SM
         self._plans: dict[Tile, object] = {}
         self._counters: dict[Tile, torch.Tensor] = {}
         self._bounds = [hi if hi is not None else 1 << 62 for (_, hi, _) in self.ranges]
@@ -376,7 +377,7 @@ class Launcher:
 
     def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int) -> int:
         tiles = m_tiles * n_tiles
-        want = -(-2 * self.sm_count // tiles)  # about two CTAs per SM
+        want = -(-self.ctas_per_sm * self.sm_count // tiles)
         s = max(1, min(want, self.max_split, ksteps))
         if s > 1:
             per = -(-ksteps // s)
@@ -557,7 +558,11 @@ def spec_for_plan(plan, m: int, hw=None):
     """Family entry: the KernelSpec a call with ``m`` tokens would compile (no GPU needed)."""
     from humming.device import get_device
 
-    hw = hw or get_device(plan.device)
+    if hw is None:
+        try:
+            hw = get_device(plan.device)
+        except Exception:  # a detected GPU's marketing name: its capability file will do
+            hw = get_device(plan.device_chain[-1])
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
     kp = -(-plan.layer.k // PAD_K) * PAD_K

@@ -1,0 +1,35 @@
+"""One mma_sync GEMM launch per M, for a profiler (ncu --kernel-name humming_entry).
+
+    ncu --clock-control none --kernel-name humming_entry --section SpeedOfLight \\
+        --section WarpStateStats --section SchedulerStats python3 scripts/gpu_profile.py 1 16
+"""
+import sys
+
+import torch
+
+from humming import reference as R
+from humming.scheme import WeightScheme
+from humming_nvidia import gemm_mma_sync as G
+
+
+def main():
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    n, k = 8192, 8192
+    sch = WeightScheme("int4", "group", 128)
+    rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+    qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, sch)
+    pw = G.pack_weight(qw, rec, dev)
+    ranges = [(lo, hi, G.fit_tile(t, rec, props.shared_memory_per_block_optin, pw.kp))
+              for lo, hi, t in G.DEFAULT_RANGES]
+    L = G.Launcher(pw, ranges, props.multi_processor_count)
+    for m in map(int, sys.argv[1:] or ["1"]):
+        x = torch.randn(m, k, device=dev, dtype=torch.float16)
+        y = torch.empty(m, n, device=dev, dtype=torch.float16)
+        L(x, y)
+        torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
