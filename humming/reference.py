@@ -29,8 +29,9 @@ Quantization (:func:`quantize`) is round-to-nearest:
     * symmetric integers use ``absmax / (2**(b-1) - 1)``;
     * zero-point integers use min-max over ``[min(w, 0), max(w, 0)]``;
     * float elements use ``absmax / fmt.max``;
-    * a second-level scale is ``absmax / (fmt.max * scale_fmt.max)`` for 8-bit
-      scale formats (NVFP4: ``absmax / (6 * 448)``), ``absmax / fmt.max`` otherwise.
+    * a second-level scale is ``absmax / (fmt.max * scale_fmt.max)`` for narrow
+      scale formats (NVFP4: ``absmax / (6 * 448)``), ``absmax / fmt.max`` for wide
+      ones (e8m0, fp16, bf16, fp32).
 """
 from __future__ import annotations
 
@@ -349,7 +350,10 @@ def quantize(weight: torch.Tensor, scheme: WeightScheme, perm: torch.Tensor | No
             amax = w.abs().amax(dim=(-2, -1)).reshape(*w.shape[:-2], 1)
         else:
             amax = w.abs().amax(dim=-1)
-        denom = qmax * (sfmt.max_value if sfmt.bits <= 8 else 1.0)
+        # narrow scale formats (e4m3: 448) leave the range to the global scale (NVFP4:
+        # absmax / (6 * 448)); wide ones (e8m0, 16/32-bit) keep local scales near absmax / qmax
+        narrow = sfmt.bits <= 8 and sfmt.max_value < 2.0 ** 16
+        denom = qmax * (sfmt.max_value if narrow else 1.0)
         glob = torch.where(amax > 0, amax / denom, torch.ones_like(amax)).to(torch.float32)
     g_exp = None
     if glob is not None:

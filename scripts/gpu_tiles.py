@@ -21,10 +21,10 @@ from humming_nvidia import gemm_mma_sync as G
 
 T = G.Tile
 CANDIDATES = {
-    "small": [T(8, 64, 256, 1, 4, 1, 4), T(8, 64, 128, 1, 2, 2, 6), T(8, 128, 256, 1, 4, 1, 3),
-              T(8, 32, 256, 1, 2, 1, 6), T(16, 64, 256, 1, 4, 1, 4)],
-    "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 128, 128, 1, 4, 1, 4), T(32, 128, 128, 1, 4, 1, 4),
-            T(64, 128, 128, 1, 4, 1, 4)],
+    "small": [T(8, 64, 256, 1, 4, 1, 4), T(8, 64, 256, 1, 4, 2, 4), T(8, 128, 256, 1, 4, 2, 3),
+              T(8, 64, 512, 1, 4, 4, 3), T(8, 32, 512, 1, 2, 4, 4), T(8, 64, 128, 1, 4, 2, 6)],
+    "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 64, 256, 1, 4, 2, 4), T(16, 128, 256, 1, 4, 2, 3),
+            T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
               T(128, 128, 64, 1, 4, 1, 4), T(128, 128, 128, 2, 2, 1, 3)],
 }
@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--bits", type=int, default=4)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--shapes", help="e.g. 8192x8192,4096x4096")
     args = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -57,6 +58,8 @@ def main():
     stream = StreamReader(dev)
     shapes = [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)]
     ms = [1, 16, 64, 256, 1024] if not args.quick else [1, 16, 256]
+    if args.shapes:
+        shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     rows = []
     scheme = WeightScheme(f"int{args.bits}", "group", 128)
     from humming.jit import warmup

@@ -72,6 +72,11 @@ struct GemmMmaSync {
   // partial sums of each group (SCALE_ACC: fewer operations for few tokens, and exact)
   static constexpr bool SCALE_ACC = Cfg::GSCALE && Cfg::SCALE_ACC;
   static constexpr bool SCALE_W = Cfg::GSCALE && !Cfg::SCALE_ACC;
+  // With few MMA tiles per warp, one accumulator per k16 position keeps four
+  // independent MMA chains in flight (an MMA waits for the previous one that
+  // updates the same registers); they are summed when a group (or the slice) ends.
+  static constexpr int KC = (NT * MT <= 2) ? 4 : 1;
+  static constexpr bool PARTIAL = SCALE_ACC || KC > 1;
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
 
   // ------------------------------------------------------------------ loading
@@ -215,24 +220,30 @@ struct GemmMmaSync {
     else return (k0 + kb * 64 + kt * 16) / G - k0 / G;
   }
 
-  // acc += part * s (the rows' group scales, fp32), part = 0
-  static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4], float (&part)[NT][MT][4],
-                                   int wn, int g) {
+  // acc += (sum of the partial chains) * s (the rows' group scales in fp32, or 1), part = 0
+  static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4],
+                                   float (&part)[KC][NT][MT][4], int wn, int g) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      const int col = (wn * NT + nt) * 16 + g;
-      float sf[2];
+      float sf[2] = {1.0f, 1.0f};
+      if constexpr (SCALE_ACC) {
+        const int col = (wn * NT + nt) * 16 + g;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * SZB);
-        sf[h] = f16_to_float<Cfg::BF16>(b);
+        for (int h = 0; h < 2; ++h) {
+          const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * SZB);
+          sf[h] = f16_to_float<Cfg::BF16>(b);
+        }
       }
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          acc[nt][mt][q] = fmaf(part[nt][mt][q], sf[q >> 1], acc[nt][mt][q]);
-          part[nt][mt][q] = 0.0f;
+          float sum = part[0][nt][mt][q];
+#pragma unroll
+          for (int c = 1; c < KC; ++c) sum += part[c][nt][mt][q];
+          acc[nt][mt][q] = fmaf(sum, sf[q >> 1], acc[nt][mt][q]);
+#pragma unroll
+          for (int c = 0; c < KC; ++c) part[c][nt][mt][q] = 0.0f;
         }
     }
   }
@@ -249,7 +260,7 @@ struct GemmMmaSync {
   }
 
   static HUMMING_DEVICE void compute_stage(const char* base, int k0, bool last_stage, float (&acc)[NT][MT][4],
-                                           float (&part)[NT][MT][4], int wm, int wn, int wk, int lane,
+                                           float (&part)[KC][NT][MT][4], int wm, int wn, int wk, int lane,
                                            const u32 (&b_off)[4]) {
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
@@ -314,16 +325,16 @@ struct GemmMmaSync {
         for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            float(&d)[4] = SCALE_ACC ? part[nt][mt] : acc[nt][mt];
+            float(&d)[4] = PARTIAL ? part[kt % KC][nt][mt] : acc[nt][mt];
             if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a[nt], b[mt]);
             else ptx::mma_m16n8k16<Cfg::BF16>(d, a[nt], b[mt]);
           }
         }
-        if constexpr (SCALE_ACC) {
+        if constexpr (PARTIAL) {
           const int k_next = k0 + kb * 64 + kt * 16 + 16;
-          const bool end_of_group = (k_next % Cfg::GROUP) == 0;
+          const bool end_of_group = SCALE_ACC && (k_next % Cfg::GROUP) == 0;
           const bool end_of_slice = last_stage && kbw == KBW - 1 && kt == 3;
-          if (end_of_group || end_of_slice) flush(s_s, group_row(k0, kb, kt), acc, part, wn, g);
+          if (end_of_group || end_of_slice) flush(s_s, SCALE_ACC ? group_row(k0, kb, kt) : 0, acc, part, wn, g);
         }
       }
     }
@@ -371,13 +382,17 @@ struct GemmMmaSync {
     L.init(p, m0, n0, ks_begin);
     const u32 smem_base = ptx::smem_addr(smem);
 
-    float acc[NT][MT][4], part[NT][MT][4];
+    float acc[NT][MT][4], part[KC][NT][MT][4];
 #pragma unroll
     for (int i = 0; i < NT; ++i)
 #pragma unroll
       for (int j = 0; j < MT; ++j)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[i][j][q] = part[i][j][q] = 0.0f;
+        for (int q = 0; q < 4; ++q) {
+          acc[i][j][q] = 0.0f;
+#pragma unroll
+          for (int c = 0; c < KC; ++c) part[c][i][j][q] = 0.0f;
+        }
 
     // ldmatrix addresses of this lane for the four k16 tiles of a block
     u32 b_off[4];
