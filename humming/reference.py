@@ -143,6 +143,12 @@ def _perm_index(perm: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return idx.expand_as(w)
 
 
+def _div(t: torch.Tensor, c: float) -> torch.Tensor:
+    """``t / c`` correctly rounded on every device (torch's CUDA kernels turn a
+    division by a Python scalar into a multiplication by its rounded reciprocal)."""
+    return t / torch.full_like(t, c)
+
+
 def _tiny_scale(fmt: NumberFormat) -> float:
     return fmt.min_positive if fmt.is_float else 1.0
 
@@ -354,7 +360,7 @@ def quantize(weight: torch.Tensor, scheme: WeightScheme, perm: torch.Tensor | No
         # absmax / (6 * 448)); wide ones (e8m0, 16/32-bit) keep local scales near absmax / qmax
         narrow = sfmt.bits <= 8 and sfmt.max_value < 2.0 ** 16
         denom = qmax * (sfmt.max_value if narrow else 1.0)
-        glob = torch.where(amax > 0, amax / denom, torch.ones_like(amax)).to(torch.float32)
+        glob = torch.where(amax > 0, _div(amax, denom), torch.ones_like(amax)).to(torch.float32)
     g_exp = None
     if glob is not None:
         g_exp = glob[..., None]  # [(E,) 1, 1] or [(E,) N, 1]
@@ -362,11 +368,11 @@ def quantize(weight: torch.Tensor, scheme: WeightScheme, perm: torch.Tensor | No
     zeros = None
     if scheme.zero_point == "none":
         amax = _reduce_cells(w, scheme, "absmax")
-        raw = amax / qmax
+        raw = _div(amax, qmax)
     else:
         lo = _reduce_cells(w, scheme, "min").clamp(max=0)
         hi = _reduce_cells(w, scheme, "max").clamp(min=0)
-        raw = (hi - lo) / qmax
+        raw = _div(hi - lo, qmax)
     if g_exp is not None:
         gcell = g_exp if scheme.global_scale == "tensor" else _cells_of_rows(g_exp, scheme)
         raw = raw / gcell
@@ -452,7 +458,7 @@ def quantize_activation(x: torch.Tensor, scheme: ActivationScheme, scale: torch.
 
 
 def _act_scale(amax: torch.Tensor, fmax: float, scheme: ActivationScheme) -> torch.Tensor:
-    s = amax / fmax
+    s = _div(amax, fmax)
     s = torch.where(amax > 0, s, torch.ones_like(s))
     if scheme.scale_fmt != "fp32":
         s = encode_ceil(scheme.scale_format, s)

@@ -20,6 +20,11 @@ _primary: dict[int, object] = {}  # device ordinal -> retained primary context
 
 
 def _name(err) -> str:
+    if isinstance(err, int) and _driver is not None:
+        try:
+            err = _driver.CUresult(err)
+        except Exception:
+            pass
     try:
         _, name = _driver.cuGetErrorName(err)
         _, text = _driver.cuGetErrorString(err)
@@ -119,3 +124,46 @@ def raw_stream() -> int:
         else:  # public (slower) spelling
             _raw_stream_fn = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     return _raw_stream_fn()
+
+
+# ---------------------------------------------------------------- the launch hot path
+_launch_fn = None
+_device_fn = None
+
+
+def current_device_index() -> int:
+    """torch's current CUDA device index (fast C call where torch has one)."""
+    global _device_fn
+    if _device_fn is None:
+        import torch
+
+        _device_fn = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    return _device_fn()
+
+
+def launch_raw(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int, stream: int,
+               args_ptr: int) -> int:
+    """cuLaunchKernel with pre-packed arguments; returns the CUresult as an int."""
+    global _launch_fn
+    if _launch_fn is None:
+        _launch_fn = _make_launcher()
+    return _launch_fn(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr)
+
+
+def _make_launcher():
+    drv = ensure_init()
+    try:  # libcuda directly: the process already has it loaded (cuInit succeeded)
+        import ctypes
+
+        lib = ctypes.CDLL("libcuda.so.1")
+        f = lib.cuLaunchKernel
+        f.restype = ctypes.c_int
+        u = ctypes.c_uint
+        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        return lambda fn, gx, gy, gz, bx, by, bz, smem, stream, args: f(fn, gx, gy, gz, bx, by, bz, smem,
+                                                                          stream or None, args, None)
+    except (OSError, AttributeError):
+        def via_bindings(fn, gx, gy, gz, bx, by, bz, smem, stream, args):
+            err = drv.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, args, 0)[0]
+            return 0 if err == _SUCCESS else int(err)
+        return via_bindings

@@ -71,7 +71,7 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
 class LaunchPlan:
     """Everything a launch needs, prepared once (see the module docstring)."""
 
-    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "_args", "_args_ptr")
+    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "_args", "_args_ptr", "_fn", "_dev")
 
     def __init__(self, kernel: Kernel, params: ctypes.Structure, grid=(1, 1, 1), block=None,
                  smem_bytes: int | None = None):
@@ -88,17 +88,33 @@ class LaunchPlan:
         self.smem_bytes = spec.smem_bytes if smem_bytes is None else int(smem_bytes)
         self._args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
         self._args_ptr = ctypes.addressof(self._args)
+        self._fn = None   # CUfunction handle (int) for device self._dev, resolved on first launch
+        self._dev = -1
 
     def launch(self, grid_x: int = 0, stream: int | None = None) -> None:
         """Launch on ``stream`` (default: torch's current stream) with the plan's
-        grid, or ``grid_x`` blocks along x when given (e.g. from M)."""
-        f = self.kernel.function()
+        grid, or ``grid_x`` blocks along x when given (e.g. from M).
+
+        The hot path is one cached device check and one driver call (through
+        ctypes when libcuda can be opened directly: a few hundred ns cheaper than
+        the cuda.bindings wrapper)."""
+        if self._fn is None:  # first launch: load the module into this context
+            self._fn = int(self.kernel.function())
+            self._dev = _drv.current_device_index()
+        elif _drv.current_device_index() != self._dev:
+            self._fn = int(self.kernel.function())
+            self._dev = _drv.current_device_index()
         if stream is None:
             stream = _drv.raw_stream()
         g = self.grid
         b = self.block
-        err = _drv._driver.cuLaunchKernel(f, grid_x or g[0], g[1], g[2], b[0], b[1], b[2],
-                                          self.smem_bytes, stream, self._args_ptr, 0)[0]
-        if err != _drv._SUCCESS:
+        err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
+                              self._args_ptr)
+        if err:
+            # e.g. a thread without a current context: resolve through the slow path once
+            self._fn = int(self.kernel.function())
+            err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes,
+                                  stream, self._args_ptr)
+        if err:
             raise DeviceError(f"cuLaunchKernel({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
                               f"{g[2]}), block={b}, smem={self.smem_bytes}) failed: {_drv._name(err)}")

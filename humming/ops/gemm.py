@@ -41,6 +41,7 @@ class PreparedWeight:
     descriptor: dict = field(default_factory=dict)
 
     handle: int = -1
+    fast: tuple = ()  # (k, n, x dtype, out dtype, device index) when calls need no conversion, else ()
 
     @property
     def nbytes(self) -> int:
@@ -110,6 +111,8 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
     w = PreparedWeight(layer, plan, packed, launcher, dev, desc)
     w.handle = _register(w)
+    if not layer.activation.is_quantized and packed.perm is None:
+        w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index)
     return w
 
 
@@ -198,6 +201,15 @@ def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
 
 
 def _gemm(x, w, bias=None, act_scale=None, out=None):
+    f = w.fast
+    # the common call (16-bit x as the kernel wants it, nothing else given) in a few
+    # attribute reads; anything else takes the checked path below
+    if (f and out is None and bias is None and act_scale is None and type(x) is torch.Tensor and x.is_cuda
+            and x.dtype is f[2] and x.dim() == 2 and x.shape[1] == f[0] and x.shape[0] > 0
+            and x.stride(1) == 1 and not x.stride(0) & 7 and not x.data_ptr() & 15 and x.get_device() == f[4]):
+        out = x.new_empty((x.shape[0], f[1]), dtype=f[3])
+        w.launcher(x, out, None, None)
+        return out
     _check_x(x, w)
     m = x.shape[0]
     n = w.layer.n
