@@ -67,23 +67,52 @@ def test_plan_from_flags(capsys):
     assert (d["layer"]["n"], d["layer"]["k"], d["layer"]["out_dtype"]) == (1024, 2048, "fp16")
 
 
+def _limited(d, *subs):
+    """A hardware plan on the implemented mma_sync family that this version cannot run."""
+    return (d["family"]["name"] == "mma_sync" and d["runnable"] is False
+            and all(any(s in r for r in d["limits"]) for s in subs))
+
+
 @pytest.mark.parametrize("argv,check", [
     (["--weight", "nvfp4", "--act", "nvfp4", "--device", "B200", "--hardware"],
      lambda d: d["compute"]["mma_kind"] == "mxf4nvf4" and d["compute"]["block_scaled"]),
+    (["--weight", "mxfp4", "--act", "fp8", "--device", "sm_90", "--hardware"],
+     lambda d: d["components"]["dequantizer"] == "fused_e2m1_to_e4m3" and d["family"]["name"] == "wgmma"),
+    # this version computes in bf16 (the CLI's default output type) and re-biases the e2m1 codes
     (["--weight", "mxfp4", "--act", "fp8", "--device", "sm_90"],
-     lambda d: d["components"]["dequantizer"] == "fused_e2m1_to_e4m3"),
+     lambda d: (d["compute"]["activation"], d["components"]["dequantizer"], d["runnable"])
+     == ("bf16", "float_rebias", True) and d["fallbacks"][0]["from"] == "e4m3"),
+    (["--weight", "uint4", "--zero-point", "int", "--group-size", "64", "--act", "int8", "--device", "A100",
+      "--hardware"],
+     lambda d: d["compute"]["activation"] == "int8" and d["layer"]["weight"]["zero_point"] == "int"
+     and _limited(d, "int8 x int8 MMA is not implemented")),
     (["--weight", "uint4", "--zero-point", "int", "--group-size", "64", "--act", "int8", "--device", "A100"],
-     lambda d: d["compute"]["activation"] == "int8" and d["layer"]["weight"]["zero_point"] == "int"),
-    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8"],
-     lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"),
+     lambda d: d["compute"]["activation"] == "fp16" and d["runnable"]
+     and "implementation limit for int8 x int8" in d["fallbacks"][0]["reason"]),
+    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8", "--hardware"],
+     lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"
+     and _limited(d, "MoE GEMM is not implemented")),
     (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
-      "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89"],
-     lambda d: d["scales"]["weight_block"] == "partial_accumulators"),
+      "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89", "--hardware"],
+     lambda d: d["scales"]["weight_block"] == "partial_accumulators"
+     and _limited(d, "per-group activation scales are not implemented")),
 ])
 def test_plan_flag_variants(capsys, argv, check):
     rc, out, err = run(capsys, "plan", "--json", *argv)
     assert rc == 0, err
     assert check(json.loads(out))
+
+
+@pytest.mark.parametrize("argv,reason", [
+    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8"], "MoE GEMM is not implemented"),
+    (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
+      "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89"],
+     "per-group activation scales are not implemented"),
+])
+def test_plan_beyond_this_version_is_unsupported(capsys, argv, reason):
+    rc, out, err = run(capsys, "plan", *argv)
+    assert rc == 1 and out == ""
+    assert err.startswith("humming plan: unsupported: nothing can run") and reason in err
 
 
 def _write(tmp_path, name, obj):

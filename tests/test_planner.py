@@ -27,7 +27,7 @@ W4A8 = LayerSpec(n=4096, k=4096, weight=WeightScheme("int4", "group", 128),
                  activation=ActivationScheme("e4m3", "dynamic_token"))
 
 PLAN_KEYS = {"plan_version", "layer", "device", "mode", "compute", "fallbacks", "family", "runnable",
-             "not_runnable_reason", "components", "scales", "weight_layout", "activation", "tuning", "notes",
+             "not_runnable_reason", "limits", "components", "scales", "weight_layout", "activation", "tuning", "notes",
              "fingerprint"}
 
 
@@ -39,7 +39,7 @@ def test_plan_is_frozen():
     with pytest.raises(TypeError):
         p.components["loader"] = "ldg"
     with pytest.raises(TypeError):
-        p.tuning[0].config["tile_m"] = 1
+        p.tuning[0].config["bm"] = 1
 
 
 def test_to_dict_is_json_with_stable_keys():
@@ -53,6 +53,7 @@ def test_to_dict_is_json_with_stable_keys():
     assert d["compute"] == {"activation": "fp16", "weight": "fp16", "accumulator": "fp32",
                             "mma_family": "mma_sync", "mma_kind": None, "native": True, "block_scaled": False}
     assert d["fallbacks"] == [{"from": "e4m3", "to": "fp16", "reason": p.fallbacks[0].reason}]
+    assert d["limits"] == [] and d["runnable"] is True
     assert list(d["components"]) == ["loader", "dequantizer", "mma", "scheduler", "epilogue"]
     assert set(d["weight_layout"]) == {"name", "version", "params", "fingerprint"}
     assert set(d["activation"]) == {"quantize", "values", "stored_as", "operand", "convert", "scales"}
@@ -104,6 +105,47 @@ def test_explain_shows_every_decision():
     assert "e4m3 -> fp16" in text and p.weight_layout.fingerprint in text and p.fingerprint() in text
     hw = plan(W4A8, "sm_90", families="hardware")
     assert "runnable    no: kernel family wgmma (nvidia) is declared for sm_90" in hw.explain()
+    limited = plan(W4A8, "sm_89", families="hardware").explain()
+    assert re.search(r"limits +this version's mma_sync kernels cannot run this layer:\n +- .*e4m3 x e4m3 MMA "
+                     r"is not implemented", limited)
+    assert "runnable    no: implementation limits" in limited
+
+
+def test_implementation_limits_walk_on_with_the_implemented_families():
+    # sm_89 multiplies e4m3 natively (check passes); this version's mma_sync kernels do not (limits)
+    p = plan(W4A8, "sm_89")
+    assert (p.compute.a, p.family, p.runnable, p.limits) == ("fp16", "mma_sync", True, ())
+    (step,) = p.fallbacks
+    assert (step.src, step.dst) == ("e4m3", "fp16")
+    assert "mma_sync (nvidia) implementation limit for e4m3 x e4m3" in step.reason
+    assert "e4m3 values are exact in fp16" in step.reason
+    assert "no e4m3" not in step.reason  # the hardware has it: only the implementation is missing
+    assert step.reason in p.explain()
+
+
+def test_implementation_limits_make_a_hardware_plan_not_runnable():
+    hw = plan(W4A8, "sm_89", families="hardware")
+    assert (hw.compute.a, hw.family, hw.implemented, hw.fallbacks) == ("e4m3", "mma_sync", True, ())
+    assert not hw.runnable and hw.limits
+    assert any("e4m3 x e4m3 MMA is not implemented" in r for r in hw.limits)
+    assert hw.not_runnable_reason.startswith("kernel family mma_sync (nvidia) cannot run this layer in this version")
+    assert all(r in hw.not_runnable_reason for r in hw.limits)
+    assert hw.to_dict()["limits"] == list(hw.limits)
+    with pytest.raises(UnsupportedError, match="not runnable"):
+        hw.kernel(16)
+    # a layer the implementation runs has no limits in either mode
+    for mode in ("hardware", "implemented"):
+        ok = plan(W4A16, "sm_89", families=mode)
+        assert ok.runnable and ok.limits == () and "limits " not in ok.explain()
+
+
+def test_moe_is_refused_with_the_implemented_families():
+    moe = W4A16.replace(num_experts=8)
+    with pytest.raises(UnsupportedError) as e:
+        plan(moe, "A100")
+    assert any("MoE GEMM is not implemented" in r for r in e.value.reasons)
+    hw = plan(moe, "A100", families="hardware")
+    assert hw.family == "mma_sync" and not hw.runnable and hw.components["scheduler"] == "moe_grouped"
 
 
 def test_plans_are_cached_per_layer_device_and_mode():
@@ -114,32 +156,68 @@ def test_plans_are_cached_per_layer_device_and_mode():
     assert plan(W4A16.replace(n=2048), "H20") is not a
 
 
-def test_tuning_covers_every_m():
-    p = plan(W4A16, "A100")
+def _ranges_are_contiguous(p):
     assert 3 <= len(p.tuning) <= 5
     assert p.tuning[0].lo == 1 and p.tuning[-1].hi is None
     for a, b in zip(p.tuning, p.tuning[1:]):
         assert b.lo == a.hi + 1
     for m in (1, 16, 17, 64, 65, 300, 10**6):
-        r = p.tuning_for(m)
-        assert r.contains(m)
-        cfg = r.config
-        assert cfg["stages"] >= 2 and cfg["tile_k"] % 64 == 0 and C.load("A100").limit(
-            "smem_per_block_optin") >= cfg["tile_m"] * cfg["tile_k"] * 2 * cfg["stages"]
+        assert p.tuning_for(m).contains(m)
     with pytest.raises(ValueError, match="positive integer"):
         p.tuning_for(0)
 
 
-def test_tuning_follows_the_device_figures():
-    # one narrow layer at small M: the chip with more SMs splits K further to fill them
+def test_tuning_covers_every_m_with_kernel_tiles():
+    from humming_nvidia import gemm_mma_sync as G
+
+    p = plan(W4A16, "A100")
+    _ranges_are_contiguous(p)
+    recipe = G.recipe_from_plan(p, Device.named("A100"))
+    for r in p.tuning:
+        tile = G.tile_from_config(r.config)  # the mma_sync kernel's own Tile
+        assert tile is not None, r.config
+        tile.check()
+        assert 4096 % tile.bk == 0 and tile.stages >= 2
+        assert G.smem_bytes(recipe, tile) <= C.load("A100").limit("smem_per_block_optin")
+
+
+def test_declared_families_keep_the_generic_tuning():
+    # wgmma (declared): the heuristics' keys, and the chip with more SMs splits K further
     narrow = LayerSpec(n=1024, k=8192, weight=WeightScheme("uint4", "group", 128))
-    t4 = plan(narrow, "T4").tuning_for(1).config
-    a100 = plan(narrow, "A100").tuning_for(1).config
-    assert a100["split_k"] > t4["split_k"] >= 1
-    # no cp.async on Turing: loads are register-staged and double-buffered
-    assert plan(narrow, "T4").components["loader"] == "ldg"
-    assert all(r.config["stages"] == 2 for r in plan(narrow, "T4").tuning)
-    assert plan(narrow, "T4").components["scheduler"] == "split_k"
+    h100, h20 = (plan(narrow, d, families="hardware") for d in ("H100", "H20"))
+    assert h100.family == h20.family == "wgmma"
+    _ranges_are_contiguous(h100)
+    assert h100.tuning_for(1).config["split_k"] > h20.tuning_for(1).config["split_k"] >= 1
+    assert {"tile_m", "tile_n", "tile_k", "stages", "split_k"} <= set(h100.tuning_for(1).config)
+
+
+def test_mma_sync_split_k_is_decided_at_launch_from_the_sm_count():
+    from humming_nvidia import gemm_mma_sync as G
+
+    narrow = LayerSpec(n=1024, k=8192, weight=WeightScheme("uint4", "group", 128))
+    splits = {}
+    for name in ("T4", "A100"):
+        p, hw = plan(narrow, name), Device.named(name)
+        assert p.components["scheduler"] == "split_k"
+        # the small-M ranges carry the most K slices the launcher may use; the others none
+        for r in p.tuning:
+            want = G.MAX_SPLIT_K if r.hi is not None and r.hi <= G.SPLIT_K_BM else 1
+            assert r.config.get("split_k", 1) == want, r
+        recipe = G.recipe_from_plan(p, hw)
+        kp = G.PAD_K * -(-narrow.k // G.PAD_K)
+        ranges = G.launch_ranges(p, recipe, hw.max_smem_per_block, kp)
+        assert [t for *_, t, _ in ranges] == [t for *_, t in G.ranges_from_plan(p, recipe, hw.max_smem_per_block, kp)]
+        launcher = G.Launcher(None, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges])
+        assert launcher.max_split_for(10**6) == 1 and launcher.max_split_for(1) == G.MAX_SPLIT_K
+        tile = launcher.tile_for(1)
+        splits[name] = launcher.split_for(tile, 1, -(-1024 // tile.bn), kp // tile.bk, launcher.max_split_for(1))
+    # the chip with more SMs splits K further to fill them
+    assert G.MAX_SPLIT_K >= splits["A100"] > splits["T4"] > 1
+    # no cp.async on Turing: the loads are synchronous, two stages suffice
+    t4 = plan(narrow, "T4")
+    assert t4.components["loader"] == "ldg"
+    assert all(r.config["stages"] == 2 for r in t4.tuning)
+    assert any(r.config["stages"] > 2 for r in plan(narrow, "A100").tuning)
 
 
 def test_detected_device_uses_measured_figures():

@@ -4,9 +4,17 @@ Each row says what the chip can multiply natively, from the PTX ISA and the
 SASS the capability probes saw (fp8 mma.sync is native QMMA on sm_89/sm_120 and
 emulated on sm_90/sm_100; Hopper and Blackwell have no int4 tensor cores; sm_75
 has no bf16 MMA; B300's tcgen05 has no i8 kind; NVFP4/MXFP4 block scaling lives
-in tcgen05 and in sm_120's mma.sync kind::mxf4nvf4...). ``hw`` is the plan with
-every family the chip has (``families="hardware"``), ``impl`` the default plan
-with the implemented families only; ``SAME`` when they agree.
+in tcgen05 and in sm_120's mma.sync kind::mxf4nvf4...): ``hw`` is the plan with
+every family the chip has (``families="hardware"``). Where that family is the
+implemented ``mma_sync`` but this version's kernels cannot run the layer
+(8-bit and 4-bit operands, MoE, per-group activation scales), ``hw.limits``
+says so and the plan is not runnable.
+
+``impl`` is the default plan, with the implemented families only: this
+version's mma_sync kernels multiply fp16/bf16, so every such plan computes in
+fp16/bf16 on mma_sync, with a fallback step naming the implementation limit
+it walked past, or raises (``Raises``) when nothing implemented fits. ``SAME``:
+the two plans agree.
 
 A step is ``(from, to, [substrings of its reason])``.
 """
@@ -16,6 +24,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from humming.errors import UnsupportedError
 from humming.planner import plan
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 
@@ -66,6 +75,14 @@ class E:
     notes: tuple = ()      # substrings that some note must contain
     scales: dict = field(default_factory=dict)
     absent: tuple = ()     # substrings no step reason may contain
+    limits: tuple = ()     # substrings some implementation limit must contain (then: not runnable)
+
+
+@dataclass(frozen=True)
+class Raises:
+    """The implemented families cannot run the layer: UnsupportedError whose reasons hold these."""
+
+    reasons: tuple
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,27 @@ FP16_MMA = E("fp16", mma="mma_sync.m16n8k16.f16", loader="cp_async", dequant="in
 NO_FP8 = ("no e4m3 x e4m3 MMA", "e4m3 values are exact in fp16")
 EMU_WGMMA = ("native in wgmma (not implemented",)
 EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
+# implementation limits of this version's mma_sync kernels (humming_nvidia.gemm_mma_sync.check_layer)
+MOE = "MoE GEMM is not implemented"
+GROUP_ACT = "per-group activation scales are not implemented"
+PACKED4 = "activations (4-bit, packed) are not implemented"
+
+
+def ops(a: str, b: str | None = None) -> str:
+    """The limit on 8-bit / 4-bit operands."""
+    return f"{a} x {b or a} MMA is not implemented"
+
+
+def lim(a: str, b: str | None = None, emulated: bool = False) -> tuple:
+    """Substrings of a fallback reason that passed over mma_sync's limit on ``a x b`` operands."""
+    pair = f"{a} x {b or a}" + (" (emulated)" if emulated else "")
+    return (f"mma_sync (nvidia) implementation limit for {pair}: ", ops(a, b))
+
+
+def fp16_past(a: str, *more, b: str | None = None, emulated: bool = False, to: str = "fp16", **kw) -> E:
+    """An implemented plan that walked from ``a`` to ``to`` past mma_sync's operand limit."""
+    return E(to, steps=((a, to, lim(a, b, emulated) + (f"exact in {to}",) + more),), absent=(f"no {a} x",), **kw)
+
 
 CASES = [
     # -- W4A16 (GPTQ int4 g128, fp16 activations): every chip dequantizes into fp16 MMA
@@ -103,111 +141,137 @@ CASES = [
     Case("w4a16bf-sm100", "gptq4", "bf16", "sm_100", E("bf16", family="tcgen05", kind="f16"), E("bf16"),
          out="bf16"),
     Case("w4a16bf-sm120", "gptq4", "bf16", "sm_120", E("bf16"), out="bf16"),
-    # -- W4A8 fp8: native e4m3 MMA on Ada and consumer Blackwell; wgmma/tcgen05 on Hopper/B200
+    # -- W4A8 fp8: native e4m3 MMA on Ada and consumer Blackwell; wgmma/tcgen05 on Hopper/B200.
+    #    This version's kernels compute it in fp16 (fp8 values are exact there).
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("fp16", steps=(("e4m3", "fp16", NO_FP8),)))
       for d in ("sm_75", "sm_80", "sm_86", "sm_87")],
     Case("w4a8bf-sm80", "gptq4", "fp8", "sm_80",
          E("bf16", steps=(("e4m3", "bf16", ("no e4m3", "exact in bf16")),)), out="bf16"),
     Case("w4a8-sm89", "gptq4", "fp8", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick",
-           scales={"weight_group": "partial_accumulators", "activation": "epilogue"})),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick", limits=(ops("e4m3"),),
+           scales={"weight_group": "partial_accumulators", "activation": "epilogue"}),
+         fp16_past("e4m3", mma="mma_sync.m16n8k16.f16", dequant="int_bittrick",
+                   scales={"weight_group": "dequantized_weights", "activation": "epilogue"})),
     Case("w4a8-sm90", "gptq4", "fp8", "sm_90", E("e4m3", family="wgmma", mma="wgmma.e4m3"),
-         E("e4m3", emulated=True, notes=EMU_WGMMA)),
-    Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"), E("e4m3", emulated=True, notes=EMU_WGMMA)),
+         fp16_past("e4m3", emulated=True, notes=("would prefer wgmma",))),
+    Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"), fp16_past("e4m3", emulated=True)),
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("e4m3", family="tcgen05", kind="f8f6f4"),
-           E("e4m3", emulated=True, notes=EMU_TCGEN05)) for d in ("sm_100", "sm_103")],
-    Case("w4a8-sm120", "gptq4", "fp8", "sm_120", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
-    # -- W8A8 int8
-    Case("w8a8-sm75", "int8ch", "int8", "sm_75", E("int8", mma="mma_sync.m8n8k16.s8", dequant="passthrough")),
-    Case("w8a8-sm80", "int8ch", "int8", "sm_80", E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough",
-                                                   scales={"weight_channel": "epilogue"})),
-    Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8")),
-    Case("w8a8-sm90", "int8ch", "int8", "sm_90", E("int8", family="wgmma", mma="wgmma.s8"), E("int8")),
-    Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), E("int8")),
-    Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8")),        # B300: no tcgen05 i8 kind
-    Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
-    Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8")),
-    # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not
-    Case("w4a4i-sm75", "int4ch", "int4", "sm_75", E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough")),
-    Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4")),
-    Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4")),
+           fp16_past("e4m3", emulated=True, notes=("would prefer tcgen05",))) for d in ("sm_100", "sm_103")],
+    Case("w4a8-sm120", "gptq4", "fp8", "sm_120", E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"),)),
+         fp16_past("e4m3")),
+    # -- W8A8 int8: int8 tensor cores everywhere; this version computes in fp16 (int8 is exact there)
+    Case("w8a8-sm75", "int8ch", "int8", "sm_75",
+         E("int8", mma="mma_sync.m8n8k16.s8", dequant="passthrough", limits=(ops("int8"),)),
+         fp16_past("int8", mma="mma_sync.m16n8k8.f16", dequant="int_bittrick")),
+    Case("w8a8-sm80", "int8ch", "int8", "sm_80",
+         E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough", scales={"weight_channel": "epilogue"},
+           limits=(ops("int8"),)),
+         fp16_past("int8", mma="mma_sync.m16n8k16.f16", scales={"weight_channel": "epilogue"})),
+    Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8", limits=(ops("int8"),)),
+         fp16_past("int8")),
+    Case("w8a8-sm90", "int8ch", "int8", "sm_90", E("int8", family="wgmma", mma="wgmma.s8"),
+         fp16_past("int8", notes=("would prefer wgmma",))),
+    Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), fp16_past("int8")),
+    Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8", limits=(ops("int8"),)),  # B300: no tcgen05 i8 kind
+         fp16_past("int8")),
+    Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), fp16_past("int8")),
+    Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8", limits=(ops("int8"),)), fp16_past("int8")),
+    # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not;
+    #    this version has no packed 4-bit activations at all
+    Case("w4a4i-sm75", "int4ch", "int4", "sm_75",
+         E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough", limits=(ops("int4"), PACKED4)),
+         Raises((ops("int4"), ops("int8"), "int4 " + PACKED4))),
+    Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4", limits=(ops("int4"),)),
+         Raises((ops("int4"), PACKED4))),
+    Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4", limits=(PACKED4,)),
+         Raises((ops("int4"), PACKED4))),
     Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
          E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
            dequant="int_bittrick"),
-         E("int8", steps=(("int4", "int8", ("only as a compiler emulation",)),))),
+         Raises(("int4 x int4 MMA exists on sm_90 only as a compiler emulation", ops("int8"), PACKED4))),
     Case("w4a4i-sm100", "int4ch", "int4", "sm_100",
          E("int8", family="tcgen05", kind="i8", steps=(("int4", "int8", ("compiler emulation",)),)),
-         E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
-    Case("w4a4i-sm103", "int4ch", "int4", "sm_103", E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
-    Case("w4a4i-sm120", "int4ch", "int4", "sm_120", E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
-    # -- NVFP4 W4A4: native block-scaled fp4 on Blackwell; e4m3 (exact) elsewhere
+         Raises(("compiler emulation", PACKED4))),
+    Case("w4a4i-sm103", "int4ch", "int4", "sm_103",
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(ops("int8"), PACKED4)),
+         Raises(("compiler emulation", PACKED4))),
+    Case("w4a4i-sm120", "int4ch", "int4", "sm_120",
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(ops("int8"), PACKED4)),
+         Raises(("compiler emulation", PACKED4))),
+    # -- NVFP4 W4A4: native block-scaled fp4 on Blackwell; e4m3 (exact) elsewhere. Per-group
+    #    (block) activation scales and packed e2m1 activations are beyond this version.
     Case("nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
          E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True, dequant="passthrough",
            scales={"weight_group": "mma_block_scale", "activation": "mma_block_scale",
                    "weight_global_tensor": "epilogue"}),
-         E("e4m3", emulated=True, mma="mma_sync.m16n8k16.e4m3",
-           steps=(("e2m1", "e4m3", ("only in tcgen05 (not implemented", "e2m1 values are exact in e4m3")),),
-           notes=EMU_TCGEN05), out="bf16"),
+         Raises(("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented", ops("e4m3"), GROUP_ACT,
+                 "e2m1 " + PACKED4)), out="bf16"),
     *[Case(f"nvfp4-{d}", "nvfp4", "nvfp4", d,
            E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True, mma="mma_block_scaled.mxf4nvf4"),
-           E("e4m3", steps=(("e2m1", "e4m3", ("only in mma_block_scaled (not implemented",)),),
-             mma="mma_sync.m16n8k16.e4m3"), out="bf16") for d in ("sm_120", "sm_121")],
+           Raises(("only in mma_block_scaled (not implemented", GROUP_ACT)), out="bf16") for d in ("sm_120", "sm_121")],
     Case("nvfp4-sm90", "nvfp4", "nvfp4", "sm_90",
          # wgmma's only fp8 K is 32: group-16 scales cannot be applied between its instructions
          E("bf16", family="wgmma", steps=(("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),
                                           ("e4m3", "bf16", ("multiple of an MMA K (32",)))),
-         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),)), out="bf16"),
+         Raises(("no e2m1 x e2m1 MMA on sm_90", GROUP_ACT)), out="bf16"),
     Case("nvfp4-sm89", "nvfp4", "nvfp4", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),)), out="bf16"),
+         E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),),
+           limits=(ops("e4m3"), GROUP_ACT, PACKED4)),
+         Raises((GROUP_ACT,)), out="bf16"),
     Case("nvfp4-sm80", "nvfp4", "nvfp4", "sm_80",
-         E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16")))),
-         out="bf16"),
+         E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
+           limits=(GROUP_ACT, PACKED4)),
+         Raises(("no e4m3 x e4m3 MMA on sm_80", GROUP_ACT)), out="bf16"),
     # -- MXFP4 W4A4
     Case("mxfp4-sm100", "mxfp4", "mxfp4", "sm_100",
          E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
-         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3", steps=(("e2m1", "e4m3", ("tcgen05",)),),
-           scales={"weight_group": "exponent_fold", "activation": "partial_accumulators"})),
+         Raises(("tcgen05 (not implemented", GROUP_ACT))),
     Case("mxfp4-sm103", "mxfp4", "mxfp4", "sm_103",
-         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
-         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),))),
+         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True), Raises((GROUP_ACT,))),
     Case("mxfp4-sm120", "mxfp4", "mxfp4", "sm_120",
          E("e2m1", family="mma_block_scaled", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
-         E("e4m3", dequant="fused_e2m1_to_e4m3", steps=(("e2m1", "e4m3", ("mma_block_scaled",)),))),
-    # -- MXFP4 weights x fp8 activations: fused e2m1 -> e4m3 conversion where fp4 MMA is missing
+         Raises(("mma_block_scaled (not implemented", GROUP_ACT))),
+    # -- MXFP4 weights x fp8 activations: fused e2m1 -> e4m3 conversion where fp4 MMA is missing;
+    #    this version re-biases the e2m1 codes into fp16
     Case("mxfp4a8-sm89", "mxfp4", "fp8", "sm_89",
          E("e4m3", dequant="fused_e2m1_to_e4m3", scales={"weight_group": "exponent_fold"},
-           notes=("folded into the e4m3 exponent",))),
+           notes=("folded into the e4m3 exponent",), limits=(ops("e4m3"),)),
+         fp16_past("e4m3", dequant="float_rebias", scales={"weight_group": "dequantized_weights"})),
     Case("mxfp4a8-sm90", "mxfp4", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="fused_e2m1_to_e4m3"),
-         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3", notes=EMU_WGMMA)),
+         fp16_past("e4m3", emulated=True, dequant="float_rebias")),
     Case("mxfp4a8-sm100", "mxfp4", "fp8", "sm_100",
          E("e4m3", "e2m1", family="tcgen05", kind="f8f6f4", dequant="passthrough"),
-         E("e4m3", emulated=True, dequant="fused_e2m1_to_e4m3")),
+         fp16_past("e4m3", emulated=True, dequant="float_rebias")),
     Case("mxfp4a8-sm120", "mxfp4", "fp8", "sm_120",
          E("e4m3", "e2m1", family="mma_block_scaled", kind="f8f6f4", dequant="passthrough"),
-         E("e4m3", dequant="fused_e2m1_to_e4m3")),
+         fp16_past("e4m3", dequant="float_rebias")),
     Case("mxfp4a8-sm80", "mxfp4", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MXFP8
     Case("mxfp8-sm100", "mxfp8", "mxfp8", "sm_100", E("e4m3", family="tcgen05", kind="mxf8f6f4", block_scaled=True),
-         E("e4m3", emulated=True, dequant="passthrough", scales={"weight_group": "partial_accumulators"})),
+         Raises((ops("e4m3"), GROUP_ACT))),
     Case("mxfp8-sm120", "mxfp8", "mxfp8", "sm_120",
-         E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True), E("e4m3", dequant="passthrough")),
-    Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough")),
+         E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True), Raises((GROUP_ACT,))),
+    Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough", limits=(ops("e4m3"), GROUP_ACT)),
+         Raises((GROUP_ACT,))),
     # -- FP8 per channel and DeepSeek-style blocks
-    Case("fp8-sm89", "fp8ch", "fp8", "sm_89", E("e4m3", dequant="passthrough", scales={"weight_channel": "epilogue"})),
+    Case("fp8-sm89", "fp8ch", "fp8", "sm_89",
+         E("e4m3", dequant="passthrough", scales={"weight_channel": "epilogue"}, limits=(ops("e4m3"),)),
+         fp16_past("e4m3", dequant="float_rebias", scales={"weight_channel": "epilogue"})),
     Case("fp8-sm80", "fp8ch", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("fp8-sm75", "fp8ch", "fp8", "sm_75", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("fp8-sm90", "fp8ch", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="passthrough"),
-         E("e4m3", emulated=True)),
+         fp16_past("e4m3", emulated=True)),
     Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
-         E("e4m3", emulated=True)),
-    Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
+         Raises((GROUP_ACT,))),
+    Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"), GROUP_ACT)), Raises((GROUP_ACT,))),
     # -- weights that do not fit the activation's type
     Case("w8a8fp8-sm89", "int8ch", "fp8", "sm_89",
          E("fp16", dequant="int_bittrick",
            steps=(("e4m3", "fp16", ("not exact in e4m3", "up to 16", "exact in fp16")),),
-           absent=("MMA",))),
+           absent=("MMA", "implementation limit"))),
     Case("w8a8fp8-sm100", "int8ch", "fp8", "sm_100",
          E("fp16", family="tcgen05", kind="f16", steps=(("e4m3", "fp16", ("not exact in e4m3",)),)),
          E("fp16", steps=(("e4m3", "fp16", ("not exact in e4m3",)),))),
@@ -216,39 +280,49 @@ CASES = [
            scales={"weight_zero_point": "dequantized_weights"})),
     Case("awq-a8-sm80", "awq4", "int8", "sm_80",
          E("int8", dequant="int_bittrick", scales={"weight_zero_point": "subtracted_in_dequant",
-                                                   "weight_group": "partial_accumulators"})),
+                                                   "weight_group": "partial_accumulators"}, limits=(ops("int8"),)),
+         fp16_past("int8", dequant="int_bittrick", scales={"weight_zero_point": "dequantized_weights",
+                                                           "weight_group": "dequantized_weights"})),
     Case("fzp-a8-sm89", "fzp4", "fp8", "sm_89", E("fp16", steps=(("e4m3", "fp16", ("float zero points",)),))),
     Case("e5m2a8-sm89", "e5m2ch", "fp8", "sm_89", E("e4m3", "e5m2", dequant="passthrough",
-                                                    mma="mma_sync.m16n8k32.e4m3xe5m2")),
+                                                    mma="mma_sync.m16n8k32.e4m3xe5m2", limits=(ops("e4m3", "e5m2"),)),
+         fp16_past("e4m3", "e5m2", b="e5m2", dequant="float_rebias")),
     Case("e5m2a8-sm90", "e5m2ch", "fp8", "sm_90", E("e4m3", "e5m2", family="wgmma", mma="wgmma.e4m3xe5m2"),
-         E("e4m3", "e5m2", emulated=True)),
+         fp16_past("e4m3", b="e5m2", emulated=True)),
     Case("e5m2a8-sm80", "e5m2ch", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w8a4-sm80", "int8ch", "int4", "sm_80",
-         E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),))),
+         E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),),
+           limits=(ops("int8"), PACKED4)),
+         Raises(("not exact in int4", PACKED4))),
     Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
-         E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),))),
+         E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),),
+           limits=("group size 8 is not a multiple of 16",)),
+         Raises(("multiple of an MMA K", "group size 8 is not a multiple of 16"))),
     # -- products and other devices resolve through their architecture
-    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
+    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090", E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"),)),
+         fp16_past("e4m3")),
     Case("w4a8-a100", "gptq4", "fp8", "A100", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w4a16-t4", "gptq4", "fp16", "T4", FP16_SM75),
     Case("nvfp4-b200", "nvfp4", "nvfp4", "B200", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
-         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16"),
+         Raises(("tcgen05 (not implemented", GROUP_ACT)), out="bf16"),
     Case("nvfp4-rtx5090", "nvfp4", "nvfp4", "RTX-5090",
          E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True),
-         E("e4m3", steps=(("e2m1", "e4m3", ("mma_block_scaled",)),)), out="bf16"),
-    Case("w8a8-b300", "int8ch", "int8", "B300", E("int8")),
+         Raises(("mma_block_scaled (not implemented", GROUP_ACT)), out="bf16"),
+    Case("w8a8-b300", "int8ch", "int8", "B300", E("int8", limits=(ops("int8"),)), fp16_past("int8")),
     Case("nvfp4-rubin", "nvfp4", "nvfp4", "Rubin", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
-         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16"),
+         Raises(("tcgen05 (not implemented", GROUP_ACT)), out="bf16"),
     # -- Zhenwu 810E: sm_80-class ppu.mma.sync with N=16, no int4 or fp8 tensor cores
     Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16"), out="bf16"),
     Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
-         E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),))),
+         E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),),
+           limits=(ops("int8"), PACKED4)),
+         Raises(("no int4 x int4 MMA on zhenwu-810e", PACKED4))),
     Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
-    # -- MoE
-    Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16"), experts=8),
+    # -- MoE: the hardware runs it on the same instructions; this version has no MoE kernels yet
+    Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16", limits=(MOE,)), Raises((MOE,)), experts=8),
     Case("moe-nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
          E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
-         E("e4m3", emulated=True, steps=(("e2m1", "e4m3", ("tcgen05",)),)), out="bf16", experts=64),
+         Raises(("tcgen05 (not implemented", MOE, GROUP_ACT)), out="bf16", experts=64),
 ]
 
 
@@ -279,7 +353,10 @@ def _check(p, e: E, mode: str):
         assert any(sub in n for n in p.notes), f"no note with {sub!r}\n{where}"
     for key, want in e.scales.items():
         assert p.scales.get(key) == want, f"scales[{key!r}]\n{where}"
-    assert p.runnable == (e.family == "mma_sync"), where
+    for sub in e.limits:
+        assert any(sub in r for r in p.limits), f"no limit with {sub!r}\n{where}"
+    assert bool(p.limits) == bool(e.limits), where
+    assert p.runnable == (e.family == "mma_sync" and not e.limits), where
     if p.layer.is_moe:
         assert p.components["scheduler"] == "moe_grouped" and p.components["epilogue"] == "moe_topk", where
 
@@ -287,6 +364,10 @@ def _check(p, e: E, mode: str):
 def test_enough_cases():
     assert len(CASES) >= 60
     assert len({c.id for c in CASES}) == len(CASES)
+    # the table covers both outcomes of the implemented families
+    assert sum(isinstance(c.impl, Raises) for c in CASES) >= 10
+    assert sum(isinstance(c.impl, E) and any("implementation limit" in sub for st in c.impl.steps for sub in st[2])
+               for c in CASES) >= 15
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -294,8 +375,18 @@ def test_plan_table(case: Case):
     layer = _layer(case)
     hw = plan(layer, case.device, families="hardware")
     _check(hw, case.hw, "hardware")
+    assert hw.mode == "hardware"
+    if isinstance(case.impl, Raises):
+        with pytest.raises(UnsupportedError) as e:
+            plan(layer, case.device)
+        assert str(e.value).startswith(f"nothing can run {layer.describe()}")
+        for sub in case.impl.reasons:
+            assert any(sub in r for r in e.value.reasons), f"no reason with {sub!r}: {e.value.reasons}"
+        return
     impl = plan(layer, case.device)
     _check(impl, case.hw if case.impl is SAME else case.impl, "implemented")
-    assert impl.mode == "implemented" and hw.mode == "hardware"
+    # what runs in this version: fp16/bf16 operands on mma_sync, nothing left over
+    assert impl.mode == "implemented" and impl.compute.is_16bit and impl.family == "mma_sync"
+    assert impl.runnable and impl.limits == ()
     if case.impl is SAME:
         assert impl.fingerprint() != hw.fingerprint()  # the mode is part of the plan

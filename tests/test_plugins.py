@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
@@ -62,12 +63,26 @@ def test_zhenwu_detection(name, expected):
 
 
 def test_zhenwu_tuning_two_ctas_per_sm_and_no_split_k():
+    from humming_nvidia import gemm_mma_sync as G
+
     p = plan(LAYER, "zhenwu-810e")
-    assert all(r.config["ctas_per_sm"] == 2 and r.config["split_k"] == 1 for r in p.tuning)
+    assert p.family == "mma_sync" and p.components["scheduler"] == "data_parallel"
     assert any("no NVRTC target" in n and "-DUSE_PPU=1" in n for n in p.notes)
-    # the generic heuristic (A100, sm_80-class) keeps one CTA per SM and splits K at small M
+    zw = Device.named("zhenwu-810e")
+    recipe = G.recipe_from_plan(p, zw)
+    smem_sm = zw.caps.limit("smem_per_sm")
+    tiles = [G.tile_from_config(r.config) for r in p.tuning]
+    for r, tile in zip(p.tuning, tiles):
+        assert tile is not None and r.config["split_k"] == 1, r  # the kernel's tiles; K is never split
+        assert 2 * G.smem_bytes(recipe, tile) <= smem_sm  # two CTAs share an SM's shared memory
+    # ... and the launcher built from the plan keeps to one K slice at every M
+    kp = G.PAD_K * -(-LAYER.k // G.PAD_K)
+    assert {s for *_, s in G.launch_ranges(p, recipe, smem_sm // 2, kp)} == {1}
+    # more shared memory per CTA than the 48 KB the kernel's own tuning assumes without an opt-in figure
+    assert any(G.smem_bytes(recipe, t) > 48 * 1024 for t in tiles)
+    # the kernel's own tuning (A100, sm_80-class) lets the launcher split K at small M
     a100 = plan(LAYER.replace(n=1024), "A100")
-    assert a100.tuning[0].config["ctas_per_sm"] == 1 and a100.tuning[0].config["split_k"] > 1
+    assert a100.tuning[0].config["split_k"] > 1 and a100.components["scheduler"] == "split_k"
 
 
 class _ToyFamily(FamilyBase):
@@ -124,9 +139,54 @@ def test_runtime_registered_family_and_variant(toy_plugin):
     with_bias = plan(LAYER.replace(bias=True), "sm_80")
     assert with_bias.components["epilogue"] == "toy_epilogue"
     assert any("toy_epilogue" in n and "'toy'" in n for n in with_bias.notes)
-    # the family's check sends MoE layers to the next family, and bf16 is not something it accepts
-    assert plan(LAYER.replace(num_experts=4), "sm_80").family == "mma_sync"
+    # bf16 is not something the family accepts: the next family runs it
     assert plan(LAYER.replace(activation=ActivationScheme("bf16")), "sm_80").family == "mma_sync"
+    # the family's check sends MoE layers to the next family, whose implementation has no MoE yet
+    moe = LAYER.replace(num_experts=4)
+    with pytest.raises(UnsupportedError) as e:
+        plan(moe, "sm_80")
+    assert any("toy kernels are dense only" in r for r in e.value.reasons)
+    assert any("MoE GEMM is not implemented" in r for r in e.value.reasons)
+    hw = plan(moe, "sm_80", families="hardware")
+    assert hw.family == "mma_sync" and not hw.runnable and any("MoE" in r for r in hw.limits)
+
+
+class _LimitedToyFamily(_ToyFamily):
+    """A toy family whose implementation (not its instructions) cannot add a bias yet."""
+
+    name = "toy_limited"
+
+    def limits(self, layer, caps, compute):
+        return ["toy kernels add no bias yet"] if layer.bias else []
+
+
+@contextmanager
+def _family_registered(family, name):
+    """``family`` offered by a plugin registered as ``name`` for the duration."""
+    class P:
+        @plugins.hookimpl
+        def humming_kernel_families(self):
+            return [family]
+
+    plugins.register(P(), name=name)
+    try:
+        yield
+    finally:
+        plugins.unregister(name)
+
+
+def test_plugin_family_limits():
+    with _family_registered(_LimitedToyFamily(), "limited"):
+        assert plan(LAYER, "sm_80").family == "toy_limited"
+        biased = LAYER.replace(bias=True)
+        # with the implemented families the limit passes the layer on to the next family, and says so
+        p = plan(biased, "sm_80")
+        assert p.family == "mma_sync" and p.runnable
+        assert "not toy_limited (toy) implementation limit for fp16 x fp16: toy kernels add no bias yet" in p.notes
+        # with every family the hardware has, only check() decides: the plan names the limit
+        hw = plan(biased, "sm_80", families="hardware")
+        assert (hw.family, hw.runnable, hw.limits) == ("toy_limited", False, ("toy kernels add no bias yet",))
+        assert "toy kernels add no bias yet" in hw.not_runnable_reason and "limits " in hw.explain()
 
 
 def test_unregister_restores_the_plans(toy_plugin):
@@ -144,19 +204,11 @@ class _NoSpecFamily(_ToyFamily):
 
 
 def test_kernel_of_a_family_without_kernel_specs_is_refused():
-    class P:
-        @plugins.hookimpl
-        def humming_kernel_families(self):
-            return [_NoSpecFamily()]
-
-    name = plugins.register(P(), name="nospec")
-    try:
+    with _family_registered(_NoSpecFamily(), "nospec"):
         p = plan(LAYER, "sm_80")
         assert p.family == "toy_nospec" and p.runnable
         with pytest.raises(UnsupportedError, match="'toy_nospec' .toy. cannot generate kernels"):
             p.kernel(1)
-    finally:
-        plugins.unregister(name)
 
 
 class _BadPlugin:

@@ -1,7 +1,8 @@
 """The kernel families of the NVIDIA backend.
 
 * ``mma_sync`` -- warp-level ``mma.sync`` kernels (every chip with tensor cores,
-  from Turing): implemented.
+  from Turing): implemented for fp16/bf16 operands (``limits()`` says what is
+  not yet, from :func:`humming_nvidia.gemm_mma_sync.check_layer`).
 * ``wgmma`` -- Hopper warpgroup MMA with TMA: declared, not implemented yet.
 * ``tcgen05`` -- Blackwell datacenter UMMA (tensor memory): declared.
 * ``mma_block_scaled`` -- block-scaled ``mma.sync`` of consumer Blackwell
@@ -12,6 +13,8 @@ A declared family lets the planner answer "what would the hardware do"
 names its components with the variant names the kernel headers implement.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from humming.capabilities import parse_shape
 from humming.planner import FamilyBase, WeightLayout
@@ -85,6 +88,9 @@ class _NvidiaFamily(FamilyBase):
     def _loader(self, caps) -> str:
         return "cp_async" if caps.has("cp_async") else "ldg"
 
+    def _dequantizer(self, layer, caps, compute) -> str:
+        return dequantizer_for(layer, caps, compute)
+
     def _mma(self, layer, compute) -> str:
         """``<family>.<kind>`` or ``<family>.<a>[x<b>]``, e.g. ``tcgen05.mxf4nvf4``, ``wgmma.e4m3``."""
         return f"{self.name}.{compute.kind or _types(compute)}"
@@ -92,7 +98,7 @@ class _NvidiaFamily(FamilyBase):
     def components(self, layer, caps, compute) -> dict:
         return {
             "loader": self._loader(caps),
-            "dequantizer": dequantizer_for(layer, caps, compute),
+            "dequantizer": self._dequantizer(layer, caps, compute),
             "mma": self._mma(layer, compute),
             "scheduler": _scheduler(layer),
             "epilogue": _epilogue(layer),
@@ -120,10 +126,22 @@ class MmaSyncFamily(_NvidiaFamily):
     def _mma(self, layer, compute) -> str:
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
-    def check(self, layer, caps, compute) -> list[str]:
-        from .gemm_mma_sync import check_layer
+    def _dequantizer(self, layer, caps, compute) -> str:
+        d = dequantizer_for(layer, caps, compute)
+        # gemm/dequant.cuh re-biases float codes into fp16/bf16 (no cvt variant yet)
+        return "float_rebias" if d == "native_cvt" and compute.is_16bit else d
 
-        return super().check(layer, caps, compute) + check_layer(layer, caps, compute)
+    def limits(self, layer, caps, compute) -> list[str]:
+        """What this version's kernels (``gemm_mma_sync``) cannot do yet: 8-bit and 4-bit
+        operands, MoE, per-group activation scales..."""
+        from .gemm_mma_sync import COMPUTE_TYPES, check_layer
+
+        reasons = check_layer(layer, caps, compute)
+        if compute.a not in COMPUTE_TYPES or compute.b not in COMPUTE_TYPES:
+            # check_layer stops at the operand types; list what else fp16 operands would still meet
+            as_fp16 = replace(compute, a="fp16", b="fp16", acc="fp32")
+            reasons += [r for r in check_layer(layer, caps, as_fp16) if r not in reasons]
+        return reasons
 
     def tuning(self, layer, caps, compute):
         from .gemm_mma_sync import tuning
@@ -147,7 +165,7 @@ class MmaSyncFamily(_NvidiaFamily):
             "block": f"{layout.BLOCK_ROWS}x{layout.BLOCK_COLS}",
             "operand": compute.b,
             "mma_shape": mma_shape(layer, compute),
-            "dequantizer": dequantizer_for(layer, caps, compute),
+            "dequantizer": self._dequantizer(layer, caps, compute),
         })
 
 

@@ -332,24 +332,40 @@ def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
 class Launcher:
     """Runs one prepared weight: picks the tile for M, compiles it on first use,
     keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
-    fill the GPU."""
+    fill the GPU.
+
+    ``max_split`` caps the K slices of a launch: one int for every range, or
+    one per range (the plan's ``split_k`` of each M range; 1 never splits).
+    """
 
     def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16):
         self.packed = packed
         self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
         self.sm_count = int(sm_count)
         self.runtime = runtime
-        self.max_split = max_split
+        splits = [max_split] * len(self.ranges) if isinstance(max_split, int) else [int(s) for s in max_split]
+        if len(splits) != len(self.ranges) or min(splits, default=1) < 1:
+            raise ValueError(f"Launcher: max_split must be an int >= 1 or one per range "
+                             f"({len(self.ranges)} ranges), found {max_split!r}")
+        self.max_split = max(splits, default=1)
         self.ctas_per_sm = 2  # split K until about this many CTAs per SM
         self._plans: dict[Tile, object] = {}
         self._counters: dict[Tile, torch.Tensor] = {}
-        self._bounds = [hi if hi is not None else 1 << 62 for (_, hi, _) in self.ranges]
+        # (largest M, tile, most K slices) per range, ascending
+        self._entries = [(hi if hi is not None else 1 << 62, tile, s)
+                         for (_, hi, tile), s in zip(self.ranges, splits)]
+
+    def _entry(self, m: int):
+        for e in self._entries:
+            if m <= e[0]:
+                return e
+        return self._entries[-1]
 
     def tile_for(self, m: int) -> Tile:
-        for b, (_, _, tile) in zip(self._bounds, self.ranges):
-            if m <= b:
-                return tile
-        return self.ranges[-1][2]
+        return self._entry(m)[1]
+
+    def max_split_for(self, m: int) -> int:
+        return self._entry(m)[2]
 
     def spec_for(self, m: int):
         return kernel_spec(self.packed.recipe, self.tile_for(m))
@@ -375,10 +391,10 @@ class Launcher:
             self._plans[tile] = lp
         return lp
 
-    def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int) -> int:
+    def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int, max_split: int | None = None) -> int:
         tiles = m_tiles * n_tiles
         want = -(-self.ctas_per_sm * self.sm_count // tiles)
-        s = max(1, min(want, self.max_split, ksteps))
+        s = max(1, min(want, self.max_split if max_split is None else max_split, ksteps))
         if s > 1:
             per = -(-ksteps // s)
             s = -(-ksteps // per)  # no empty slices
@@ -389,13 +405,13 @@ class Launcher:
         from humming.jit import driver as _drv
 
         m = x.shape[0]
-        tile = self.tile_for(m)
+        _, tile, max_split = self._entry(m)
         lp = self._plan(tile)
         pw = self.packed
         n_tiles = -(-pw.np_ // tile.bn)
         m_tiles = -(-m // tile.bm)
         ksteps = -(-pw.kp // tile.bk)
-        split = self.split_for(tile, m_tiles, n_tiles, ksteps)
+        split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
         p = lp.params
         p.x = x.data_ptr()
         p.y = y.data_ptr()
@@ -473,16 +489,48 @@ def check_layer(layer, caps, compute) -> list[str]:
     return reasons
 
 
-def tuning(layer, caps, compute):
+#: The most K slices a launch may use. The ranges whose tile holds at most
+#: ``SPLIT_K_BM`` tokens carry it as ``split_k``; the launcher picks the split
+#: from M and the SM count, up to it. Other ranges (no ``split_k``) never split.
+MAX_SPLIT_K = 16
+SPLIT_K_BM = 64
+
+
+def _sizing_recipe(layer, compute) -> Recipe:
+    """The recipe that sizes the tiles; for a layer this version cannot run (a
+    ``families="hardware"`` plan, not runnable) the nearest one it could."""
+    w = layer.weight
+    try:
+        return recipe_for(w, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=True, k8mma=False,
+                          target="sm_80")
+    except UnsupportedError:
+        grouped = w.scale in ("group", "block")
+        zp = {"none": 0, "int": 1, "float": 2}[w.zero_point]
+        group = -(-w.group_size // 16) * 16 if grouped else (1 << 30 if zp else 64)
+        return Recipe(bits=w.bits, wfloat=w.is_float, zp=zp, gscale=grouped or zp != 0, group=group)
+
+
+def split_config(tile: Tile) -> dict:
+    """The ``split_k`` entry of a range whose nominal tile is ``tile``."""
+    return {"split_k": MAX_SPLIT_K} if tile.bm <= SPLIT_K_BM else {}
+
+
+def tuning(layer, caps, compute, max_smem: int | None = None):
     """The planner's tuning for this family: one MRange per tile of DEFAULT_RANGES, fitted
-    to the layer's padded K and the device's shared memory."""
+    to the layer's padded K and ``max_smem`` bytes of shared memory (default: the
+    device's per-block limit). Config keys: the :class:`Tile` fields, plus
+    ``split_k`` (the most K slices) on the small-M ranges. Without cp.async the
+    loads are synchronous and two stages suffice."""
     from humming.planner.family import MRange
 
-    bf16 = compute.a == "bf16"
-    recipe = recipe_for(layer.weight, bf16=bf16, out_bf16=False, caps_cp_async=caps.has("cp_async"),
-                        k8mma=False, target="sm_80")
+    recipe = _sizing_recipe(layer, compute)
     kp = -(-layer.k // PAD_K) * PAD_K
-    return [MRange(lo, hi, fit_tile(t, recipe, _max_smem(caps), kp).to_dict()) for lo, hi, t in DEFAULT_RANGES]
+    smem = int(max_smem or _max_smem(caps))
+    out = []
+    for lo, hi, t in DEFAULT_RANGES:
+        nominal = t if caps.has("cp_async") else replace(t, stages=min(t.stages, 2))
+        out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
+    return out
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
@@ -532,16 +580,24 @@ def recipe_from_plan(plan, hw) -> Recipe:
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):
+    """``[(lo, hi, Tile)]`` from the plan's tuning, fitted to the device (DEFAULT_RANGES
+    when the tuning holds no tiles)."""
+    return [(lo, hi, tile) for lo, hi, tile, _ in launch_ranges(plan, recipe, max_smem, kp)]
+
+
+def launch_ranges(plan, recipe: Recipe, max_smem: int, kp: int):
+    """``[(lo, hi, Tile, most K slices)]``: the ranges and the split-K cap of each."""
     out = []
     for r in plan.tuning:
         tile = tile_from_config(r.config)
         if tile is None:
             break
-        out.append((r.lo, r.hi, fit_tile(tile, recipe, max_smem, kp)))
+        out.append((r.lo, r.hi, fit_tile(tile, recipe, max_smem, kp), int(r.config.get("split_k", 1))))
     else:
         if out:
             return out
-    return [(lo, hi, fit_tile(t, recipe, max_smem, kp)) for lo, hi, t in DEFAULT_RANGES]
+    return [(lo, hi, fit_tile(t, recipe, max_smem, kp), split_config(t).get("split_k", 1))
+            for lo, hi, t in DEFAULT_RANGES]
 
 
 def prepare(plan, qw, device, hw):
@@ -549,9 +605,9 @@ def prepare(plan, qw, device, hw):
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
     kp = -(-plan.layer.k // PAD_K) * PAD_K
-    ranges = ranges_from_plan(plan, recipe, max_smem, kp)
+    ranges = launch_ranges(plan, recipe, max_smem, kp)
     packed = pack_weight(qw, recipe, device)
-    return packed, Launcher(packed, ranges, hw.sm_count)
+    return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges])
 
 
 def spec_for_plan(plan, m: int, hw=None):

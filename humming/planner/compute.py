@@ -10,6 +10,11 @@ The first (type, weight type, family) the capability object can multiply
 natively and whose family accepts the layer wins; an emulated instruction
 (``native: false``) is only taken when the type is native in a family of the
 chip that is not being considered (e.g. wgmma before it is implemented).
+When planning with the implemented families, a family whose implementation has
+limits for the layer (:meth:`~humming.planner.KernelFamily.limits`) is passed
+over like one whose instructions cannot run it, and the limit becomes part of
+the step's reason; when planning with every family the hardware has, only
+:meth:`~humming.planner.KernelFamily.check` decides.
 Every type given up is recorded as a :class:`FallbackStep` with its reason.
 """
 from __future__ import annotations
@@ -21,7 +26,11 @@ from ..errors import UnsupportedError
 from .family import Compute, FallbackStep, KernelFamily
 from .numerics import activation_values, exact, exactness_reason, weight_values
 
-__all__ = ["Choice", "activation_chain", "choose_compute", "family_ops", "block_scale_mismatch"]
+__all__ = ["Choice", "activation_chain", "choose_compute", "family_ops", "family_limits",
+           "block_scale_mismatch", "LIMIT_TAG"]
+
+#: Marks an implementation limit (not a hardware fact) in fallback reasons.
+LIMIT_TAG = "implementation limit"
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,13 @@ def family_ops(fam, ops) -> list:
     return [op for op in ops if op.family == fam.mma_family and (accepts is None or accepts(op))]
 
 
+def family_limits(fam, layer, caps, compute) -> list[str]:
+    """What keeps this version's implementation of ``fam`` from running the layer
+    (families without a ``limits`` method have none)."""
+    limits = getattr(fam, "limits", None)
+    return list(limits(layer, caps, compute)) if limits is not None else []
+
+
 def _op_label(op) -> str:
     return op.family + (f" kind::{op.kind}" if op.kind else "")
 
@@ -84,11 +100,12 @@ def _op_label(op) -> str:
 class _Search:
     """The state of one compute-type search (one layer, one chip, one set of families)."""
 
-    def __init__(self, layer, caps, considered, declared):
+    def __init__(self, layer, caps, considered, declared, use_limits):
         self.layer = layer
         self.caps = caps
         self.considered = considered  # families being planned with, priority order
         self.declared = declared      # every family a backend declares that the chip has
+        self.use_limits = use_limits  # pass over families whose implementation cannot run the layer
         self.w_vs = weight_values(layer.weight)
         self.a_vs = activation_values(layer.activation)
 
@@ -174,6 +191,13 @@ class _Search:
                     if why:
                         rejected.extend(f"{fam.name} ({fam.backend}): {r}" for r in why)
                         continue
+                    if self.use_limits:
+                        limits = family_limits(fam, self.layer, self.caps, compute)
+                        if limits:
+                            pair = f"{t} x {b}" + (" (emulated)" if emulated else "")
+                            rejected.extend(f"{fam.name} ({fam.backend}) {LIMIT_TAG} for {pair}: {r}"
+                                            for r in limits)
+                            continue
                     notes = [f"not {r}" for r in rejected]
                     if emulated:
                         how = "unpack + IMMA" if acc == "int32" else "cvt + HMMA"
@@ -203,13 +227,17 @@ class _Search:
         return f"no {pairs} MMA on {chip}"
 
 
-def choose_compute(layer, caps, considered, declared) -> Choice:
-    """Walk the fallback chain; raise :class:`UnsupportedError` with every reason if nothing fits."""
+def choose_compute(layer, caps, considered, declared, use_limits: bool = True) -> Choice:
+    """Walk the fallback chain; raise :class:`UnsupportedError` with every reason if nothing fits.
+
+    ``use_limits``: also pass over families whose implementation has limits for
+    the layer (planning with the implemented families).
+    """
     if not considered:
         raise UnsupportedError(
             f"no kernel family for {caps.name}: no backend offers a family whose instructions "
             f"this chip has", [f"declared families: {', '.join(f.name for f in declared) or 'none'}"])
-    search = _Search(layer, caps, considered, declared)
+    search = _Search(layer, caps, considered, declared, use_limits)
     chain = activation_chain(layer.activation.fmt, layer.out_dtype)
     steps: list[FallbackStep] = []
     all_reasons: list[str] = []

@@ -3,10 +3,22 @@
 A *kernel family* is what a backend offers: kernels built around one tensor-core
 instruction family (``mma_sync``, ``wgmma``, ``tcgen05``, block-scaled
 ``mma.sync``...). The planner picks the compute types, then asks the families
-the chip has, in priority order, whether they can run the layer
-(:meth:`KernelFamily.check`), which component variant fills each slot
-(:meth:`KernelFamily.components`) and how to tune each M range
-(:meth:`KernelFamily.tuning`). :class:`FamilyBase` holds the shared defaults.
+the chip has, in priority order, whether they can run the layer, which
+component variant fills each slot (:meth:`KernelFamily.components`) and how to
+tune each M range (:meth:`KernelFamily.tuning`). :class:`FamilyBase` holds the
+shared defaults.
+
+"Can it run the layer" is two questions:
+
+* :meth:`KernelFamily.check` -- can the family's *instructions* do it (a fact
+  of the hardware, e.g. group scales between MMA instructions need the group
+  size to be a multiple of the instruction K);
+* :meth:`KernelFamily.limits` -- can the family's *current implementation* do
+  it (e.g. "this version's kernels multiply fp16/bf16 operands only").
+
+``plan(..., families="implemented")`` walks on down the fallback chain past
+both; ``families="hardware"`` decides with :meth:`check` alone and marks the
+plan not runnable when the chosen family has limits for the layer.
 """
 from __future__ import annotations
 
@@ -178,6 +190,11 @@ class KernelFamily(Protocol):
     (higher is tried first when several families can run a layer).
     ``accepts(op)`` narrows the capability ops of ``mma_family`` the family
     issues (e.g. only the ``kind::`` forms of mma.sync).
+    ``check(layer, caps, compute)`` lists hardware-level reasons the
+    family's instructions cannot run the layer with ``compute``;
+    ``limits(layer, caps, compute)`` (optional; default: none) lists reasons
+    the family's implementation in this version cannot, though the
+    instructions could.
     ``kernel_spec(plan, m)`` is optional: :meth:`humming.planner.Plan.kernel`
     calls it.
     """
@@ -191,6 +208,8 @@ class KernelFamily(Protocol):
     def accepts(self, op) -> bool: ...
 
     def check(self, layer, caps, compute: Compute) -> list[str]: ...
+
+    def limits(self, layer, caps, compute: Compute) -> list[str]: ...
 
     def components(self, layer, caps, compute: Compute) -> dict: ...
 
@@ -215,6 +234,12 @@ class FamilyBase:
         return True
 
     def check(self, layer, caps, compute: Compute) -> list[str]:
+        """Hardware-level reasons this family's instructions cannot run ``layer`` (none here)."""
+        return []
+
+    def limits(self, layer, caps, compute: Compute) -> list[str]:
+        """Reasons this version's implementation of the family cannot run ``layer``
+        although :meth:`check` passes (none here)."""
         return []
 
     def components(self, layer, caps, compute: Compute) -> dict:

@@ -4,7 +4,10 @@
 2. Collect the kernel families the backends offer whose instruction family the
    chip has (``families="hardware"``), or only the implemented ones among them
    (``families="implemented"``, the default: what runs).
-3. Walk the compute-type fallback chain (:mod:`.compute`).
+3. Walk the compute-type fallback chain (:mod:`.compute`). With the implemented
+   families a family's implementation limits count like hardware reasons (the
+   walk goes on); with every family only the hardware reasons decide, and a
+   chosen family with limits for the layer makes the plan not runnable.
 4. Ask the chosen family (or a backend's ``humming_tuning`` hook) for tuning per
    M range, then for its components; plugins' component variants may fill a slot.
 5. Record where scales and zero points are applied, how activations are
@@ -22,7 +25,7 @@ from .. import plugins
 from ..capabilities import ProductFigures
 from ..errors import UnsupportedError
 from ..scheme import LayerSpec
-from .compute import choose_compute, family_ops
+from .compute import choose_compute, family_limits, family_ops
 from .family import SLOTS, ActivationHandling, Compute
 from .numerics import exact_shifts, weight_values
 from .plans import Plan
@@ -111,9 +114,11 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
     all_families = plugins.kernel_families()
     declared = [f for f in all_families if family_ops(f, caps.mma_ops(f.mma_family))]
     considered = declared if mode == "hardware" else [f for f in declared if f.implemented]
-    choice = choose_compute(layer, caps, considered, declared)
+    choice = choose_compute(layer, caps, considered, declared, use_limits=mode == "implemented")
     compute, fam = choice.compute, choice.family
     notes = list(choice.notes)
+    # with the implemented families the walk already passed over every limit
+    limits = tuple(family_limits(fam, layer, caps, compute)) if mode == "hardware" and fam.implemented else ()
 
     tuning = plugins.tuning_override(fam, layer, caps, compute)
     if tuning is None:
@@ -151,12 +156,16 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
     if not fam.implemented:
         reason = (f"kernel family {fam.name} ({fam.backend}) is declared for {caps.name} "
                   "but not implemented in this version")
+    elif limits:
+        reason = (f"kernel family {fam.name} ({fam.backend}) cannot run this layer in this version: "
+                  + "; ".join(limits))
     else:
         reason = None
     return Plan(
         layer=layer, device=name, device_chain=tuple(caps.chain), mode=mode, compute=compute,
         fallbacks=choice.fallbacks, family=fam.name, backend=fam.backend, implemented=fam.implemented,
-        runnable=fam.implemented, not_runnable_reason=reason, components=components, scales=scales,
+        runnable=reason is None, not_runnable_reason=reason, limits=limits, components=components,
+        scales=scales,
         weight_layout=fam.weight_layout(layer, caps, compute),
         activation=_activation(layer, compute), tuning=tuning, notes=tuple(notes), _family=fam)
 

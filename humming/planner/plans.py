@@ -42,6 +42,9 @@ class Plan:
     activation: ActivationHandling
     tuning: tuple                   # MRange, ascending and covering M >= 1
     notes: tuple = ()
+    #: what keeps this version's implementation of the chosen family from running the
+    #: layer (hardware mode only: with the implemented families the walk goes on past them)
+    limits: tuple = ()
     _family: Any = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -83,6 +86,7 @@ class Plan:
             "family": {"name": self.family, "backend": self.backend, "implemented": self.implemented},
             "runnable": self.runnable,
             "not_runnable_reason": self.not_runnable_reason,
+            "limits": list(self.limits),
             "components": {slot: self.components[slot] for slot in SLOTS if slot in self.components},
             "scales": dict(self.scales),
             "weight_layout": self.weight_layout.to_dict(),
@@ -133,8 +137,14 @@ class Plan:
             lines.append("  fallbacks   none: the activation type is multiplied as it is")
         state = "implemented" if self.implemented else "declared, not implemented"
         lines.append(f"  family      {self.backend}:{self.family} ({state})")
+        if self.limits:
+            lines.append(f"  limits      this version's {self.family} kernels cannot run this layer:")
+            lines.extend(f"    - {r}" for r in self.limits)
         if self.runnable:
             lines.append("  runnable    yes")
+        elif self.limits:
+            lines.append("  runnable    no: implementation limits (above); "
+                         "plan with families=\"implemented\" for what runs")
         else:
             lines.append(f"  runnable    no: {self.not_runnable_reason}")
         lines.append("  components")

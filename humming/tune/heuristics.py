@@ -8,6 +8,11 @@ replace the whole result through the ``humming_tuning`` plugin hook.
 Config keys (all ints): ``tile_m``, ``tile_n``, ``tile_k`` (the CTA tile),
 ``stages`` (shared-memory pipeline depth), ``warps``, ``split_k`` (K slices
 reduced in fp32; 1 = none), ``ctas_per_sm``.
+
+These serve the families without tuning of their own (the declared ones); the
+implemented NVIDIA ``mma_sync`` family returns its kernel's tiles
+(``humming_nvidia.gemm_mma_sync.tuning``). Either way the planner reads
+``split_k > 1`` in any range as the split-K scheduler.
 """
 from __future__ import annotations
 
