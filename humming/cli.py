@@ -39,6 +39,8 @@ COMMAND_MODULES: list[str] = []
 #: offers ``add_arguments(parser)`` and ``run(args) -> int``; it is imported when the parser is built.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("humming.bench.cli", "benchmark humming's kernels (and peers) on this GPU"),
+    "demo": ("humming.demo", "write a small GPTQ checkpoint, plan, compile and run it (reference without a GPU)"),
+    "compile": ("humming.jit.compile_cli", "compile the kernels of layers ahead of time (no GPU needed)"),
 }
 
 

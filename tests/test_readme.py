@@ -1,0 +1,25 @@
+"""The README's CPU quick start runs exactly as written."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_cpu_quick_start_runs_as_written(tmp_path):
+    text = README.read_text()
+    block = re.search(r"<!-- quickstart-cpu -->\s*```python\n(.*?)```", text, re.S)
+    assert block, "README lost its marked CPU quick start"
+    script = tmp_path / "quickstart.py"
+    script.write_text(block.group(1))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    err = float(re.search(r"relative error against fp32: ([0-9.e+-]+)", out.stdout).group(1))
+    assert 0.01 < err < 0.2  # 4-bit round-to-nearest: a real, small error
+
+
+def test_readme_leads_with_two_commands():
+    lines = [l for l in README.read_text().splitlines() if l.strip()]
+    first_block = README.read_text().split("```bash", 1)[1].split("```", 1)[0]
+    assert "pip install -e" in first_block and "humming demo" in first_block and "pytest" in first_block
