@@ -71,6 +71,7 @@ class Tile:
     wn: int = 4
     wk: int = 1
     stages: int = 4
+    l2_prefetch: int = 0  # 0, 64, 128 or 256: L2 prefetch size hint on the weight copies
 
     @property
     def threads(self) -> int:
@@ -84,8 +85,11 @@ class Tile:
             raise ValueError(f"Tile {self}: at least 2 stages")
 
     def to_dict(self) -> dict:
-        return {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
-                "stages": self.stages}
+        d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
+             "stages": self.stages}
+        if self.l2_prefetch:
+            d["l2_prefetch"] = self.l2_prefetch
+        return d
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     tile.check()
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
-        "STAGES": tile.stages, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
+        "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,

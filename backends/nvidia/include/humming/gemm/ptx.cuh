@@ -22,6 +22,19 @@ HUMMING_DEVICE void cp_async16(u32 dst, const void* src) {
 // (No L2::cache_hint variant: with an evict-first policy, ptxas 13.0 can encode
 // the cache-policy descriptor in an odd uniform register, which faults on sm_90
 // with "illegal instruction" -- seen on the H200 for 2-bit weights.)
+// Same, asking L2 to fetch the surrounding PREFETCH bytes (64, 128 or 256) too.
+template <int PREFETCH>
+HUMMING_DEVICE void cp_async16_prefetch(u32 dst, const void* src) {
+  if constexpr (PREFETCH == 256) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  } else if constexpr (PREFETCH == 128) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  } else if constexpr (PREFETCH == 64) {
+    asm volatile("cp.async.cg.shared.global.L2::64B [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  } else {
+    cp_async16(dst, src);
+  }
+}
 // Sixteen zero bytes into shared memory, in the same async group (reads nothing).
 HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 0;\n" ::"r"(dst), "l"(src));

@@ -156,7 +156,8 @@ struct GemmMmaSync {
 #pragma unroll
     for (int i = 0; i < W_IT; ++i) {
       if ((i + 1) * THREADS <= W_CHUNKS || threadIdx.x + i * THREADS < W_CHUNKS) {
-        copy16(base + L.w_dst[i], L.w_ptr[i], true);
+        if constexpr (Cfg::CP_ASYNC) ptx::cp_async16_prefetch<Cfg::L2_PREFETCH>(base + L.w_dst[i], L.w_ptr[i]);
+        else copy16(base + L.w_dst[i], L.w_ptr[i], true);
         L.w_ptr[i] += KB * BITS * 32;
       }
     }
