@@ -16,7 +16,9 @@ def main():
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
-    n, k = 8192, 8192
+    import os
+
+    n, k = (int(v) for v in os.environ.get("SHAPE", "8192x8192").split("x"))
     sch = WeightScheme("int4", "group", 128)
     rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
     qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, sch)
