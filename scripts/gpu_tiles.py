@@ -24,9 +24,11 @@ CANDIDATES = {
     "small": [T(8, 64, 256, 1, 4, 1, 4), T(8, 64, 256, 1, 4, 1, 4, 256), T(8, 64, 512, 1, 4, 4, 3),
               T(8, 64, 512, 1, 4, 4, 3, 256), T(8, 64, 256, 1, 4, 2, 6, 256), T(8, 128, 256, 1, 4, 2, 4, 128)],
     "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 64, 256, 1, 4, 2, 4), T(16, 128, 256, 1, 4, 2, 3),
-            T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4)],
+            T(32, 64, 256, 1, 4, 2, 4), T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4),
+            T(64, 64, 128, 2, 2, 2, 4), T(32, 64, 128, 1, 2, 2, 4)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
-              T(128, 128, 64, 1, 4, 1, 4), T(128, 128, 128, 2, 2, 1, 3)],
+              T(128, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 2, 4, 1, 4), T(64, 64, 128, 2, 2, 2, 4),
+              T(128, 64, 64, 4, 2, 1, 4)],
 }
 
 
@@ -48,6 +50,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--shapes", help="e.g. 8192x8192,4096x4096")
+    ap.add_argument("--m", help="token counts, e.g. 1,16,64")
+    ap.add_argument("--no-host", action="store_true")
     args = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -58,6 +62,8 @@ def main():
     stream = StreamReader(dev)
     shapes = [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)]
     ms = [1, 16, 64, 256, 1024] if not args.quick else [1, 16, 256]
+    if args.m:
+        ms = [int(v) for v in args.m.split(",")]
     if args.shapes:
         shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     rows = []
@@ -89,10 +95,11 @@ def main():
             y = torch.empty(m, n, device=dev, dtype=torch.float16)
             t_cub = time_calls(timer, [lambda W=W: torch.matmul(x, W.T) for W in wf])
             group = "small" if m <= 8 else "mid" if m <= 64 else "large"
+            split_cap = 16 if m <= 64 else 1
             res = []
             for t in CANDIDATES[group]:
                 t = G.fit_tile(t, rec, smem, pw0.kp)
-                Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
+                Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap) for pw in pws]
                 Ls[0](x, y)
                 torch.cuda.synchronize()
                 ref = R.gemm(x.float(), qw)
@@ -121,6 +128,8 @@ def main():
                   f"{t.bm}x{t.bn}x{t.bk} w{t.wm}{t.wn}{t.wk} s{t.stages}", flush=True)
         del pws, wf
         torch.cuda.empty_cache()
+    if args.no_host:
+        return
     # eager host overhead of one call at M=1 (4096x4096), the GPU kept busy meanwhile
     from humming.ops import gemm, prepare_weight
 

@@ -105,6 +105,13 @@ def load_function(cubin: bytes, symbol: str, smem_bytes: int, what: str):
         attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         check(drv.cuFuncSetAttribute(func, attr, smem_bytes),
               f"cuFuncSetAttribute({what}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})")
+    if smem_bytes > 0:
+        # prefer the largest shared-memory carveout: otherwise the driver may size the
+        # L1/shared split for one block of this kernel per SM (seen on the H200:
+        # one 80 KB block per SM instead of two)
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+        check(drv.cuFuncSetAttribute(func, attr, 100),
+              f"cuFuncSetAttribute({what}, PREFERRED_SHARED_MEMORY_CARVEOUT=100)")
     return module, func
 
 
