@@ -129,6 +129,9 @@ def main():
         del pws, wf
         torch.cuda.empty_cache()
     if args.no_host:
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"rows": rows, "device": props.name}, f, indent=1)
         return
     # eager host overhead of one call at M=1 (4096x4096), the GPU kept busy meanwhile
     from humming.ops import gemm, prepare_weight

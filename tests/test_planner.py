@@ -201,7 +201,7 @@ def test_mma_sync_split_k_is_decided_at_launch_from_the_sm_count():
         assert p.components["scheduler"] == "split_k"
         # the small-M ranges carry the most K slices the launcher may use; the others none
         for r in p.tuning:
-            want = G.MAX_SPLIT_K if r.hi is not None and r.hi <= G.SPLIT_K_BM else 1
+            want = G.MAX_SPLIT_K if r.config["bm"] <= G.SPLIT_K_BM else 1
             assert r.config.get("split_k", 1) == want, r
         recipe = G.recipe_from_plan(p, hw)
         kp = G.PAD_K * -(-narrow.k // G.PAD_K)

@@ -450,11 +450,13 @@ class Launcher:
 #: Tiles per M range. Small M streams weights (wide BK, deep pipeline; split-K
 #: fills the GPU at launch); larger M reuses each dequantized weight tile across
 #: more tokens. ``fit_tile`` adapts them to the layer and the device.
+#: (Chosen from sweeps on the H200 with scripts/gpu_tiles.py, int4 g128, N x K of
+#: 6144x4096 and 8192x8192: the best tile per M of the candidates there.)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 64, 256, 1, 4, 1, 4)),
-    (9, 16, Tile(16, 64, 256, 1, 4, 1, 4)),
-    (17, 64, Tile(64, 128, 128, 1, 4, 1, 4)),
-    (65, None, Tile(128, 128, 64, 2, 4, 1, 4)),
+    (9, 32, Tile(16, 64, 256, 1, 4, 1, 4)),
+    (33, 128, Tile(32, 128, 128, 1, 4, 1, 4)),
+    (129, None, Tile(64, 128, 128, 1, 4, 1, 4)),
 )
 
 
@@ -497,7 +499,7 @@ def check_layer(layer, caps, compute) -> list[str]:
 #: ``SPLIT_K_BM`` tokens carry it as ``split_k``; the launcher picks the split
 #: from M and the SM count, up to it. Other ranges (no ``split_k``) never split.
 MAX_SPLIT_K = 16
-SPLIT_K_BM = 64
+SPLIT_K_BM = 32
 
 
 def _sizing_recipe(layer, compute) -> Recipe:
