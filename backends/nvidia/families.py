@@ -14,7 +14,6 @@ names its components with the variant names the kernel headers implement.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 
 from humming.capabilities import parse_shape
 from humming.planner import FamilyBase, WeightLayout
@@ -134,14 +133,9 @@ class MmaSyncFamily(_NvidiaFamily):
     def limits(self, layer, caps, compute) -> list[str]:
         """What this version's kernels (``gemm_mma_sync``) cannot do yet: 8-bit and 4-bit
         operands, MoE, per-group activation scales..."""
-        from .gemm_mma_sync import COMPUTE_TYPES, check_layer
+        from .gemm_mma_sync import check_layer
 
-        reasons = check_layer(layer, caps, compute)
-        if compute.a not in COMPUTE_TYPES or compute.b not in COMPUTE_TYPES:
-            # check_layer stops at the operand types; list what else fp16 operands would still meet
-            as_fp16 = replace(compute, a="fp16", b="fp16", acc="fp32")
-            reasons += [r for r in check_layer(layer, caps, as_fp16) if r not in reasons]
-        return reasons
+        return check_layer(layer, caps, compute)
 
     def tuning(self, layer, caps, compute):
         from .gemm_mma_sync import tuning

@@ -158,6 +158,9 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     }
     return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
+                      # an explicit occupancy floor: without it ptxas may cap registers low
+                      # and spill (seen: 168 registers + 8 bytes of stack on sm_80)
+                      min_blocks=1,
                       defines=recipe.defines, params_size=ctypes.sizeof(GemmParams))
 
 
@@ -474,17 +477,18 @@ COMPUTE_TYPES = ("fp16", "bf16")
 def check_layer(layer, caps, compute) -> list[str]:
     """Reasons this version's mma_sync kernels cannot run ``layer`` with ``compute`` (empty: they can)."""
     reasons = []
-    if compute.a not in COMPUTE_TYPES or compute.b not in COMPUTE_TYPES:
+    sixteen = compute.a in COMPUTE_TYPES and compute.b in COMPUTE_TYPES
+    if not sixteen:
         reasons.append(f"the mma_sync kernels of this version multiply fp16 or bf16 operands; "
                        f"{compute.a} x {compute.b} MMA is not implemented yet")
-        return reasons
     if layer.is_moe:
         reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
         reasons.append("no bf16 mma.sync on this chip")
     try:
-        recipe_for(layer.weight, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=True, k8mma=False,
-                   target="sm_80")
+        # what the weights would meet with the 16-bit operands this version multiplies
+        recipe_for(layer.weight, bf16=compute.a == "bf16" if sixteen else False, out_bf16=False,
+                   caps_cp_async=True, k8mma=False, target="sm_80")
     except UnsupportedError as e:
         reasons.extend(e.reasons)
     act = layer.activation

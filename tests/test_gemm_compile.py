@@ -1,0 +1,106 @@
+"""The mma_sync GEMM compiles for every target its plans name, with the machine code they promise.
+
+On the CPU (NVRTC + cuobjdump/nvdisasm from pip): each planned kernel variant --
+integer bit-trick and float re-bias dequantizers, zero points, scale kinds, fp16
+and bf16, the decode and the prefill tiles -- compiles for Turing, Ampere, Ada,
+Hopper and Blackwell targets; its SASS holds the tensor-core MMA the plan names
+(HMMA.16816, or HMMA.1688 pairs on sm_75), the LOP3 bit tricks of the
+dequantizer, cp.async copies where the loader is cp_async (none on sm_75), and no
+local memory (no spills, no stack).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import humming
+from humming.jit import Runtime, inspect as I
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+DEVICES = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120"]
+VARIANTS = [
+    ("int4-g128", WeightScheme("int4", "group", 128), "fp16"),
+    ("uint4-zp-g64-bf16", WeightScheme("uint4", "group", 64, zero_point="int"), "bf16"),
+    ("uint3-floatzp-g32", WeightScheme("uint3", "group", 32, zero_point="float"), "fp16"),
+    ("int8-channel", WeightScheme("int8", "channel", scale_fmt="fp32"), "bf16"),
+    ("mxfp4", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "bf16"),
+    ("fp8-block", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), "fp16"),
+]
+
+
+def main_loop(sass: str) -> str:
+    """The instructions of the K loop: the backward-branch span holding the most MMAs."""
+    lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", l)]
+    addr = [int(re.search(r"/\*([0-9a-f]{4,})\*/", l).group(1), 16) for l in lines]
+    best, best_n = "", -1
+    for a, l in zip(addr, lines):
+        m = re.search(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)", l)
+        if m and int(m.group(1), 16) < a:
+            span = "\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a)
+            n = len(re.findall(r"HMMA", span))
+            if n > best_n:
+                best, best_n = span, n
+    return best
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Every (device, variant, M range) kernel, compiled once, in parallel."""
+    rt = Runtime(cache_dir=tmp_path_factory.mktemp("gemm-compile"))
+    plans, specs = {}, []
+    for dev in DEVICES:
+        for name, scheme, act in VARIANTS:
+            act_s = ActivationScheme(act)
+            if act == "bf16" and dev == "sm_75":
+                act_s = ActivationScheme("fp16")  # Turing has no bf16 MMA (the planner says so)
+            p = humming.plan(LayerSpec(4096, 4096, scheme, act_s, out_dtype=act_s.fmt), dev)
+            assert p.runnable and p.family == "mma_sync", p.explain()
+            for m in (1, 1024):
+                spec = p.kernel(m)
+                plans[(dev, name, m)] = (p, spec)
+                specs.append(spec)
+    rt.warmup(list(dict.fromkeys(specs)), executor="thread")
+    return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
+
+
+@pytest.mark.parametrize("m", [1, 1024])
+@pytest.mark.parametrize("variant", [v[0] for v in VARIANTS])
+@pytest.mark.parametrize("dev", DEVICES)
+def test_machine_code_matches_the_plan(compiled, dev, variant, m):
+    plan, kernel = compiled[(dev, variant, m)]
+    sass = I.disassemble(kernel.cubin)
+    mma = plan.components["mma"]
+    if "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
+        assert I.count(sass, r"HMMA\.1688\.F32") > 0
+    else:
+        assert I.count(sass, r"HMMA\.16816\.F32" + (r"\.BF16" if plan.compute.a == "bf16" else "")) > 0
+    assert I.count(sass, r"^LOP3\.LUT") >= 8  # the bit-trick / re-bias dequantizer
+    if plan.components["loader"] == "cp_async":
+        assert I.count(sass, r"^LDGSTS") > 0
+    else:
+        assert I.count(sass, r"^LDGSTS") == 0
+    assert I.count(sass, r"^LDSM") > 0  # activations through ldmatrix
+    loop = main_loop(sass)
+    assert I.count(loop, r"HMMA") > 0, "the main loop was not found"
+    assert I.count(loop, r"^(LDL|STL)") == 0, "local-memory traffic in the main loop"
+    usage = I.resource_usage(kernel.cubin)["humming_entry"]
+    # no local arrays; at most a register or two spilled once outside the loop
+    assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
+    assert kernel.spec.target == plan.kernel(m).target
+
+
+def test_targets_come_from_the_capability_files(compiled):
+    targets = {dev: compiled[(dev, "int4-g128", 1)][1].spec.target for dev in DEVICES}
+    assert targets["sm_75"] == "sm_75" and targets["sm_90"] == "sm_90a" and targets["sm_100"] == "sm_100a"
+    for dev, target in targets.items():
+        assert re.fullmatch(r"sm_\d+a?", target)
+
+
+def test_integer_dequantizer_uses_the_magic_number_in_place():
+    """int4 -> fp16: one LOP3 (and-or with 0x6400) and one packed subtract / fma per pair."""
+    rt = Runtime(disk=False)
+    p = humming.plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128), ActivationScheme("fp16")), "sm_80")
+    sass = I.disassemble(rt.kernel(p.kernel(1)).cubin)
+    assert re.search(r"LOP3\.LUT R\d+, R\d+, 0xf000f, R\d+, 0xea", sass)
+    assert I.count(sass, r"^HADD2") > 0 and I.count(sass, r"^HFMA2") > 0
