@@ -11,6 +11,9 @@ _LAZY = {
     "plan": ("humming.planner", "plan"),
     "devices": ("humming.plugins", "devices"),
     "load_checkpoint": ("humming.formats", "load_checkpoint"),
+    "prepare_weight": ("humming.ops.gemm", "prepare_weight"),
+    "gemm": ("humming.ops.gemm", "gemm"),
+    "QuantLinear": ("humming.nn", "QuantLinear"),
 }
 
 
@@ -22,6 +25,8 @@ def __getattr__(name):
 
         get_plugin_manager()
         return importlib.import_module("humming.capabilities")
+    if name in ("formats", "reference", "scheme", "dtypes", "ops", "nn", "jit"):
+        return importlib.import_module(f"humming.{name}")
     if name in _LAZY:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
