@@ -76,8 +76,22 @@ def _pad_hint(what: str, group: int, size: int) -> str:
     return hint
 
 
+class _Record:
+    """dict round trip and ``replace`` for the scheme dataclasses."""
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping):
+        return cls(**_known(cls, d))
+
+    def replace(self, **kw):
+        return replace(self, **kw)
+
+
 @dataclass(frozen=True)
-class WeightScheme:
+class WeightScheme(_Record):
     """How a quantized weight is stored.
 
     Fields
@@ -236,20 +250,10 @@ class WeightScheme:
             s += ", act order"
         return s
 
-    # -- serialisation -----------------------------------------------------------
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "WeightScheme":
-        return cls(**_known(cls, d))
-
-    def replace(self, **kw) -> "WeightScheme":
-        return replace(self, **kw)
 
 
 @dataclass(frozen=True)
-class ActivationScheme:
+class ActivationScheme(_Record):
     """What the activations are at the GEMM.
 
     Fields
@@ -316,15 +320,6 @@ class ActivationScheme:
             s += f" g{self.group_size}"
         return s + f" ({self.scale_fmt} scales)"
 
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "ActivationScheme":
-        return cls(**_known(cls, d))
-
-    def replace(self, **kw) -> "ActivationScheme":
-        return replace(self, **kw)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def main():
         rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=cp, k8mma=False, target=target)
         qw = R.quantize(torch.randn(256, 640, device=dev) * 0.02, sch)
         pw = G.pack_weight(qw, rec, dev)
-        for lo, hi, t in G.default_ranges(rec.bits, smem):
+        for lo, hi, t in G.DEFAULT_RANGES:
             t = G.fit_tile(t, rec, smem, pw.kp)
             L = G.Launcher(pw, [(1, None, t)], props.multi_processor_count)
             x = torch.randn(m, 640, device=dev).half()

@@ -174,7 +174,6 @@ class WgmmaFamily(_NvidiaFamily):
         return "tma" if caps.has("tma") else super()._loader(caps)
 
 
-
 class Tcgen05Family(WgmmaFamily):
     name = "tcgen05"
     mma_family = "tcgen05"

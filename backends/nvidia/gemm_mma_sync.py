@@ -463,10 +463,6 @@ DEFAULT_RANGES = (
 )
 
 
-def default_ranges(bits: int = 4, max_smem: int = 0) -> list[tuple[int, int | None, Tile]]:
-    return list(DEFAULT_RANGES)
-
-
 def _max_smem(caps) -> int:
     return int(caps.limit("smem_per_block_optin") or caps.limit("smem_per_block") or 48 * 1024)
 
