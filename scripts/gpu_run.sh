@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|all] ...
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
 set -uo pipefail
@@ -17,6 +17,17 @@ for part in "${@:-all}"; do
     tests) python3 -m pytest -q -m gpu -x -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
     bench) ext=(); [ -d .whl/humming-kernels ] && ext=(--external humming-kernels=.whl/humming-kernels)
            humming bench --preset llama3-8b --weight int4 --group-size 128 "${ext[@]}" --out "$OUT/bench" 2>&1 | tee "$OUT/bench.log"; rc=$((rc | PIPESTATUS[0])) ;;
+    issue6)  # the dense-GEMM targets of issue 6: int4 g128 over the five shapes, 8/3/2-bit at M=1
+           humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64,256 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/bench-int4" 2>&1 | tee "$OUT/bench-int4.log" | tail -30; rc=$((rc | PIPESTATUS[0]))
+           for w in int8:0 e4m3:0 int3:128 int2:128; do
+             humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/bench-${w%%:*}" 2>&1 \
+               | tee "$OUT/bench-${w%%:*}.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           done ;;
+    host)  python3 scripts/gpu_tiles.py --shapes 4096x4096 --m 1 --groups stream 2>&1 | tee "$OUT/host.log" | tail -8
+           rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;
     *) echo "unknown part $part"; rc=2 ;;
   esac

@@ -26,6 +26,14 @@ CANDIDATES = {
     "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 64, 256, 1, 4, 2, 4), T(16, 128, 256, 1, 4, 2, 3),
             T(32, 64, 256, 1, 4, 2, 4), T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4),
             T(64, 64, 128, 2, 2, 2, 4), T(32, 64, 128, 1, 2, 2, 4)],
+    "stream": [T(8, 32, 256, 1, 2, 4, 4, stream=True, occupancy=3), T(8, 32, 256, 1, 2, 4, 4, stream=True, occupancy=4),
+               T(8, 32, 256, 1, 2, 4, 8, stream=True, occupancy=3), T(8, 32, 256, 1, 2, 4, 8, stream=True, occupancy=4),
+               T(8, 64, 128, 1, 4, 2, 4, stream=True, occupancy=3), T(8, 64, 128, 1, 4, 2, 8, stream=True, occupancy=3),
+               T(8, 16, 512, 1, 1, 8, 4, stream=True, occupancy=3), T(8, 32, 512, 1, 2, 8, 4, stream=True, occupancy=2),
+               T(8, 32, 128, 1, 2, 2, 8, stream=True, occupancy=6)],
+    "stream16": [T(16, 32, 256, 1, 2, 4, 4, stream=True, occupancy=2), T(16, 64, 256, 1, 4, 4, 4, stream=True, occupancy=1),
+                 T(16, 128, 128, 1, 8, 2, 4, stream=True, occupancy=1), T(16, 128, 256, 1, 8, 4, 2, stream=True, occupancy=1),
+                 T(16, 64, 128, 1, 4, 2, 4, stream=True, occupancy=2)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
               T(128, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 2, 4, 1, 4), T(64, 64, 128, 2, 2, 2, 4),
               T(128, 64, 64, 4, 2, 1, 4)],
@@ -52,6 +60,8 @@ def main():
     ap.add_argument("--shapes", help="e.g. 8192x8192,4096x4096")
     ap.add_argument("--m", help="token counts, e.g. 1,16,64")
     ap.add_argument("--no-host", action="store_true")
+    ap.add_argument("--channel", action="store_true", help="per-channel scales instead of group 128")
+    ap.add_argument("--groups", help="candidate groups to try, e.g. stream,small (default: by M)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -67,7 +77,8 @@ def main():
     if args.shapes:
         shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     rows = []
-    scheme = WeightScheme(f"int{args.bits}", "group", 128)
+    scheme = (WeightScheme(f"int{args.bits}", "channel") if args.channel else
+              WeightScheme(f"int{args.bits}", "group", 128))
     from humming.jit import warmup
 
     t0 = time.time()
@@ -75,7 +86,9 @@ def main():
     for n, k in shapes:
         rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
         kp = -(-k // G.PAD_K) * G.PAD_K
-        for group in CANDIDATES.values():
+        for name, group in CANDIDATES.items():
+            if args.groups and name not in args.groups.split(","):
+                continue
             specs += [G.kernel_spec(rec, G.fit_tile(t, rec, smem, kp)) for t in group]
     warmup(list(dict.fromkeys(specs)))
     print(f"compiled in {time.time() - t0:.1f}s", flush=True)
@@ -85,7 +98,8 @@ def main():
         pw0 = G.pack_weight(qw, rec, dev)
         nbytes = pw0.nbytes
         copies = max(2, math.ceil(3 * props.L2_cache_size / nbytes))
-        pws = [pw0] + [G.PackedWeight(**{**pw0.__dict__, "w": pw0.w.clone(), "sz": pw0.sz.clone()})
+        pws = [pw0] + [G.PackedWeight(**{**pw0.__dict__, "w": pw0.w.clone(),
+                                          "sz": pw0.sz.clone() if pw0.sz is not None else None})
                        for _ in range(copies - 1)]
         t_stream = time_calls(timer, stream.calls(nbytes, copies))
         stream.release()
@@ -94,10 +108,13 @@ def main():
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
             y = torch.empty(m, n, device=dev, dtype=torch.float16)
             t_cub = time_calls(timer, [lambda W=W: torch.matmul(x, W.T) for W in wf])
-            group = "small" if m <= 8 else "mid" if m <= 64 else "large"
+            groups = (["stream", "small"] if m <= 8 else ["stream16", "mid"] if m <= 16 else
+                      ["mid"] if m <= 64 else ["large"])
+            if args.groups:
+                groups = [g for g in args.groups.split(",") if g in groups or (g == "stream16" and m <= 16)]
             split_cap = 16 if m <= 64 else 1
             res = []
-            for t in CANDIDATES[group]:
+            for t in [t for g in groups for t in CANDIDATES[g]]:
                 t = G.fit_tile(t, rec, smem, pw0.kp)
                 Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap) for pw in pws]
                 Ls[0](x, y)
@@ -107,12 +124,13 @@ def main():
                 tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
                 res.append((tt, t, err))
             res.sort(key=lambda r: r[0])
-            if m <= 1:  # how far to split K: CTAs per SM targeted by the launcher
+            if m <= 16:  # how far to split K: CTAs per SM targeted by the launcher
                 t = res[0][1]
-                for c in (1, 4):
+                for c in ((1, 4) if not t.stream else (2, 3)):
                     Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
                     for L in Ls:
                         L.ctas_per_sm = c
+                        L.stream_ctas_per_sm = c
                     tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
                     res.append((tt, t, res[0][2]))
                     print(f"      ctas/SM {c}: {tt:.1f}us", flush=True)
@@ -123,9 +141,11 @@ def main():
                    "all": [(r[0], r[1].to_dict()) for r in res],
                    "tflops": 2 * m * n * k / tt / 1e6}
             rows.append(row)
+            for r in res[:6]:
+                print(f"      {r[0]:8.2f}us  {r[1].to_dict()}", flush=True)
             print(f"{n:>6}x{k:<6} M={m:<5} {tt:8.1f}us  stream {t_stream:6.1f} (x{tt / t_stream:4.2f})  "
                   f"cuBLAS {t_cub:7.1f} (x{t_cub / tt:4.2f})  {row['tflops']:6.1f} TFLOP/s  err {err:.1e}  "
-                  f"{t.bm}x{t.bn}x{t.bk} w{t.wm}{t.wn}{t.wk} s{t.stages}", flush=True)
+                  f"{t.bm}x{t.bn}x{t.bk} w{t.wm}{t.wn}{t.wk} s{t.stages}{' stream' if t.stream else ''}", flush=True)
         del pws, wf
         torch.cuda.empty_cache()
     if args.no_host:

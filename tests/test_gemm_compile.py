@@ -98,9 +98,16 @@ def test_targets_come_from_the_capability_files(compiled):
 
 
 def test_integer_dequantizer_uses_the_magic_number_in_place():
-    """int4 -> fp16: one LOP3 (and-or with 0x6400) and one packed subtract / fma per pair."""
+    """int4 -> fp16: one LOP3 (and-or with 0x6400) per pair. The decode (stream)
+    kernel gives those raw codes to the MMA -- no packed subtract or fma in its K
+    loop; a second MMA per k16 tile on a constant operand takes MAGIC + offset out
+    in fp32 -- while the prefill kernel subtracts / fmas per pair."""
     rt = Runtime(disk=False)
     p = humming.plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128), ActivationScheme("fp16")), "sm_80")
-    sass = I.disassemble(rt.kernel(p.kernel(1)).cubin)
+    loop = main_loop(I.disassemble(rt.kernel(p.kernel(1)).cubin))
+    assert re.search(r"LOP3\.LUT R\d+, R\d+, 0xf000f, R\d+, 0xea", loop)
+    assert I.count(loop, r"^HADD2\s") == 0 and I.count(loop, r"^HFMA2\s") == 0
+    assert I.count(loop, r"^HMMA") % 8 == 0  # 4 k16 tiles x (codes + correction) per 64-column block
+    sass = I.disassemble(rt.kernel(p.kernel(1024)).cubin)
     assert re.search(r"LOP3\.LUT R\d+, R\d+, 0xf000f, R\d+, 0xea", sass)
     assert I.count(sass, r"^HADD2") > 0 and I.count(sass, r"^HFMA2") > 0

@@ -62,7 +62,14 @@ class GemmParams(ctypes.Structure):
 
 @dataclass(frozen=True)
 class Tile:
-    """CTA tile: BM tokens x BN weight rows x BK columns per stage; warps WM x WN x WK."""
+    """CTA tile: BM tokens x BN weight rows x BK columns per stage; warps WM x WN x WK.
+
+    ``stream`` selects the streaming scheduler (decode): one warp per 16 weight rows
+    (BN = 16 WN, WM = 1, BM <= 16), WK warps along K each streaming a contiguous
+    run of 64-column blocks, ``stages`` blocks of weights in flight per warp,
+    BK = 64 WK (the unit of the K slices). ``stream=1`` (or True) keeps the ring
+    of blocks in registers, ``stream=2`` in shared memory (cp.async targets).
+    """
 
     bm: int = 16
     bn: int = 64
@@ -72,6 +79,8 @@ class Tile:
     wk: int = 1
     stages: int = 4
     l2_prefetch: int = 0  # 0, 64, 128 or 256: L2 prefetch size hint on the weight copies
+    stream: int = 0
+    occupancy: int = 1  # CTAs per SM promised to the register allocator (__launch_bounds__)
 
     @property
     def threads(self) -> int:
@@ -83,12 +92,19 @@ class Tile:
                              f"BK/64 of WK")
         if self.stages < 2:
             raise ValueError(f"Tile {self}: at least 2 stages")
+        if self.stream and (self.bn != 16 * self.wn or self.wm != 1 or self.bm not in (8, 16)
+                            or self.bk != 64 * self.wk):
+            raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
              "stages": self.stages}
         if self.l2_prefetch:
             d["l2_prefetch"] = self.l2_prefetch
+        if self.stream:
+            d["stream"] = int(self.stream)
+        if self.occupancy != 1:
+            d["occupancy"] = self.occupancy
         return d
 
 
@@ -132,13 +148,70 @@ def _gs_rows(group: int, bk: int) -> int:
     return bk // group + 2
 
 
+#: Most dynamic shared memory a stream tile's launch may use (its activation
+#: slice); the launcher splits K further rather than go above it.
+STREAM_SMEM_CAP = 64 * 1024
+
+
+def stream_red_bytes(tile: Tile) -> int:
+    return tile.wk * tile.bm * (tile.bn + 4) * 4
+
+
+def stream_ring_bytes(tile: Tile, bits: int, cp_async: bool = True) -> int:
+    """The per-warp weight rings in shared memory (``stream=2`` on cp.async targets)."""
+    return (tile.threads // 32) * tile.stages * bits * 128 if (cp_async and tile.stream == 2) else 0
+
+
+def stream_smem(tile: Tile, m: int, slice_blocks: int, bits: int = 4, cp_async: bool = True) -> int:
+    """Dynamic shared memory of one stream-tile launch: the activation slice of
+    min(BM, M) rows or the WK partial tiles, whichever is larger, then the
+    weight rings (mirrors GemmMmaSync::run_stream)."""
+    head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
+    return head + stream_ring_bytes(tile, bits, cp_async)
+
+
 def smem_bytes(recipe: Recipe, tile: Tile) -> int:
-    """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES)."""
+    """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
+    a stream tile the most a launch may use (each launch sets its own)."""
+    if tile.stream:
+        return max(STREAM_SMEM_CAP, stream_red_bytes(tile)) + 16 + stream_ring_bytes(tile, recipe.bits, recipe.cp_async)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
     red = tile.bm * (tile.bn + 4) * 4
     return max((a + w + s) * tile.stages, red)
+
+
+def raw_codes(recipe: Recipe) -> bool:
+    """Whether stream tiles feed the integer codes to the MMA raw (mirrors
+    ``Dequant::RAW_OK``: integers not through fp32, no float zero points, and an
+    in-place field offset that depends only on the row half of a pair)."""
+    if recipe.wfloat or recipe.via_fp32 or recipe.zp == 2:
+        return False
+    b = recipe.bits
+    if b not in (1, 2, 4, 8):
+        return True  # gathered from planes: offset 0
+    mant = 7 if recipe.bf16 else 10
+    per, fit = 16 // b, (mant // b) * b
+    sub = [(b * (j % per)) % fit if fit else 0 for j in range(16)]
+    return all(sub[j] == sub[j & 1] for j in range(16))
+
+
+def min_blocks(recipe: Recipe, tile: Tile) -> int:
+    """The occupancy floor given to ``__launch_bounds__``. A stream tile's floor
+    holds for the lean variants only (raw integer codes, one scale entry per block,
+    no zero points: a ring of ``stages`` blocks plus about 56 working registers);
+    the others keep whatever registers they need (no floor): a floor that forces
+    ptxas below their working set spills (the compile tests check no variant does)."""
+    occ = max(1, tile.occupancy)
+    if tile.stream:
+        lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
+        if not lean:
+            return 1
+        ring = tile.stages * ((recipe.bits if tile.stream == 1 else 0) + (1 if recipe.gscale else 0))
+        while occ > 1 and 65536 // (tile.threads * occ) < 56 + ring:
+            occ -= 1
+    return occ
 
 
 def kernel_spec(recipe: Recipe, tile: Tile):
@@ -151,7 +224,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and (tile.bm // tile.wm) <= 16,
+        "SCALE_ACC": recipe.gscale and (tile.bm // tile.wm) <= 16, "STREAM": int(tile.stream),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma,
@@ -160,7 +233,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
                       # an explicit occupancy floor: without it ptxas may cap registers low
                       # and spill (seen: 168 registers + 8 bytes of stack on sm_80)
-                      min_blocks=1,
+                      min_blocks=min_blocks(recipe, tile),
                       defines=recipe.defines, params_size=ctypes.sizeof(GemmParams))
 
 
@@ -356,7 +429,9 @@ class Launcher:
                              f"({len(self.ranges)} ranges), found {max_split!r}")
         self.max_split = max(splits, default=1)
         self.ctas_per_sm = 2  # split K until about this many CTAs per SM
+        self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
         self._plans: dict[Tile, object] = {}
+        self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
         self._counters: dict[Tile, torch.Tensor] = {}
         # (largest M, tile, most K slices) per range, ascending
         self._entries = [(hi if hi is not None else 1 << 62, tile, s)
@@ -407,18 +482,53 @@ class Launcher:
             s = -(-ksteps // per)  # no empty slices
         return s
 
-    def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
-                 bias: torch.Tensor | None = None, stream: int | None = None) -> None:
-        from humming.jit import driver as _drv
-
-        m = x.shape[0]
+    def _shape(self, m: int):
+        """Everything a launch with ``m`` tokens needs but the pointers, computed
+        once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
+        shared memory, K steps per slice, workspace floats, counters)."""
         _, tile, max_split = self._entry(m)
         lp = self._plan(tile)
         pw = self.packed
         n_tiles = -(-pw.np_ // tile.bn)
         m_tiles = -(-m // tile.bm)
         ksteps = -(-pw.kp // tile.bk)
-        split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
+        if tile.stream:
+            split = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
+            smem = stream_smem(tile, m, -(-ksteps // split) * tile.wk, pw.recipe.bits, pw.recipe.cp_async)
+        else:
+            split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
+            smem = lp.kernel.spec.smem_bytes
+        ctr = None
+        if split > 1:
+            ctr = self._counters.get(tile)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
+                self._counters[tile] = ctr
+        return lp, (n_tiles, m_tiles, split), smem, -(-ksteps // split), split * m * pw.np_ if split > 1 else 0, ctr
+
+    def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:
+        """K slices of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
+        per SM, and slices whose activations fit ``STREAM_SMEM_CAP``."""
+        rows = min(tile.bm, m)
+        fit = -(-(rows * ksteps * tile.wk * 128) // STREAM_SMEM_CAP)
+        want = -(-self.stream_ctas_per_sm * self.sm_count // (m_tiles * n_tiles))
+        s = max(1, min(max(want, fit), ksteps))
+        if max_split > 1:
+            s = min(s, max(max_split, fit))
+        else:
+            s = min(fit, ksteps)
+        per = -(-ksteps // s)
+        return -(-ksteps // per)  # no empty slices
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
+                 bias: torch.Tensor | None = None, stream: int | None = None) -> None:
+        from humming.jit import driver as _drv
+
+        m = x.shape[0]
+        shape = self._by_m.get(m)
+        if shape is None:
+            shape = self._by_m[m] = self._shape(m)
+        lp, grid, smem, kps, ws_floats, ctr = shape
         p = lp.params
         p.x = x.data_ptr()
         p.y = y.data_ptr()
@@ -428,21 +538,18 @@ class Launcher:
         p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
         if bias is not None:
             p.bias = bias.data_ptr()
-        p.k_steps_per_split = -(-ksteps // split)
+        p.k_steps_per_split = kps
         if stream is None:
             stream = _drv.raw_stream()
-        if split > 1:
-            ws = _workspace(x.device, stream, split * m * pw.np_)
-            ctr = self._counters.get(tile)
-            if ctr is None or ctr.numel() < m_tiles * n_tiles:
-                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=x.device)
-                self._counters[tile] = ctr
-            p.ws = ws.data_ptr()
+        if ws_floats:
+            p.ws = _workspace(x.device, stream, ws_floats).data_ptr()
             p.counters = ctr.data_ptr()
-        lp.grid = (n_tiles, m_tiles, split)
+        lp.grid = grid
+        lp.smem_bytes = smem
         lp.launch(stream=stream)
         if bias is not None:
-            p.bias = pw.bias.data_ptr() if pw.bias is not None else 0
+            pb = self.packed.bias
+            p.bias = pb.data_ptr() if pb is not None else 0
 
 
 # ---------------------------------------------------------------------------
@@ -456,8 +563,8 @@ class Launcher:
 #: (Chosen from sweeps on the H200 with scripts/gpu_tiles.py, int4 g128, N x K of
 #: 6144x4096 and 8192x8192: the best tile per M of the candidates there.)
 DEFAULT_RANGES = (
-    (1, 8, Tile(8, 64, 256, 1, 4, 1, 4)),
-    (9, 32, Tile(16, 64, 256, 1, 4, 1, 4)),
+    (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
+    (9, 32, Tile(16, 128, 256, 1, 4, 2, 3)),
     (33, 128, Tile(32, 128, 128, 1, 4, 1, 4)),
     (129, None, Tile(64, 128, 128, 1, 4, 1, 4)),
 )
@@ -543,6 +650,11 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
     """Adapt a tile to a layer: BK must divide the padded K; then fewer stages
     (then a narrower BK, then fewer tokens) until it fits the shared-memory limit."""
     t = tile
+    if t.stream:  # K slices of any length: nothing to fit but the partial tiles
+        if stream_red_bytes(t) > max_smem:
+            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of shared memory",
+                                   [f"stream tile {t.to_dict()} needs {stream_red_bytes(t)} bytes"])
+        return t
     while kp % t.bk:
         t = replace(t, bk=t.bk // 2, wk=max(1, min(t.wk, t.bk // 128)))
     while smem_bytes(recipe, t) > max_smem:
@@ -563,7 +675,8 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
 def tile_from_config(cfg) -> Tile | None:
     keys = ("bm", "bn", "bk", "wm", "wn", "wk", "stages")
     if all(k in cfg for k in keys):
-        return Tile(*(int(cfg[k]) for k in keys))
+        return Tile(*(int(cfg[k]) for k in keys), l2_prefetch=int(cfg.get("l2_prefetch", 0)),
+                    stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)))
     return None
 
 

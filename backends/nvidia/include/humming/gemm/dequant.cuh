@@ -86,6 +86,47 @@ struct Dequant {
     }
   }
 
+  // ---- raw integer codes: MAGIC + v * 2^sub in each half and nothing else (one
+  // LOP3 per pair in place). Usable when sub depends only on the row half of the
+  // pair (even pairs: rows g, odd pairs: rows g+8), so the caller can take
+  // MAGIC + offset out of the fp32 sums per row (the register-streaming kernel
+  // does it with one MMA on a constant operand) and multiply by 2^-sub there.
+  static HUMMING_HD constexpr int sub_at(int j) {
+    if (!ONE_PLANE) return 0;
+    const int per = 16 / BITS, fit = (MANT / BITS) * BITS;
+    return fit > 0 ? (BITS * (j % per)) % fit : 0;
+  }
+  static HUMMING_HD constexpr bool subs_by_row() {
+    for (int j = 0; j < 16; ++j)
+      if (sub_at(j) != sub_at(j & 1)) return false;
+    return true;
+  }
+  static constexpr bool RAW_OK = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat && subs_by_row();
+  static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8
+
+  template <int J>
+  static HUMMING_DEVICE u32 raw_pair(const u32 (&w)[BITS]) {
+    constexpr u32 M2 = MAGIC * 0x00010001u;
+    if constexpr (ONE_PLANE) {
+      constexpr int P = BITS, PER_WORD = 16 / P;
+      constexpr int FIT = (MANT / P) * P;
+      constexpr int pos = P * (J % PER_WORD);
+      constexpr int seg = pos / FIT, sub = pos % FIT;
+      constexpr u32 MASK = (((1u << P) - 1u) << sub) * 0x00010001u;
+      const u32 src = seg ? (w[J / PER_WORD] >> (seg * FIT)) : w[J / PER_WORD];
+      return ptx::and_or(src, MASK, M2);
+    } else {
+      return layout::extract_pair<BITS, J>(w) | M2;
+    }
+  }
+  template <int KT>
+  static HUMMING_DEVICE void tile_raw(const u32 (&w)[BITS], u32 (&a)[4]) {
+    a[0] = raw_pair<4 * KT + 0>(w);
+    a[1] = raw_pair<4 * KT + 1>(w);
+    a[2] = raw_pair<4 * KT + 2>(w);
+    a[3] = raw_pair<4 * KT + 3>(w);
+  }
+
   // Pair J -> one A register (both halves), given the row's scale `s` and
   // auxiliary word `aux` (both 16-bit pairs, same value in both halves).
   template <int J>

@@ -35,6 +35,13 @@ HUMMING_DEVICE void cp_async16_prefetch(u32 dst, const void* src) {
     cp_async16(dst, src);
   }
 }
+// 8 or 4 bytes global -> shared (through L1: .ca is the only form for these sizes).
+HUMMING_DEVICE void cp_async8(u32 dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src));
+}
+HUMMING_DEVICE void cp_async4(u32 dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
+}
 // Sixteen zero bytes into shared memory, in the same async group (reads nothing).
 HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 0;\n" ::"r"(dst), "l"(src));
@@ -43,6 +50,34 @@ HUMMING_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" 
 template <int N>
 HUMMING_DEVICE void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// ---------------------------------------------------------------- streaming global loads
+// Read-only data used once (weights): no L1 allocation. Volatile, so a load
+// written ahead of the math it feeds is also issued ahead of it.
+HUMMING_DEVICE void ld_stream_v4(u32 (&v)[4], const void* p) {
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(p));
+}
+HUMMING_DEVICE void ld_stream_v2(u32 (&v)[2], const void* p) {
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(v[0]), "=r"(v[1]) : "l"(p));
+}
+HUMMING_DEVICE u32 ld_stream_u32(const void* p) {
+  u32 v;
+  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
+// Small read-only data shared by neighbouring lanes (scales): through L1.
+HUMMING_DEVICE u32 ld_nc_u32(const void* p) {
+  u32 v;
+  asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
+HUMMING_DEVICE u32 ld_nc_u16(const void* p) {
+  unsigned short v;
+  asm volatile("ld.global.nc.u16 %0, [%1];\n" : "=h"(v) : "l"(p));
+  return v;
 }
 
 // ---------------------------------------------------------------- ldmatrix (sm_75+)

@@ -75,7 +75,7 @@ struct GemmMmaSync {
   // With few MMA tiles per warp, one accumulator per k16 position keeps four
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
-  static constexpr int KC = (NT * MT <= 2) ? 4 : 1;
+  static constexpr int KC = (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
   static constexpr bool PARTIAL = SCALE_ACC || KC > 1;
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
 
@@ -221,6 +221,22 @@ struct GemmMmaSync {
     else return (k0 + kb * 64 + kt * 16) / G - k0 / G;
   }
 
+  // acc[nt] += (sum of the partial chains of nt) * (sf0 for row g, sf1 for row g+8); part = 0
+  static HUMMING_DEVICE void fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], int nt, float sf0,
+                                  float sf1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float sum = part[0][nt][mt][q];
+#pragma unroll
+        for (int c = 1; c < KC; ++c) sum += part[c][nt][mt][q];
+        acc[nt][mt][q] = fmaf(sum, (q >> 1) ? sf1 : sf0, acc[nt][mt][q]);
+#pragma unroll
+        for (int c = 0; c < KC; ++c) part[c][nt][mt][q] = 0.0f;
+      }
+  }
+
   // acc += (sum of the partial chains) * s (the rows' group scales in fp32, or 1), part = 0
   static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4],
                                    float (&part)[KC][NT][MT][4], int wn, int g) {
@@ -235,17 +251,7 @@ struct GemmMmaSync {
           sf[h] = f16_to_float<Cfg::BF16>(b);
         }
       }
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          float sum = part[0][nt][mt][q];
-#pragma unroll
-          for (int c = 1; c < KC; ++c) sum += part[c][nt][mt][q];
-          acc[nt][mt][q] = fmaf(sum, sf[q >> 1], acc[nt][mt][q]);
-#pragma unroll
-          for (int c = 0; c < KC; ++c) part[c][nt][mt][q] = 0.0f;
-        }
+      fold(acc, part, nt, sf[0], sf[1]);
     }
   }
 
@@ -334,7 +340,9 @@ struct GemmMmaSync {
         if constexpr (PARTIAL) {
           const int k_next = k0 + kb * 64 + kt * 16 + 16;
           const bool end_of_group = SCALE_ACC && (k_next % Cfg::GROUP) == 0;
-          const bool end_of_slice = last_stage && kbw == KBW - 1 && kt == 3;
+          // with WK > 1 a warp's share of a stage need not end on a group boundary (nor
+          // its next share continue the same group): flush at the end of every share
+          const bool end_of_slice = (last_stage || WK > 1) && kbw == KBW - 1 && kt == 3;
           if (end_of_group || end_of_slice) flush(s_s, SCALE_ACC ? group_row(k0, kb, kt) : 0, acc, part, wn, g);
         }
       }
@@ -446,7 +454,14 @@ struct GemmMmaSync {
       __syncthreads();
     }
 
-    // ---- split-K: publish the partial tile; the last CTA of the tile reduces in order
+    finish_tile(p, red, m0, n0);
+  }
+
+  // ---- the BM x BN fp32 tile `red` (shared, row stride BN_PAD) -> output:
+  // split-K partials are published and the last CTA of the tile sums them in
+  // slice order; then scales, bias and the 16-bit store.
+  static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
+    const int tid = threadIdx.x;
     if (gridDim.z > 1) {
       __shared__ int last;
       for (int i = tid; i < BM * BN; i += THREADS) {
@@ -488,11 +503,358 @@ struct GemmMmaSync {
       }
     }
   }
+
+  // ================================================================== register streaming
+  // Cfg::STREAM (decode, BM <= 16): each warp owns one 16-row block (WN = BN / 16
+  // warps along N) and one contiguous run of 64-column blocks of the CTA's K
+  // slice (WK warps along K). It loads its weight words, and the group-scale
+  // words they need, from global memory straight into a ring of STAGES register
+  // sets, STAGES blocks ahead of the MMAs: no shared-memory round trip and no
+  // barrier in the main loop. The activations of the CTA's K slice are staged in
+  // shared memory once, while the first weight loads are already in flight
+  // (rows past M read the last valid row: nothing undefined enters the MMAs).
+  // The WK partial tiles are summed in a fixed order, then finish_tile.
+  // Shared memory: max(min(BM, M) x slice x 2 bytes, WK x BM x BN_PAD x 4), set at launch.
+  //
+  // Integer codes go into the MMA raw where the dequantizer allows (RAW: one
+  // LOP3 per pair of weights, MAGIC + v * 2^sub); a second MMA per k16 tile on a
+  // constant operand (MAGIC + offset * 2^sub, or MAGIC + z * 2^sub with integer
+  // zero points) accumulates what to take away, and the fold at the end of each
+  // group computes (sum - correction) * 2^-sub * scale in fp32.
+  static constexpr int NSC = (Cfg::GROUP % 64 == 0) ? 1 : 4;  // scale entries per block (per k16 tile if 4)
+  static constexpr int SW = Cfg::ZP ? 2 : 1;                   // scale words per entry
+  static constexpr int RING = STAGES;
+  static constexpr int STREAM_RED_BYTES = WK * BM * BN_PAD * 4;
+  static constexpr bool RAW = Cfg::STREAM && DQ::RAW_OK;
+  static constexpr float RAW_F0 = RAW ? 1.0f / (1 << DQ::SUB0) : 1.0f;  // rows g
+  static constexpr float RAW_F1 = RAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g+8
+
+  // weights of block `src` (this lane's BITS words) into registers
+  static HUMMING_DEVICE void stream_words(const u32* src, u32 (&w)[BITS]) {
+#pragma unroll
+    for (int i = 0; i < BITS; i += VEC) {
+      if constexpr (VEC == 4) {
+        u32 v[4];
+        ptx::ld_stream_v4(v, src + i);
+        w[i] = v[0], w[i + 1] = v[1], w[i + 2] = v[2], w[i + 3] = v[3];
+      } else if constexpr (VEC == 2) {
+        u32 v[2];
+        ptx::ld_stream_v2(v, src + i);
+        w[i] = v[0], w[i + 1] = v[1];
+      } else {
+        w[i] = ptx::ld_stream_u32(src + i);
+      }
+    }
+  }
+
+  // The weight ring lives in registers (STREAM == 1, and always without cp.async),
+  // or in shared memory (STREAM == 2: each lane copies, and later reads, only its
+  // own words, so no barrier; registers stay free for more warps).
+  static constexpr bool SMEM_RING = Cfg::CP_ASYNC && Cfg::STREAM == 2;
+  static constexpr int RING_BLOCK_BYTES = BITS * 128;  // one warp's block
+  static HUMMING_DEVICE void ring_copy(u32 dst, const u32* src) {
+#pragma unroll
+    for (int i = 0; i < BITS; i += VEC) {
+      if constexpr (VEC == 4) ptx::cp_async16(dst + i * 4, src + i);
+      else if constexpr (VEC == 2) ptx::cp_async8(dst + i * 4, src + i);
+      else ptx::cp_async4(dst + i * 4, src + i);
+    }
+  }
+  static HUMMING_DEVICE void ring_read(u32 at, u32 (&w)[BITS]) {
+#pragma unroll
+    for (int i = 0; i < BITS; i += VEC) {
+      if constexpr (VEC == 4) {
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3]) : "r"(at + i * 4));
+      } else if constexpr (VEC == 2) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(w[i]), "=r"(w[i + 1]) : "r"(at + i * 4));
+      } else {
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w[i]) : "r"(at + i * 4));
+      }
+    }
+  }
+
+  // scale words of global k-block `kb` for this lane's rows (sp: the entry of row g
+  // in group 0; row g+8 follows 8 entries on): without zero points one word
+  // (row g scale | row g+8 scale << 16), else (scale, zero) per row
+  static HUMMING_DEVICE void stream_scales(const GemmParams& p, const char* sp, int kb, u32 (&sc)[NSC][SW]) {
+    if constexpr (Cfg::GSCALE) {
+#pragma unroll
+      for (int e = 0; e < NSC; ++e) {
+        u32 gi = (static_cast<u32>(kb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
+        gi = gi < static_cast<u32>(p.groups - 1) ? gi : static_cast<u32>(p.groups - 1);  // padded K: any finite scale
+        const char* at = sp + static_cast<u64>(gi) * static_cast<u32>(p.Np * SZB);
+        if constexpr (Cfg::ZP) {
+          sc[e][0] = ptx::ld_nc_u32(at);
+          sc[e][SW - 1] = ptx::ld_nc_u32(at + 8 * 4);
+        } else {
+          sc[e][0] = ptx::ld_nc_u16(at) | (ptx::ld_nc_u16(at + 8 * 2) << 16);
+        }
+      }
+    }
+  }
+
+  // acc += (sum of the chains - corr) * (row factor x scale); chains and corr = 0
+  static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
+                                         float (&corr)[MT][4], float sf0, float sf1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float sum = part[0][0][mt][q];
+#pragma unroll
+        for (int c = 1; c < KC; ++c) sum += part[c][0][mt][q];
+        if constexpr (RAW) sum -= corr[mt][q];
+        acc[0][mt][q] = fmaf(sum, (q >> 1) ? sf1 : sf0, acc[0][mt][q]);
+#pragma unroll
+        for (int c = 0; c < KC; ++c) part[c][0][mt][q] = 0.0f;
+        if constexpr (RAW) corr[mt][q] = 0.0f;
+      }
+  }
+
+  // one 64-column block: global index kb; b_off: this lane's ldmatrix addresses in it
+  template <bool CHECK_LAST>
+  static HUMMING_DEVICE void stream_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], int kb, bool last,
+                                          const u32 (&b_off)[4], float (&acc)[NT][MT][4],
+                                          float (&part)[KC][NT][MT][4], float (&corr)[MT][4]) {
+    u32 bx[4][MT][2];
+    if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        u32 r[4];
+        ptx::ldmatrix_x4(r, b_off[h]);
+        bx[2 * h][0][0] = r[0], bx[2 * h][0][1] = r[1], bx[2 * h + 1][0][0] = r[2], bx[2 * h + 1][0][1] = r[3];
+      }
+    }
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      const int e = NSC == 1 ? 0 : kt;
+      u32 a[4];
+      u32 ac[4];  // RAW: the constant operand of the correction MMA
+      if constexpr (RAW) {
+        switch (kt) {
+          case 0: DQ::template tile_raw<0>(w, a); break;
+          case 1: DQ::template tile_raw<1>(w, a); break;
+          case 2: DQ::template tile_raw<2>(w, a); break;
+          default: DQ::template tile_raw<3>(w, a); break;
+        }
+        constexpr bool BF = Cfg::BF16;
+        if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub per row (exact: small integers)
+          const u32 z0 = ptx::dup2(sc[e][0] >> 16), z1 = ptx::dup2(sc[e][SW - 1] >> 16);
+          ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
+          ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
+        } else {
+          ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
+          ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
+        }
+        ac[2] = ac[0], ac[3] = ac[1];
+      } else {
+        u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
+        if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[e][0] >> 16), aux[1] = ptx::dup2(sc[e][SW - 1] >> 16);
+        dequant_tile(kt, w, a, s2, aux);
+      }
+      if constexpr (MT == 2) {
+        u32 r[4];
+        ptx::ldmatrix_x4(r, b_off[kt]);
+        bx[kt][0][0] = r[0], bx[kt][0][1] = r[1], bx[kt][1][0] = r[2], bx[kt][1][1] = r[3];
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float(&d)[4] = part[kt % KC][0][mt];
+        if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a, bx[kt][mt]);
+        else ptx::mma_m16n8k16<Cfg::BF16>(d, a, bx[kt][mt]);
+        if constexpr (RAW) {
+          if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(corr[mt], ac, bx[kt][mt]);
+          else ptx::mma_m16n8k16<Cfg::BF16>(corr[mt], ac, bx[kt][mt]);
+        }
+      }
+      const bool end_of_group = SCALE_ACC && ((kb * 64 + kt * 16 + 16) % Cfg::GROUP) == 0;
+      if (end_of_group || (CHECK_LAST && last && kt == 3)) {
+        float sf0 = RAW_F0, sf1 = RAW_F1;
+        if constexpr (SCALE_ACC) {
+          sf0 *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[e][0] & 0xffffu));
+          sf1 *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[e][SW - 1] & 0xffffu) : (sc[e][0] >> 16)));
+        }
+        fold_stream(acc, part, corr, sf0, sf1);
+      }
+    }
+  }
+
+  // block words out of ring slot `at` / `held` (shared memory: once its group landed)
+  static HUMMING_DEVICE void ring_take(u32 at, const u32 (&held)[BITS], u32 (&w)[BITS]) {
+    if constexpr (SMEM_RING) {
+      ptx::cp_async_wait<RING - 1>();
+      ring_read(at, w);
+    } else {
+#pragma unroll
+      for (int i = 0; i < BITS; ++i) w[i] = held[i];
+    }
+  }
+
+  // the first RING blocks (global index kb0 on) of weights and scales into the ring
+  static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, u32 ring, const char* sp, int kb0, int n,
+                                       u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
+#pragma unroll
+    for (int d = 0; d < RING; ++d) {
+      if (d < n) {
+        if constexpr (SMEM_RING) ring_copy(ring + d * RING_BLOCK_BYTES, wp + d * (BITS * 32));
+        else stream_words(wp + d * (BITS * 32), wr[d]);
+        stream_scales(p, sp, kb0 + d, sr[d]);
+      }
+      if constexpr (SMEM_RING) ptx::cp_async_commit();
+    }
+  }
+
+  static HUMMING_DEVICE void run_stream(const GemmParams& p) {
+    static_assert(NT == 1 && WM == 1 && MT <= 2, "stream tiles: 16 weight rows and at most 16 tokens per warp");
+    static_assert(!Cfg::GSCALE || SCALE_ACC, "stream tiles apply group scales to the fp32 partial sums");
+    extern __shared__ __align__(16) char smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wn = warp % WN, wk = warp / WN;
+    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
+    const int rows = (p.M - m0) < BM ? (p.M - m0) : BM;
+    const int kblocks = p.Kp / 64;
+    const int slice = p.k_steps_per_split * KB;  // 64-column blocks per CTA slice (row stride / 128 B)
+    const int kb_begin = blockIdx.z * slice;
+    const int nkb = (kblocks - kb_begin) < slice ? (kblocks - kb_begin) : slice;
+    const int per = (nkb + WK - 1) / WK;
+    const int lo = (wk * per) < nkb ? wk * per : nkb;
+    const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks
+    const int g = lane >> 2, t = lane & 3;
+    const char* sp = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + g) * SZB;
+
+    // ---- the first RING blocks of weights (and scales) and the CTA's activations
+    // (rows x nkb blocks, swizzled 16-byte chunks, one cp.async group): the weights
+    // first when they go to registers, the activations first when the weights are
+    // cp.async groups too (so that waiting for the oldest group waits for them only)
+    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin + lo) * (BITS * 32) + lane * BITS;
+    const int rows_alloc = p.M < BM ? p.M : BM;
+    const int x_bytes = rows_alloc * slice * 128;
+    const u32 ring = ptx::smem_addr(smem) + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
+                     warp * (RING * RING_BLOCK_BYTES) + lane * BITS * 4;
+    u32 wr[RING][BITS];  // the register ring (unused, and eliminated, with SMEM_RING)
+    u32 sr[RING][NSC][SW];
+    if constexpr (!SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin + lo, n, wr, sr);
+    {
+      const int cpr = nkb * 8;
+      const int total = rows * cpr;
+      const u32 base = ptx::smem_addr(smem);
+      const u16* x = static_cast<const u16*>(p.x);
+      for (int i = tid; i < total; i += THREADS) {
+        const int r = i / cpr, c = i - r * cpr;
+        const int k = kb_begin * 64 + c * 8;
+        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
+      }
+      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
+    }
+
+    if constexpr (SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin + lo, n, wr, sr);
+    if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<SMEM_RING ? RING : 0>();  // the activations (oldest group)
+    __syncthreads();
+
+    const u32 a_s = ptx::smem_addr(smem);
+    // ldmatrix addresses at block lo: MT == 1: k16 tiles (2h, 2h+1) per x4 (b_off[0..1]);
+    // MT == 2: one k16 tile, both 8-token groups per x4
+    u32 b_off[4];
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      int row, chunk;
+      if constexpr (MT == 1) {
+        row = lane & 7;
+        chunk = (2 * (kt & 1) + (lane >> 4)) * 2 + ((lane >> 3) & 1);
+      } else {
+        row = (lane >> 4) * 8 + (lane & 7);
+        chunk = kt * 2 + ((lane >> 3) & 1);
+      }
+      row = row < rows ? row : rows - 1;
+      b_off[kt] = a_s + row * slice * 128 + ((chunk ^ (row & 7)) * 16) + lo * 128;
+    }
+
+    float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        acc[0][j][q] = 0.0f;
+        corr[j][q] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < KC; ++c) part[c][0][j][q] = 0.0f;
+      }
+
+    // ---- main loop: slot d of the ring holds block j0 + d; once its math is
+    // issued it is refilled with block j0 + d + RING. With the shared-memory ring
+    // every block is one cp.async group (empty past the end), so waiting for all
+    // but the newest RING - 1 groups means block j has landed.
+    // Steady state first (no bounds checks), then the last two ring turns.
+    int j0 = 0;
+    for (; j0 + 2 * RING <= n; j0 += RING) {
+#pragma unroll
+      for (int d = 0; d < RING; ++d) {
+        const int j = j0 + d;
+        u32 w[BITS];
+        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], w);
+        stream_block<false>(w, sr[d], kb_begin + lo + j, false, b_off, acc, part, corr);
+#pragma unroll
+        for (int kt = 0; kt < 4; ++kt) b_off[kt] += 128;  // loop-carried: never recomputed
+        if constexpr (SMEM_RING) {
+          ring_copy(ring + d * RING_BLOCK_BYTES, wp + (j + RING) * (BITS * 32));
+          ptx::cp_async_commit();
+        } else {
+          stream_words(wp + (j + RING) * (BITS * 32), wr[d]);
+        }
+        stream_scales(p, sp, kb_begin + lo + j + RING, sr[d]);
+      }
+    }
+    for (; j0 < n; j0 += RING) {
+#pragma unroll
+      for (int d = 0; d < RING; ++d) {
+        const int j = j0 + d;
+        if (j < n) {
+          u32 w[BITS];
+          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], w);
+          stream_block<true>(w, sr[d], kb_begin + lo + j, j == n - 1, b_off, acc, part, corr);
+#pragma unroll
+          for (int kt = 0; kt < 4; ++kt) b_off[kt] += 128;
+          if (j + RING < n) {
+            if constexpr (SMEM_RING) ring_copy(ring + d * RING_BLOCK_BYTES, wp + (j + RING) * (BITS * 32));
+            else stream_words(wp + (j + RING) * (BITS * 32), wr[d]);
+            stream_scales(p, sp, kb_begin + lo + j + RING, sr[d]);
+          }
+          if constexpr (SMEM_RING) ptx::cp_async_commit();
+        }
+      }
+    }
+    if constexpr (SMEM_RING) ptx::cp_async_wait<0>();
+
+    // ---- sum the WK partial tiles in a fixed order
+    __syncthreads();  // every warp is done with the activations
+    float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int nn = wn * 16 + g + 8 * (q >> 1);
+        const int m = mt * 8 + 2 * t + (q & 1);
+        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
+      }
+    __syncthreads();
+    if constexpr (WK > 1) {
+      for (int i = tid; i < BM * BN; i += THREADS) {
+        const int m = i / BN, nn = i % BN;
+        float v = red[m * BN_PAD + nn];
+        for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
+        red[m * BN_PAD + nn] = v;
+      }
+      __syncthreads();
+    }
+    finish_tile(p, red, m0, n0);
+  }
 };
 
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  GemmMmaSync<Cfg>::run(p);
+  if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
+  else GemmMmaSync<Cfg>::run(p);
 }
 
 }  // namespace humming
