@@ -26,14 +26,12 @@ CANDIDATES = {
     "mid": [T(16, 64, 256, 1, 4, 1, 4), T(16, 64, 256, 1, 4, 2, 4), T(16, 128, 256, 1, 4, 2, 3),
             T(32, 64, 256, 1, 4, 2, 4), T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4),
             T(64, 64, 128, 2, 2, 2, 4), T(32, 64, 128, 1, 2, 2, 4)],
-    "stream": [T(8, 32, 256, 1, 2, 4, 4, stream=True, occupancy=3), T(8, 32, 256, 1, 2, 4, 4, stream=True, occupancy=4),
-               T(8, 32, 256, 1, 2, 4, 8, stream=True, occupancy=3), T(8, 32, 256, 1, 2, 4, 8, stream=True, occupancy=4),
-               T(8, 64, 128, 1, 4, 2, 4, stream=True, occupancy=3), T(8, 64, 128, 1, 4, 2, 8, stream=True, occupancy=3),
-               T(8, 16, 512, 1, 1, 8, 4, stream=True, occupancy=3), T(8, 32, 512, 1, 2, 8, 4, stream=True, occupancy=2),
-               T(8, 32, 128, 1, 2, 2, 8, stream=True, occupancy=6)],
-    "stream16": [T(16, 32, 256, 1, 2, 4, 4, stream=True, occupancy=2), T(16, 64, 256, 1, 4, 4, 4, stream=True, occupancy=1),
-                 T(16, 128, 128, 1, 8, 2, 4, stream=True, occupancy=1), T(16, 128, 256, 1, 8, 4, 2, stream=True, occupancy=1),
-                 T(16, 64, 128, 1, 4, 2, 4, stream=True, occupancy=2)],
+    "stream": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
+               T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 16, 256, 1, 1, 4, 4, stream=1, occupancy=6),
+               T(8, 32, 256, 1, 2, 4, 8, stream=1, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=1),
+               T(8, 32, 256, 1, 2, 4, 8, stream=2, occupancy=3), T(8, 16, 256, 1, 1, 4, 8, stream=2, occupancy=6)],
+    "stream16": [T(16, 128, 128, 1, 8, 2, 8, stream=2), T(16, 64, 256, 1, 4, 4, 8, stream=2),
+                 T(16, 32, 256, 1, 2, 4, 8, stream=2, occupancy=2)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
               T(128, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 2, 4, 1, 4), T(64, 64, 128, 2, 2, 2, 4),
               T(128, 64, 64, 4, 2, 1, 4)],
@@ -126,7 +124,7 @@ def main():
             res.sort(key=lambda r: r[0])
             if m <= 16:  # how far to split K: CTAs per SM targeted by the launcher
                 t = res[0][1]
-                for c in ((1, 4) if not t.stream else (2, 3)):
+                for c in ((1, 4) if not t.stream else (2, 3, 4)):
                     Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
                     for L in Ls:
                         L.ctas_per_sm = c

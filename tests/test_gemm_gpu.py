@@ -16,6 +16,12 @@ at most about ``2 eps sum_k |x_k| |w_k|`` from the two roundings of the weight
 ``q - z``), plus ``eps |y|`` for the output rounding, plus fp16 subnormal
 weights (absolute 2^-25 times the scale exponent the host factored out). The
 bound below doubles the weight term for margin: ``4 eps sum|x||w| + eps|y|``.
+
+The decode (stream) tiles give integer codes to the MMA raw (MAGIC + q per
+element) and take ``(MAGIC + offset) * sum x`` out in fp32 at each fold (a group
+end, or every 256 columns): the products stay exact, and the cancellation costs
+about 2^-24 * MAGIC / |q - z| per accumulated term, ~2^-14 relative over a
+256-column fold -- inside the same bound.
 """
 from __future__ import annotations
 
@@ -188,6 +194,43 @@ def test_quantized_activations(scheme, act, out_dtype):
     qw = R.quantize(w, scheme)
     scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
+
+
+@pytest.mark.parametrize("ring", [1, 2], ids=["registers", "shared"])
+@pytest.mark.parametrize("scheme,k,bf16", [
+    (WeightScheme("int4", "group", 128), 4224, False),  # 66 blocks: a short last K slice
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 14336, False),  # one fold per 256 columns, long K
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 576, True),
+    (WeightScheme("uint3", "group", 32, zero_point="float"), 576, False),  # not raw: the full dequantizer
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, False),
+    (WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"), 576, True),
+], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_stream_tiles_both_rings(scheme, k, bf16, ring):
+    """The streaming decode scheduler with its weight ring in registers and in
+    shared memory (the default tiles use one of them), M from 1 to 16 tokens."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
+    pw = G.pack_weight(qw, rec, dev)
+    ranges = [(1, 8, G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3)),
+              (9, None, G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring))]
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count)
+    dt = torch.bfloat16 if bf16 else torch.float16
+    eps = 2.0 ** (-8 if bf16 else -11)
+    for m in (1, 3, 8, 16):
+        x = (torch.randn(m, k, device=dev) * 2).to(dt)
+        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
+        launcher(x, y)
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul)
+        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
 
 
 def test_large_shapes_split_k_and_tails():

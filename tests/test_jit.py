@@ -328,6 +328,17 @@ def test_launch_plan_checks_its_params(trt):
     assert plan.grid == (5, 1, 1) and plan.block == (64, 1, 1) and plan.smem_bytes == 0
 
 
+def test_launch_path_benchmark_runs_with_the_driver_stubbed(trt):
+    """``bench_jit``'s launch-path figure goes through the real LaunchPlan.launch
+    with only the driver calls replaced; afterwards the driver module is as before."""
+    from humming.jit import bench_jit, driver
+
+    before = (driver.launch_raw, driver.current_device_index, driver.current_context)
+    r = bench_jit.bench_launch_path(trt.kernel(tspec()), P(), {"out": 1 << 32, "n": 5}, number=200)
+    assert r["fields"] == 2 and 0 < r["launch_only_us"] <= r["write_and_launch_us"] * 10
+    assert (driver.launch_raw, driver.current_device_index, driver.current_context) == before
+
+
 @pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
 def test_launching_without_a_gpu_raises_device_error(trt):
     k = trt.kernel(tspec())

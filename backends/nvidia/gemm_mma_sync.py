@@ -105,6 +105,7 @@ class Tile:
             d["stream"] = int(self.stream)
         if self.occupancy != 1:
             d["occupancy"] = self.occupancy
+
         return d
 
 
@@ -157,24 +158,28 @@ def stream_red_bytes(tile: Tile) -> int:
     return tile.wk * tile.bm * (tile.bn + 4) * 4
 
 
-def stream_ring_bytes(tile: Tile, bits: int, cp_async: bool = True) -> int:
-    """The per-warp weight rings in shared memory (``stream=2`` on cp.async targets)."""
-    return (tile.threads // 32) * tile.stages * bits * 128 if (cp_async and tile.stream == 2) else 0
+def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
+    """The per-warp rings in shared memory (``stream=2`` on cp.async targets): per
+    slot the warp's weight words and, with group scales, 8 bytes per lane and entry."""
+    if not (recipe.cp_async and tile.stream == 2):
+        return 0
+    nsc = 1 if recipe.group % 64 == 0 else 4
+    return (tile.threads // 32) * tile.stages * (recipe.bits * 128 + (32 * nsc * 8 if recipe.gscale else 0))
 
 
-def stream_smem(tile: Tile, m: int, slice_blocks: int, bits: int = 4, cp_async: bool = True) -> int:
+def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     """Dynamic shared memory of one stream-tile launch: the activation slice of
     min(BM, M) rows or the WK partial tiles, whichever is larger, then the
     weight rings (mirrors GemmMmaSync::run_stream)."""
     head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
-    return head + stream_ring_bytes(tile, bits, cp_async)
+    return head + stream_ring_bytes(tile, recipe)
 
 
 def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
-        return max(STREAM_SMEM_CAP, stream_red_bytes(tile)) + 16 + stream_ring_bytes(tile, recipe.bits, recipe.cp_async)
+        return max(STREAM_SMEM_CAP, stream_red_bytes(tile)) + 16 + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
@@ -208,7 +213,7 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
         lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
         if not lean:
             return 1
-        ring = tile.stages * ((recipe.bits if tile.stream == 1 else 0) + (1 if recipe.gscale else 0))
+        ring = tile.stages * (recipe.bits + (1 if recipe.gscale else 0)) if tile.stream == 1 else 0
         while occ > 1 and 65536 // (tile.threads * occ) < 56 + ring:
             occ -= 1
     return occ
@@ -494,7 +499,7 @@ class Launcher:
         ksteps = -(-pw.kp // tile.bk)
         if tile.stream:
             split = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
-            smem = stream_smem(tile, m, -(-ksteps // split) * tile.wk, pw.recipe.bits, pw.recipe.cp_async)
+            smem = stream_smem(tile, m, -(-ksteps // split) * tile.wk, pw.recipe)
         else:
             split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
             smem = lp.kernel.spec.smem_bytes

@@ -2,6 +2,7 @@
 
     python -m humming.jit.bench_jit                     # act_quant e4m3 for sm_90a, NVRTC
     python -m humming.jit.bench_jit --compiler nvcc --target sm_80 --repeats 3
+    python -m humming.jit.bench_jit --gemm              # the M=1 int4 g128 GEMM kernel
 
 * cold: a fresh cache folder and a fresh Runtime each time (the compiler itself
   is loaded once per process; ``first_s`` is the very first compile);
@@ -85,14 +86,18 @@ class _NullDriver:
 
 @contextlib.contextmanager
 def _no_driver():
-    saved = (_drv._driver, _drv._SUCCESS, _drv.current_context, _drv.raw_stream)
+    names = ("_driver", "_SUCCESS", "current_context", "raw_stream", "current_device_index", "launch_raw")
+    saved = {name: getattr(_drv, name) for name in names}
     _drv._driver, _drv._SUCCESS = _NullDriver(), 0
     _drv.current_context = lambda: 1
     _drv.raw_stream = lambda: 0
+    _drv.current_device_index = lambda: 0
+    _drv.launch_raw = lambda *args: 0  # cuLaunchKernel succeeded
     try:
         yield
     finally:
-        _drv._driver, _drv._SUCCESS, _drv.current_context, _drv.raw_stream = saved
+        for name, value in saved.items():
+            setattr(_drv, name, value)
 
 
 def bench_launch_path(kernel, params, fields: dict, grid_x: int = 1, number: int = 100000) -> dict:
@@ -107,7 +112,7 @@ def bench_launch_path(kernel, params, fields: dict, grid_x: int = 1, number: int
         plan.launch(grid_x)
 
     with _no_driver():
-        kernel._functions.setdefault(1, object())
+        kernel._functions.setdefault(1, 1)  # a CUfunction handle for context 1
         try:
             call()
             full = timeit.timeit(call, number=number) / number
@@ -125,6 +130,8 @@ def main(argv=None) -> None:
     ap.add_argument("--k", type=int, default=4096)
     ap.add_argument("--compiler", default=None)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--gemm", action="store_true",
+                    help="time the decode (M=1) mma_sync GEMM kernel of an int4 g128 layer instead")
     ap.add_argument("--warmup", type=int, default=0, metavar="N",
                     help="also time a cold warm-up of N kernels (serial, threads, processes)")
     args = ap.parse_args(argv)
@@ -135,6 +142,12 @@ def main(argv=None) -> None:
 
     spec = act_quant_spec(args.fmt, args.mode, torch.float16, args.k, args.target,
                           group_size=128 if args.mode == "dynamic_group" else None)
+    if args.gemm:
+        import humming
+        from humming.scheme import LayerSpec, WeightScheme
+
+        plan = humming.plan(LayerSpec(args.k, args.k, WeightScheme("int4", "group", 128)), args.target.rstrip("a"))
+        spec = plan.kernel(1)
     r = bench_compile(spec, args.repeats, args.compiler)
     print(f"{r['spec']}\n  compiler   {r['compiler']}\n  cubin      {r['cubin_bytes']} bytes")
     print(f"  first compile in process  {r['first_s'] * 1e3:8.1f} ms")
@@ -143,8 +156,14 @@ def main(argv=None) -> None:
     print(f"  memory cache hit          {r['memory_us']:8.3f} us")
     with tempfile.TemporaryDirectory(prefix="humming-bench-") as d:
         kernel = Runtime(cache_dir=d, compiler=args.compiler).kernel(spec)
-        fields = {"x": 1 << 32, "q": 2 << 32, "scales": 3 << 32, "m": 1, "k": args.k}
-        lr = bench_launch_path(kernel, ActQuantParams(), fields)
+        if args.gemm:
+            from humming_nvidia.gemm_mma_sync import GemmParams
+
+            params, fields = GemmParams(), {"x": 1 << 32, "y": 2 << 32, "M": 1, "lda": args.k, "ldy": args.k}
+        else:
+            params = ActQuantParams()
+            fields = {"x": 1 << 32, "q": 2 << 32, "scales": 3 << 32, "m": 1, "k": args.k}
+        lr = bench_launch_path(kernel, params, fields)
     print(f"  launch path, Python side: {lr['write_and_launch_us']:.2f} us with {lr['fields']} field writes, "
           f"{lr['launch_only_us']:.2f} us launch alone (driver calls excluded)")
     if args.warmup:

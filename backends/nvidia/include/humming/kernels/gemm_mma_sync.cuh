@@ -551,7 +551,10 @@ struct GemmMmaSync {
   // or in shared memory (STREAM == 2: each lane copies, and later reads, only its
   // own words, so no barrier; registers stay free for more warps).
   static constexpr bool SMEM_RING = Cfg::CP_ASYNC && Cfg::STREAM == 2;
-  static constexpr int RING_BLOCK_BYTES = BITS * 128;  // one warp's block
+  // a slot: the warp's 32 x BITS weight words, then (group scales) 32 lanes x NSC
+  // entries x 2 words (the aligned words holding rows g and g+8)
+  static constexpr int RING_SCALE_BYTES = Cfg::GSCALE ? 32 * NSC * 8 : 0;
+  static constexpr int RING_BLOCK_BYTES = BITS * 128 + RING_SCALE_BYTES;
   static HUMMING_DEVICE void ring_copy(u32 dst, const u32* src) {
 #pragma unroll
     for (int i = 0; i < BITS; i += VEC) {
@@ -577,13 +580,17 @@ struct GemmMmaSync {
   // scale words of global k-block `kb` for this lane's rows (sp: the entry of row g
   // in group 0; row g+8 follows 8 entries on): without zero points one word
   // (row g scale | row g+8 scale << 16), else (scale, zero) per row
+  // group row of entry e of global k-block kb (padded K: the last group, any finite scale)
+  static HUMMING_DEVICE u32 group_of(const GemmParams& p, int kb, int e) {
+    const u32 gi = (static_cast<u32>(kb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
+    return gi < static_cast<u32>(p.groups - 1) ? gi : static_cast<u32>(p.groups - 1);
+  }
+
   static HUMMING_DEVICE void stream_scales(const GemmParams& p, const char* sp, int kb, u32 (&sc)[NSC][SW]) {
     if constexpr (Cfg::GSCALE) {
 #pragma unroll
       for (int e = 0; e < NSC; ++e) {
-        u32 gi = (static_cast<u32>(kb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
-        gi = gi < static_cast<u32>(p.groups - 1) ? gi : static_cast<u32>(p.groups - 1);  // padded K: any finite scale
-        const char* at = sp + static_cast<u64>(gi) * static_cast<u32>(p.Np * SZB);
+        const char* at = sp + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
         if constexpr (Cfg::ZP) {
           sc[e][0] = ptx::ld_nc_u32(at);
           sc[e][SW - 1] = ptx::ld_nc_u32(at + 8 * 4);
@@ -591,6 +598,59 @@ struct GemmMmaSync {
           sc[e][0] = ptx::ld_nc_u16(at) | (ptx::ld_nc_u16(at + 8 * 2) << 16);
         }
       }
+    }
+  }
+
+  // Ring slot d <- block kb: weights from wsrc, scale words through cp.async too
+  // (4-byte copies of the aligned words holding this lane's two entries; sp4 is
+  // sp rounded down to 4 bytes). Register ring: plain loads into wr / sr.
+  static HUMMING_DEVICE void ring_load(const GemmParams& p, u32 slot, const u32* wsrc, const char* sp, int kb,
+                                       u32 (&wr)[BITS], u32 (&sr)[NSC][SW]) {
+    if constexpr (SMEM_RING) {
+      ring_copy(slot, wsrc);
+      if constexpr (Cfg::GSCALE) {
+        const u32 sdst = slot - (threadIdx.x & 31) * BITS * 4 + BITS * 128 + (threadIdx.x & 31) * NSC * 8;
+        const char* sp4 = reinterpret_cast<const char*>(reinterpret_cast<uptr>(sp) & ~static_cast<uptr>(3));
+#pragma unroll
+        for (int e = 0; e < NSC; ++e) {
+          const char* at = sp4 + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
+          ptx::cp_async4(sdst + e * 8, at);
+          ptx::cp_async4(sdst + e * 8 + 4, at + 8 * SZB);
+        }
+      }
+    } else {
+      stream_words(wsrc, wr);
+      stream_scales(p, sp, kb, sr);
+    }
+  }
+
+  // block words and scale words out of ring slot d (shared memory: once its group landed)
+  static HUMMING_DEVICE void ring_take(u32 slot, const u32 (&wr)[BITS], const u32 (&sr)[NSC][SW], u32 (&w)[BITS],
+                                       u32 (&sc)[NSC][SW], u32 half_sel) {
+    if constexpr (SMEM_RING) {
+      ptx::cp_async_wait<RING - 1>();
+      ring_read(slot, w);
+      if constexpr (Cfg::GSCALE) {
+        const u32 sat = slot - (threadIdx.x & 31) * BITS * 4 + BITS * 128 + (threadIdx.x & 31) * NSC * 8;
+#pragma unroll
+        for (int e = 0; e < NSC; ++e) {
+          u32 v0, v1;
+          asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(v0), "=r"(v1) : "r"(sat + e * 8));
+          if constexpr (Cfg::ZP) {
+            sc[e][0] = v0;
+            sc[e][SW - 1] = v1;
+          } else {  // the 16-bit halves holding rows g and g+8 (same parity: same half)
+            asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(sc[e][0]) : "r"(v0), "r"(v1), "r"(half_sel));
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < BITS; ++i) w[i] = wr[i];
+#pragma unroll
+      for (int e = 0; e < NSC; ++e)
+#pragma unroll
+        for (int i = 0; i < SW; ++i) sc[e][i] = sr[e][i];
     }
   }
 
@@ -613,7 +673,7 @@ struct GemmMmaSync {
   }
 
   // one 64-column block: global index kb; b_off: this lane's ldmatrix addresses in it
-  template <bool CHECK_LAST>
+  // (fold at its end when `last`; constant once the caller's loop is unrolled)
   static HUMMING_DEVICE void stream_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], int kb, bool last,
                                           const u32 (&b_off)[4], float (&acc)[NT][MT][4],
                                           float (&part)[KC][NT][MT][4], float (&corr)[MT][4]) {
@@ -669,7 +729,11 @@ struct GemmMmaSync {
         }
       }
       const bool end_of_group = SCALE_ACC && ((kb * 64 + kt * 16 + 16) % Cfg::GROUP) == 0;
-      if (end_of_group || (CHECK_LAST && last && kt == 3)) {
+      // raw codes carry MAGIC x sum(x) in the chains: fold at least every 4 blocks so
+      // the fp32 cancellation stays ~2^-14 of a 256-column sum (linear: any
+      // fold point is exact in value, the group's scale applies to both parts)
+      const bool periodic = RAW && kt == 3 && (kb & 3) == 3;
+      if (end_of_group || periodic || (last && kt == 3)) {
         float sf0 = RAW_F0, sf1 = RAW_F1;
         if constexpr (SCALE_ACC) {
           sf0 *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[e][0] & 0xffffu));
@@ -680,27 +744,14 @@ struct GemmMmaSync {
     }
   }
 
-  // block words out of ring slot `at` / `held` (shared memory: once its group landed)
-  static HUMMING_DEVICE void ring_take(u32 at, const u32 (&held)[BITS], u32 (&w)[BITS]) {
-    if constexpr (SMEM_RING) {
-      ptx::cp_async_wait<RING - 1>();
-      ring_read(at, w);
-    } else {
-#pragma unroll
-      for (int i = 0; i < BITS; ++i) w[i] = held[i];
-    }
-  }
-
   // the first RING blocks (global index kb0 on) of weights and scales into the ring
-  static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, u32 ring, const char* sp, int kb0, int n,
-                                       u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
+  // (wp: block 0 of the slice, which is global block kb0; base: the warp's first block)
+  static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, u32 ring, const char* sp, int kb0, int base,
+                                       int n, u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
 #pragma unroll
     for (int d = 0; d < RING; ++d) {
-      if (d < n) {
-        if constexpr (SMEM_RING) ring_copy(ring + d * RING_BLOCK_BYTES, wp + d * (BITS * 32));
-        else stream_words(wp + d * (BITS * 32), wr[d]);
-        stream_scales(p, sp, kb0 + d, sr[d]);
-      }
+      const int at = base + d;
+      if (d < n) ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb0 + at, wr[d], sr[d]);
       if constexpr (SMEM_RING) ptx::cp_async_commit();
     }
   }
@@ -727,14 +778,14 @@ struct GemmMmaSync {
     // (rows x nkb blocks, swizzled 16-byte chunks, one cp.async group): the weights
     // first when they go to registers, the activations first when the weights are
     // cp.async groups too (so that waiting for the oldest group waits for them only)
-    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin + lo) * (BITS * 32) + lane * BITS;
+    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (BITS * 32) + lane * BITS;
     const int rows_alloc = p.M < BM ? p.M : BM;
     const int x_bytes = rows_alloc * slice * 128;
     const u32 ring = ptx::smem_addr(smem) + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
                      warp * (RING * RING_BLOCK_BYTES) + lane * BITS * 4;
     u32 wr[RING][BITS];  // the register ring (unused, and eliminated, with SMEM_RING)
     u32 sr[RING][NSC][SW];
-    if constexpr (!SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin + lo, n, wr, sr);
+    if constexpr (!SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin, lo, n, wr, sr);
     {
       const int cpr = nkb * 8;
       const int total = rows * cpr;
@@ -748,7 +799,7 @@ struct GemmMmaSync {
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
     }
 
-    if constexpr (SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin + lo, n, wr, sr);
+    if constexpr (SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin, lo, n, wr, sr);
     if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<SMEM_RING ? RING : 0>();  // the activations (oldest group)
     __syncthreads();
 
@@ -767,7 +818,7 @@ struct GemmMmaSync {
         chunk = kt * 2 + ((lane >> 3) & 1);
       }
       row = row < rows ? row : rows - 1;
-      b_off[kt] = a_s + row * slice * 128 + ((chunk ^ (row & 7)) * 16) + lo * 128;
+      b_off[kt] = a_s + row * slice * 128 + ((chunk ^ (row & 7)) * 16);  // block 0 of the slice
     }
 
     float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
@@ -786,39 +837,39 @@ struct GemmMmaSync {
     // every block is one cp.async group (empty past the end), so waiting for all
     // but the newest RING - 1 groups means block j has landed.
     // Steady state first (no bounds checks), then the last two ring turns.
+    const u32 half_sel = (lane >> 2) & 1 ? 0x7632u : 0x5410u;  // rows g, g+8: the high halves when g is odd
     int j0 = 0;
     for (; j0 + 2 * RING <= n; j0 += RING) {
+      const int base = lo + j0, next = base + RING;  // slice-local blocks of d = 0
+      u32 bb[4];
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) bb[kt] = b_off[kt] + base * 128;
 #pragma unroll
       for (int d = 0; d < RING; ++d) {
-        const int j = j0 + d;
-        u32 w[BITS];
-        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], w);
-        stream_block<false>(w, sr[d], kb_begin + lo + j, false, b_off, acc, part, corr);
+        u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
-        for (int kt = 0; kt < 4; ++kt) b_off[kt] += 128;  // loop-carried: never recomputed
-        if constexpr (SMEM_RING) {
-          ring_copy(ring + d * RING_BLOCK_BYTES, wp + (j + RING) * (BITS * 32));
-          ptx::cp_async_commit();
-        } else {
-          stream_words(wp + (j + RING) * (BITS * 32), wr[d]);
-        }
-        stream_scales(p, sp, kb_begin + lo + j + RING, sr[d]);
+        for (int kt = 0; kt < 4; ++kt) bd[kt] = bb[kt] + d * 128;
+        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc, half_sel);
+        stream_block(w, sc, kb_begin + base + d, false, bd, acc, part, corr);
+        const int at = next + d;
+        ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
+        if constexpr (SMEM_RING) ptx::cp_async_commit();
       }
     }
     for (; j0 < n; j0 += RING) {
+      const int base = lo + j0, next = base + RING;  // slice-local blocks of d = 0
 #pragma unroll
       for (int d = 0; d < RING; ++d) {
         const int j = j0 + d;
         if (j < n) {
-          u32 w[BITS];
-          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], w);
-          stream_block<true>(w, sr[d], kb_begin + lo + j, j == n - 1, b_off, acc, part, corr);
+          u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
-          for (int kt = 0; kt < 4; ++kt) b_off[kt] += 128;
+          for (int kt = 0; kt < 4; ++kt) bd[kt] = b_off[kt] + (base + d) * 128;
+          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc, half_sel);
+          stream_block(w, sc, kb_begin + base + d, j == n - 1, bd, acc, part, corr);
           if (j + RING < n) {
-            if constexpr (SMEM_RING) ring_copy(ring + d * RING_BLOCK_BYTES, wp + (j + RING) * (BITS * 32));
-            else stream_words(wp + (j + RING) * (BITS * 32), wr[d]);
-            stream_scales(p, sp, kb_begin + lo + j + RING, sr[d]);
+            const int at = next + d;
+            ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
           }
           if constexpr (SMEM_RING) ptx::cp_async_commit();
         }
