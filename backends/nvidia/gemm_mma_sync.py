@@ -644,11 +644,27 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     recipe = _sizing_recipe(layer, compute)
     kp = -(-layer.k // PAD_K) * PAD_K
     smem = int(max_smem or _max_smem(caps))
+    sms = caps.product.sm_count if caps.product is not None else None
     out = []
     for lo, hi, t in DEFAULT_RANGES:
         nominal = t if caps.has("cp_async") else replace(t, stages=min(t.stages, 2))
+        nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
     return out
+
+
+def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
+    """A stream tile over a short K (at most 4096 columns: short runs per warp)
+    splits its warps between N and K so that the layer has about two CTAs per SM
+    (BN of 16, 32 or 64 rows, the same number of warps). Longer K, or an unknown
+    SM count, keeps the tile. (H200 sweep, int4 g128, M=1: 4096x4096 is fastest
+    with BN=16, 14336x4096 with BN=64, 8192x8192 and 28672x8192 with the default 32.)"""
+    if not tile.stream or kp > 4096 or not sms:
+        return tile
+    warps = tile.wn * tile.wk
+    np_ = -(-n // PAD_N) * PAD_N
+    wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
+    return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
