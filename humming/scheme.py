@@ -90,8 +90,20 @@ class _Record:
         return replace(self, **kw)
 
 
+class _Formats:
+    """The number formats named by ``fmt`` and ``scale_fmt``."""
+
+    @property
+    def format(self) -> NumberFormat:
+        return get_format(self.fmt)
+
+    @property
+    def scale_format(self) -> NumberFormat:
+        return get_format(self.scale_fmt)
+
+
 @dataclass(frozen=True)
-class WeightScheme(_Record):
+class WeightScheme(_Formats, _Record):
     """How a quantized weight is stored.
 
     Fields
@@ -170,13 +182,6 @@ class WeightScheme(_Record):
             raise _err(C, "fmt", "a quantized format when zero points or global scales are used", fmt.name)
 
     # -- derived ---------------------------------------------------------------
-    @property
-    def format(self) -> NumberFormat:
-        return get_format(self.fmt)
-
-    @property
-    def scale_format(self) -> NumberFormat:
-        return get_format(self.scale_fmt)
 
     @property
     def bits(self) -> int:
@@ -253,7 +258,7 @@ class WeightScheme(_Record):
 
 
 @dataclass(frozen=True)
-class ActivationScheme(_Record):
+class ActivationScheme(_Formats, _Record):
     """What the activations are at the GEMM.
 
     Fields
@@ -295,13 +300,6 @@ class ActivationScheme(_Record):
         else:
             object.__setattr__(self, "group_size", None)
 
-    @property
-    def format(self) -> NumberFormat:
-        return get_format(self.fmt)
-
-    @property
-    def scale_format(self) -> NumberFormat:
-        return get_format(self.scale_fmt)
 
     @property
     def is_quantized(self) -> bool:

@@ -97,6 +97,23 @@ def test_targets_come_from_the_capability_files(compiled):
         assert re.fullmatch(r"sm_\d+a?", target)
 
 
+@pytest.mark.parametrize("dev", DEVICES)
+def test_every_planned_kernel_fits_the_targets_shared_memory(dev):
+    """The opt-in size a kernel asks for at load time never exceeds what its target
+    grants (a larger request fails cuFuncSetAttribute): decode and prefill tiles."""
+    from humming.capabilities import load
+
+    caps = load(dev)
+    limit = caps.limit("smem_per_block_optin") or caps.limit("smem_per_block")
+    for name, scheme, act in VARIANTS:
+        act_s = ActivationScheme("fp16" if dev == "sm_75" else act)
+        for k in (4096, 14336):
+            p = humming.plan(LayerSpec(4096, k, scheme, act_s, out_dtype=act_s.fmt), dev)
+            for m in (1, 16, 64, 1024):
+                spec = p.kernel(m)
+                assert spec.smem_bytes + 16 <= limit, (name, k, m, spec.smem_bytes, limit)
+
+
 def test_integer_dequantizer_uses_the_magic_number_in_place():
     """int4 -> fp16: one LOP3 (and-or with 0x6400) per pair. The decode (stream)
     kernel gives those raw codes to the MMA -- no packed subtract or fma in its K

@@ -105,7 +105,6 @@ class Tile:
             d["stream"] = int(self.stream)
         if self.occupancy != 1:
             d["occupancy"] = self.occupancy
-
         return d
 
 
@@ -149,9 +148,14 @@ def _gs_rows(group: int, bk: int) -> int:
     return bk // group + 2
 
 
-#: Most dynamic shared memory a stream tile's launch may use (its activation
-#: slice); the launcher splits K further rather than go above it.
-STREAM_SMEM_CAP = 64 * 1024
+#: Static shared memory of the kernel (the split-K "last CTA" flag, padded):
+#: the dynamic part of a tile must leave room for it under the per-block limit.
+STATIC_SMEM_BYTES = 16
+
+#: Most dynamic shared memory a stream tile's activation slice may use; the
+#: launcher splits K further rather than go above it. 63 KB, so that the kernel
+#: (plus its few static bytes) loads on every target, Turing's 64 KB included.
+STREAM_SMEM_CAP = 63 * 1024
 
 
 def stream_red_bytes(tile: Tile) -> int:
@@ -179,7 +183,7 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
-        return max(STREAM_SMEM_CAP, stream_red_bytes(tile)) + 16 + stream_ring_bytes(tile, recipe)
+        return max(STREAM_SMEM_CAP, -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
@@ -565,8 +569,10 @@ class Launcher:
 #: Tiles per M range. Small M streams weights (wide BK, deep pipeline; split-K
 #: fills the GPU at launch); larger M reuses each dequantized weight tile across
 #: more tokens. ``fit_tile`` adapts them to the layer and the device.
-#: (Chosen from sweeps on the H200 with scripts/gpu_tiles.py, int4 g128, N x K of
-#: 6144x4096 and 8192x8192: the best tile per M of the candidates there.)
+#: (Chosen from sweeps on the H200 with scripts/gpu_tiles.py, int4 g128: the
+#: streaming tile for decode over the five issue-6 shapes, the others over
+#: 6144x4096 and 8192x8192. ``shape_stream_tile`` re-splits the decode tile's
+#: warps per layer when K is short.)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, Tile(16, 128, 256, 1, 4, 2, 3)),
@@ -647,7 +653,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     sms = caps.product.sm_count if caps.product is not None else None
     out = []
     for lo, hi, t in DEFAULT_RANGES:
-        nominal = t if caps.has("cp_async") else replace(t, stages=min(t.stages, 2))
+        # (a stream tile's ring is register loads either way: its depth stays)
+        nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
         nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
     return out
@@ -669,12 +676,14 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
     """Adapt a tile to a layer: BK must divide the padded K; then fewer stages
-    (then a narrower BK, then fewer tokens) until it fits the shared-memory limit."""
+    (then a narrower BK, then fewer tokens) until it fits the shared-memory limit
+    (``max_smem`` per block, less the kernel's own static bytes)."""
+    max_smem -= STATIC_SMEM_BYTES
     t = tile
-    if t.stream:  # K slices of any length: nothing to fit but the partial tiles
-        if stream_red_bytes(t) > max_smem:
-            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of shared memory",
-                                   [f"stream tile {t.to_dict()} needs {stream_red_bytes(t)} bytes"])
+    if t.stream:  # K slices of any length: the launcher keeps each launch within smem_bytes
+        if smem_bytes(recipe, t) > max_smem:
+            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
+                                   [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
         return t
     while kp % t.bk:
         t = replace(t, bk=t.bk // 2, wk=max(1, min(t.wk, t.bk // 128)))
@@ -688,7 +697,7 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
         elif t.bm >= 16 and t.wm > 1:
             t = replace(t, bm=t.bm // 2, wm=t.wm // 2, wn=t.wn * 2 if t.bn % (32 * t.wn) == 0 else t.wn)
         else:
-            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of shared memory",
+            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
     return t
 

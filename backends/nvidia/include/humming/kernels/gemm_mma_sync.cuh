@@ -508,13 +508,14 @@ struct GemmMmaSync {
   // Cfg::STREAM (decode, BM <= 16): each warp owns one 16-row block (WN = BN / 16
   // warps along N) and one contiguous run of 64-column blocks of the CTA's K
   // slice (WK warps along K). It loads its weight words, and the group-scale
-  // words they need, from global memory straight into a ring of STAGES register
-  // sets, STAGES blocks ahead of the MMAs: no shared-memory round trip and no
-  // barrier in the main loop. The activations of the CTA's K slice are staged in
-  // shared memory once, while the first weight loads are already in flight
-  // (rows past M read the last valid row: nothing undefined enters the MMAs).
-  // The WK partial tiles are summed in a fixed order, then finish_tile.
-  // Shared memory: max(min(BM, M) x slice x 2 bytes, WK x BM x BN_PAD x 4), set at launch.
+  // words they need, into a ring of STAGES blocks ahead of the MMAs -- registers
+  // (STREAM == 1) or its own shared-memory slots through cp.async (STREAM == 2)
+  // -- with no barrier in the main loop. The activations of the CTA's K slice are
+  // staged in shared memory once, overlapping the first weight loads (rows past
+  // M read the last valid row: nothing undefined enters the MMAs). The WK
+  // partial tiles are summed in a fixed order, then finish_tile.
+  // Shared memory (set per launch): max(min(BM, M) x slice x 2 bytes,
+  // WK x BM x BN_PAD x 4) rounded to 16, then the warps' rings (STREAM == 2).
   //
   // Integer codes go into the MMA raw where the dequantizer allows (RAW: one
   // LOP3 per pair of weights, MAGIC + v * 2^sub); a second MMA per k16 tile on a
