@@ -128,3 +128,26 @@ def test_integer_dequantizer_uses_the_magic_number_in_place():
     sass = I.disassemble(rt.kernel(p.kernel(1024)).cubin)
     assert re.search(r"LOP3\.LUT R\d+, R\d+, 0xf000f, R\d+, 0xea", sass)
     assert I.count(sass, r"^HADD2") > 0 and I.count(sass, r"^HFMA2") > 0
+
+
+def test_stream_split_keeps_every_slice_within_the_activation_cap():
+    """A stream launch's K slices: none empty, and each slice's activations within
+    STREAM_SMEM_CAP (rounding the slice count must not push a slice over it; seen
+    as CUDA_ERROR_INVALID_VALUE for BM=16, WK=8 at K=8192)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    T = G.Tile
+    L = G.Launcher.__new__(G.Launcher)
+    L.sm_count, L.stream_ctas_per_sm = 132, 1
+    for t in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
+              T(16, 16, 512, 1, 1, 8, 4, stream=2)):
+        for kp in range(128, 65537, 384):
+            ks = -(-kp // t.bk)
+            for m in (1, 3, 8, 16):
+                for n_tiles in (8, 256, 1024):
+                    for cap in (1, 16):
+                        s = L.stream_split(t, m, 1, n_tiles, ks, cap)
+                        per = -(-ks // s)
+                        assert (s - 1) * per < ks, (t, kp, m, s)
+                        assert G.stream_smem(t, m, per * t.wk, G.Recipe(bits=4, wfloat=False)) <= G.smem_bytes(
+                            G.Recipe(bits=4, wfloat=False), t), (t, kp, m, s)

@@ -347,3 +347,63 @@ def test_launching_without_a_gpu_raises_device_error(trt):
         plan.launch()
     with pytest.raises(DeviceError):
         k.function()
+
+
+# ---------------------------------------------------------------- the native launch entry
+
+_LAUNCH_T = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 7), ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _native(monkeypatch, tmp_path):
+    from humming.jit import native
+
+    monkeypatch.setenv("HUMMING_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "_tried", False)
+    monkeypatch.setattr(native, "_module", None)
+    return native
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_native_launch_entry_passes_every_argument_to_cuLaunchKernel(monkeypatch, tmp_path):
+    """The C entry calls the function it was given with the launch's eleven
+    arguments, unchanged (a recording stand-in for cuLaunchKernel), returns its
+    CUresult, and refuses malformed calls with a Python error, not a crash."""
+    native = _native(monkeypatch, tmp_path)
+    mod = native.load()
+    assert mod is not None, native.reason
+    assert list((tmp_path / "native").glob("_hm_fastlaunch_*"))  # built into the cache
+    seen = []
+
+    def fake(*args):
+        seen.append(args)
+        return 719  # CUDA_ERROR_LAUNCH_FAILED
+
+    cb = _LAUNCH_T(fake)
+    mod.set_entry(ctypes.cast(cb, ctypes.c_void_p).value)
+    assert mod.launch(0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0) == 719
+    assert seen[-1] == (0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0, None)
+    assert mod.launch(0xF00D, 1, 1, 1, 32, 1, 1, 0, None, 0xA0A0) == 719 and seen[-1][8] is None
+    with pytest.raises(TypeError, match="10 arguments"):
+        mod.launch(1, 2, 3)
+    with pytest.raises(ValueError, match="null"):
+        mod.launch(0, 1, 1, 1, 32, 1, 1, 0, None, 0xA0A0)
+    with pytest.raises(TypeError):
+        mod.launch("fn", 1, 1, 1, 32, 1, 1, 0, None, 0xA0A0)
+    assert len(seen) == 2
+    # a second process-level load reuses the built file
+    monkeypatch.setattr(native, "_tried", False)
+    assert native.build().exists()
+
+
+def test_native_launch_entry_can_be_disabled_or_missing(monkeypatch, tmp_path):
+    """HUMMING_NATIVE_LAUNCH=0, or no C compiler: load() returns None with the reason
+    (the launch path then stays on ctypes)."""
+    native = _native(monkeypatch, tmp_path)
+    monkeypatch.setenv("HUMMING_NATIVE_LAUNCH", "0")
+    assert native.load() is None and "HUMMING_NATIVE_LAUNCH" in native.reason
+    native = _native(monkeypatch, tmp_path / "b")
+    monkeypatch.delenv("HUMMING_NATIVE_LAUNCH")
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
+    assert native.load() is None and "no C compiler" in native.reason

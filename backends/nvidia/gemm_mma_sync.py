@@ -22,6 +22,8 @@ import torch
 from humming.dtypes import FloatFormat, IntFormat, get_format
 from humming.errors import UnsupportedError
 
+from humming.jit import driver as _drv
+
 from . import layout
 
 __all__ = ["GemmParams", "Tile", "Recipe", "PackedWeight", "pack_weight", "kernel_spec", "smem_bytes", "recipe_for"]
@@ -403,6 +405,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
 # ---------------------------------------------------------------------------
 
 _workspaces: dict[tuple, torch.Tensor] = {}
+_workspace_ptrs: dict[tuple, tuple[int, int]] = {}  # the same key -> (floats, address), for the hot path
 
 
 def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
@@ -415,6 +418,7 @@ def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
     if buf is None or buf.numel() < nfloats:
         buf = torch.empty(max(nfloats, 1 << 16), dtype=torch.float32, device=device)
         _workspaces[key] = buf
+        _workspace_ptrs[key] = (buf.numel(), buf.data_ptr())
     return buf
 
 
@@ -519,20 +523,26 @@ class Launcher:
         """K slices of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
         per SM, and slices whose activations fit ``STREAM_SMEM_CAP``."""
         rows = min(tile.bm, m)
-        fit = -(-(rows * ksteps * tile.wk * 128) // STREAM_SMEM_CAP)
+        most = max(1, STREAM_SMEM_CAP // (rows * tile.wk * 128))  # K steps whose activations fit
+        fit = -(-ksteps // most)
         want = -(-self.stream_ctas_per_sm * self.sm_count // (m_tiles * n_tiles))
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
         else:
             s = min(fit, ksteps)
-        per = -(-ksteps // s)
-        return -(-ksteps // per)  # no empty slices
+        per = min(-(-ksteps // s), most)
+        return -(-ksteps // per)  # no empty slices, none above the cap
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
                  bias: torch.Tensor | None = None, stream: int | None = None) -> None:
-        from humming.jit import driver as _drv
+        dev = x.get_device()
+        if dev >= 0 and dev != _drv.current_device_index():  # launch in the context of x's device
+            with torch.cuda.device(dev):
+                return self._call(x, y, act_scale, bias, stream)
+        return self._call(x, y, act_scale, bias, stream)
 
+    def _call(self, x, y, act_scale, bias, stream) -> None:
         m = x.shape[0]
         shape = self._by_m.get(m)
         if shape is None:
@@ -559,6 +569,40 @@ class Launcher:
         if bias is not None:
             pb = self.packed.bias
             p.bias = pb.data_ptr() if pb is not None else 0
+
+    def run(self, x: torch.Tensor, xp: int, y: torch.Tensor, m: int, lda: int) -> None:
+        """The eager hot path (``humming.ops.gemm``'s fast call): ``x`` [m, K] and
+        ``y`` [m, N] already checked and row-contiguous (``xp``, ``lda``: x's address and row stride),
+        no activation scale and no bias of the call's own, the current stream.
+        Anything unusual (first launch, another device, a workspace still to
+        allocate) takes the general path."""
+        shape = self._by_m.get(m)
+        if shape is None:
+            shape = self._by_m[m] = self._shape(m)
+        lp, grid, smem, kps, ws_floats, ctr = shape
+        dev = _drv.current_device_index()
+        if lp._dev != dev:  # first launch, or another device is current
+            return self(x, y)
+        stream = _drv.stream_of(dev)
+        p = lp.params
+        if ws_floats:
+            ws = _workspace_ptrs.get((dev, stream))
+            if ws is None or ws[0] < ws_floats:
+                return self(x, y, stream=stream)
+            p.ws = ws[1]
+            p.counters = ctr.data_ptr()
+        p.x = xp
+        p.y = y.data_ptr()
+        p.M = m
+        p.lda = lda
+        p.ldy = self.packed.n
+        p.act_scale = 0
+        p.k_steps_per_split = kps
+        b = lp.block
+        if _drv.launch_raw(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr):
+            lp.grid = grid
+            lp.smem_bytes = smem
+            lp.launch(stream=stream)  # resolves the function again, or raises with the driver's reason
 
 
 # ---------------------------------------------------------------------------

@@ -133,6 +133,20 @@ def raw_stream() -> int:
     return _raw_stream_fn()
 
 
+_stream_of_fn = None
+
+
+def stream_of(device_index: int) -> int:
+    """The handle of torch's current stream on CUDA device ``device_index``."""
+    global _stream_of_fn
+    if _stream_of_fn is None:
+        import torch
+
+        _stream_of_fn = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _stream_of_fn(device_index)
+
+
 # ---------------------------------------------------------------- the launch hot path
 _launch_fn = None
 _device_fn = None
@@ -158,19 +172,35 @@ def launch_raw(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, sm
 
 
 def _make_launcher():
+    """The fastest working cuLaunchKernel: the native entry (``native.py``) on libcuda's
+    own symbol, else ctypes on it, else the cuda.bindings wrapper."""
+    global launch_path
     drv = ensure_init()
     try:  # libcuda directly: the process already has it loaded (cuInit succeeded)
         import ctypes
 
         lib = ctypes.CDLL("libcuda.so.1")
         f = lib.cuLaunchKernel
-        f.restype = ctypes.c_int
-        u = ctypes.c_uint
-        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        return lambda fn, gx, gy, gz, bx, by, bz, smem, stream, args: f(fn, gx, gy, gz, bx, by, bz, smem,
-                                                                          stream or None, args, None)
     except (OSError, AttributeError):
         def via_bindings(fn, gx, gy, gz, bx, by, bz, smem, stream, args):
             err = drv.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, args, 0)[0]
             return 0 if err == _SUCCESS else int(err)
+        launch_path = "cuda.bindings"
         return via_bindings
+    from . import native
+
+    mod = native.load()
+    if mod is not None:
+        mod.set_entry(ctypes.cast(f, ctypes.c_void_p).value)
+        launch_path = "native"
+        return mod.launch
+    f.restype = ctypes.c_int
+    u = ctypes.c_uint
+    f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    launch_path = "ctypes"
+    return lambda fn, gx, gy, gz, bx, by, bz, smem, stream, args: f(fn, gx, gy, gz, bx, by, bz, smem,
+                                                                      stream or None, args, None)
+
+
+#: which cuLaunchKernel the hot path calls: "native", "ctypes" or "cuda.bindings" (None before the first launch)
+launch_path: str | None = None

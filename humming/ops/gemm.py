@@ -41,7 +41,7 @@ class PreparedWeight:
     descriptor: dict = field(default_factory=dict)
 
     handle: int = -1
-    fast: tuple = ()  # (k, n, x dtype, out dtype, device index) when calls need no conversion, else ()
+    fast: tuple = ()  # (k, n, x dtype, out dtype, device index, device) when calls need no conversion, else ()
 
     @property
     def nbytes(self) -> int:
@@ -112,7 +112,7 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     w = PreparedWeight(layer, plan, packed, launcher, dev, desc)
     w.handle = _register(w)
     if not layer.activation.is_quantized and packed.perm is None:
-        w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index)
+        w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index, dev)
     return w
 
 
@@ -204,12 +204,17 @@ def _gemm(x, w, bias=None, act_scale=None, out=None):
     f = w.fast
     # the common call (16-bit x as the kernel wants it, nothing else given) in a few
     # attribute reads; anything else takes the checked path below
-    if (f and out is None and bias is None and act_scale is None and type(x) is torch.Tensor and x.is_cuda
-            and x.dtype is f[2] and x.dim() == 2 and x.shape[1] == f[0] and x.shape[0] > 0
-            and x.stride(1) == 1 and not x.stride(0) & 7 and not x.data_ptr() & 15 and x.get_device() == f[4]):
-        out = x.new_empty((x.shape[0], f[1]), dtype=f[3])
-        w.launcher(x, out, None, None)
-        return out
+    if f and out is None and bias is None and act_scale is None and type(x) is torch.Tensor:
+        shape = x.shape
+        if (len(shape) == 2 and shape[1] == f[0] and x.dtype is f[2] and x.get_device() == f[4]
+                and shape[0] > 0):
+            st = x.stride()
+            xp = x.data_ptr()
+            if st[1] == 1 and not st[0] & 7 and not xp & 15:
+                m = shape[0]
+                out = torch.empty((m, f[1]), dtype=f[3], device=f[5])
+                w.launcher.run(x, xp, out, m, st[0])
+                return out
     _check_x(x, w)
     m = x.shape[0]
     n = w.layer.n
