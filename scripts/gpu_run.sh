@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
 #   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|all] ...
+# (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
 set -uo pipefail
@@ -26,7 +27,7 @@ for part in "${@:-all}"; do
                --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/bench-${w%%:*}" 2>&1 \
                | tee "$OUT/bench-${w%%:*}.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
            done ;;
-    host)  python3 scripts/gpu_tiles.py --shapes 4096x4096 --m 1 --groups stream 2>&1 | tee "$OUT/host.log" | tail -8
+    host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;
     *) echo "unknown part $part"; rc=2 ;;

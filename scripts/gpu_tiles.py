@@ -34,6 +34,10 @@ CANDIDATES = {
                  T(16, 32, 256, 1, 2, 4, 8, stream=2, occupancy=2), T(16, 32, 256, 1, 2, 4, 4, stream=1, occupancy=2),
                  T(16, 64, 256, 1, 4, 4, 4, stream=1), T(16, 32, 512, 1, 2, 8, 4, stream=1),
                  T(16, 16, 512, 1, 1, 8, 4, stream=1)],
+    # deeper rings (more weight bytes in flight per SM), meant with --ctas
+    "deep": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 32, 256, 1, 2, 4, 5, stream=1, occupancy=2),
+             T(8, 32, 256, 1, 2, 4, 8, stream=2, occupancy=2), T(8, 32, 256, 1, 2, 4, 12, stream=2, occupancy=2),
+             T(8, 16, 256, 1, 1, 4, 12, stream=2, occupancy=4), T(8, 16, 256, 1, 1, 4, 16, stream=2, occupancy=3)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
               T(128, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 2, 4, 1, 4), T(64, 64, 128, 2, 2, 2, 4),
               T(128, 64, 64, 4, 2, 1, 4)],
@@ -62,6 +66,7 @@ def main():
     ap.add_argument("--no-host", action="store_true")
     ap.add_argument("--channel", action="store_true", help="per-channel scales instead of group 128")
     ap.add_argument("--groups", help="candidate groups to try, e.g. stream,small (default: by M)")
+    ap.add_argument("--ctas", help="time every candidate at each of these CTAs per SM (split-K target), e.g. 1,2,3")
     args = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -108,7 +113,7 @@ def main():
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
             y = torch.empty(m, n, device=dev, dtype=torch.float16)
             t_cub = time_calls(timer, [lambda W=W: torch.matmul(x, W.T) for W in wf])
-            groups = (["stream", "small"] if m <= 8 else ["stream16", "mid"] if m <= 16 else
+            groups = (["stream", "small", "deep"] if m <= 8 else ["stream16", "mid"] if m <= 16 else
                       ["mid"] if m <= 64 else ["large"])
             if args.groups:
                 groups = [g for g in args.groups.split(",") if g in groups or (g == "stream16" and m <= 16)]
@@ -116,15 +121,22 @@ def main():
             res = []
             for t in [t for g in groups for t in CANDIDATES[g]]:
                 t = G.fit_tile(t, rec, smem, pw0.kp)
-                Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap) for pw in pws]
-                Ls[0](x, y)
-                torch.cuda.synchronize()
-                ref = R.gemm(x.float(), qw)
-                err = float((y.float() - ref).abs().max() / ref.abs().max())
-                tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
-                res.append((tt, t, err))
+                for c in ([int(v) for v in args.ctas.split(",")] if args.ctas else [0]):
+                    Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap) for pw in pws]
+                    if c:
+                        for L in Ls:
+                            L.ctas_per_sm = L.stream_ctas_per_sm = c
+                    y.fill_(float("nan"))
+                    Ls[0](x, y)
+                    torch.cuda.synchronize()
+                    ref = R.gemm(x.float(), qw)
+                    err = float((y.float() - ref).abs().max() / ref.abs().max())
+                    tt = time_calls(timer, [lambda L=L: L(x, y) for L in Ls])
+                    res.append((tt, t, err))
+                    if c:
+                        print(f"      {tt:8.2f}us  ctas/SM {c}  err {err:.1e}  {t.to_dict()}", flush=True)
             res.sort(key=lambda r: r[0])
-            if m <= 16:  # how far to split K: CTAs per SM targeted by the launcher
+            if m <= 16 and not args.ctas:  # how far to split K: CTAs per SM targeted by the launcher
                 t = res[0][1]
                 for c in ((1, 4) if not t.stream else (2, 3, 4)):
                     Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]

@@ -309,3 +309,22 @@ def test_plan_on_the_detected_gpu():
     _, caps, _ = resolve_device(None)
     assert caps.product.sm_count == torch.cuda.get_device_properties(0).multi_processor_count
     assert p.runnable and p.family == "mma_sync"
+
+
+def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
+    """On a device with a known SM count the planner re-splits the decode tile's
+    warps for short K and picks the 33-64 token tile from N (the H200 sweep's
+    winners); without an SM count (a bare target) the nominal tiles stay."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    def tile(n, k, m, dev="h200"):
+        p = plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), dev)
+        r = next(r for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi))
+        return G.tile_from_config(r.config)
+
+    assert tile(4096, 4096, 64).bm == 16            # few 128-row blocks: 16 tokens, split along K
+    assert tile(14336, 4096, 64).bm == 32           # in between: the nominal tile
+    assert tile(28672, 8192, 64).bm == 64           # a block per SM or more: 64 tokens per CTA
+    assert tile(28672, 8192, 100).bm == 32          # 65-128 keeps its tile
+    assert tile(4096, 4096, 1).bn == 16 and tile(8192, 8192, 1).bn == 32
+    assert tile(4096, 4096, 64, "sm_90").bm == 32   # no SM count: nominal

@@ -441,7 +441,9 @@ class Launcher:
             raise ValueError(f"Launcher: max_split must be an int >= 1 or one per range "
                              f"({len(self.ranges)} ranges), found {max_split!r}")
         self.max_split = max(splits, default=1)
-        self.ctas_per_sm = 2  # split K until about this many CTAs per SM
+        # split K until about this many CTAs per SM (H200, M 16-64: 1 beats 2 on every
+        # issue-6 shape, by up to 25 %: the fp32 partials cost more than the extra CTAs gain)
+        self.ctas_per_sm = 1
         self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
         self._plans: dict[Tile, object] = {}
         self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
@@ -620,9 +622,12 @@ class Launcher:
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, Tile(16, 128, 256, 1, 4, 2, 3)),
-    (33, 128, Tile(32, 128, 128, 1, 4, 1, 4)),
+    (33, 64, Tile(32, 128, 128, 1, 4, 1, 4)),  # re-chosen per layer shape: shape_mid_tile
+    (65, 128, Tile(32, 128, 128, 1, 4, 1, 4)),
     (129, None, Tile(64, 128, 128, 1, 4, 1, 4)),
 )
+#: the range whose tile :func:`shape_mid_tile` picks from the layer's N
+SHAPED_MID_RANGE = (33, 64)
 
 
 def _max_smem(caps) -> int:
@@ -700,6 +705,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
         nominal = shape_stream_tile(nominal, layer.n, kp, sms)
+        if (lo, hi) == SHAPED_MID_RANGE:
+            nominal = shape_mid_tile(nominal, layer.n, sms)
         out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
     return out
 
@@ -716,6 +723,23 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     np_ = -(-n // PAD_N) * PAD_N
     wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
     return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
+
+
+def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
+    """The 33-64 token tile by the layer's count of 128-row blocks against the SM count
+    (H200 sweep, int4 g128, M=64, 1 CTA per SM before split-K): fewer than half the SMs'
+    worth (N < ~8.5k) -> the 16-token tile of the 9-32 range, split along K (4096x4096
+    35.9 -> 28.4 us, 4096x14336 60.6 -> 55.1); at least one per SM (N >= ~17k) -> 64
+    tokens per CTA, each weight tile dequantized once (28672x8192 171 -> 128 us);
+    in between (14336x4096: 42 us) the nominal 32-token tile. Unknown SM count: kept."""
+    if not sms or tile.stream:
+        return tile
+    blocks = -(-n // 128)
+    if 2 * blocks < sms:
+        return Tile(16, 128, 256, 1, 4, 2, 3)
+    if blocks >= sms:
+        return Tile(64, 128, 128, 1, 4, 1, 4)
+    return tile
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
