@@ -371,6 +371,8 @@ def test_native_launch_entry_passes_every_argument_to_cuLaunchKernel(monkeypatch
     CUresult, and refuses malformed calls with a Python error, not a crash."""
     native = _native(monkeypatch, tmp_path)
     mod = native.load()
+    if mod is None and "Python headers" in (native.reason or ""):
+        pytest.skip(native.reason)
     assert mod is not None, native.reason
     assert list((tmp_path / "native").glob("_hm_fastlaunch_*"))  # built into the cache
     seen = []
