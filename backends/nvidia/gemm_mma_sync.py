@@ -404,8 +404,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
 # launching
 # ---------------------------------------------------------------------------
 
-_workspaces: dict[tuple, torch.Tensor] = {}
-_workspace_ptrs: dict[tuple, tuple[int, int]] = {}  # the same key -> (floats, address), for the hot path
+_workspaces: dict[tuple, tuple[torch.Tensor, int, int]] = {}  # (device, stream) -> (buffer, floats, address)
 
 
 def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
@@ -414,12 +413,11 @@ def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
     Launches on one stream are ordered, so layers on the same stream can share it.
     """
     key = (device.index, stream)
-    buf = _workspaces.get(key)
-    if buf is None or buf.numel() < nfloats:
+    ws = _workspaces.get(key)
+    if ws is None or ws[1] < nfloats:
         buf = torch.empty(max(nfloats, 1 << 16), dtype=torch.float32, device=device)
-        _workspaces[key] = buf
-        _workspace_ptrs[key] = (buf.numel(), buf.data_ptr())
-    return buf
+        ws = _workspaces[key] = (buf, buf.numel(), buf.data_ptr())
+    return ws[0]
 
 
 class Launcher:
@@ -533,8 +531,8 @@ class Launcher:
             s = min(s, max(max_split, fit))
         else:
             s = min(fit, ksteps)
-        per = min(-(-ksteps // s), most)
-        return -(-ksteps // per)  # no empty slices, none above the cap
+        per = -(-ksteps // s)  # <= most, as s >= fit
+        return -(-ksteps // per)  # no empty slices
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
                  bias: torch.Tensor | None = None, stream: int | None = None) -> None:
@@ -588,10 +586,10 @@ class Launcher:
         stream = _drv.stream_of(dev)
         p = lp.params
         if ws_floats:
-            ws = _workspace_ptrs.get((dev, stream))
-            if ws is None or ws[0] < ws_floats:
+            ws = _workspaces.get((dev, stream))
+            if ws is None or ws[1] < ws_floats:
                 return self(x, y, stream=stream)
-            p.ws = ws[1]
+            p.ws = ws[2]
             p.counters = ctr.data_ptr()
         p.x = xp
         p.y = y.data_ptr()
@@ -619,12 +617,15 @@ class Launcher:
 #: streaming tile for decode over the five issue-6 shapes, the others over
 #: 6144x4096 and 8192x8192. ``shape_stream_tile`` re-splits the decode tile's
 #: warps per layer when K is short.)
+TILE_16 = Tile(16, 128, 256, 1, 4, 2, 3)
+TILE_32 = Tile(32, 128, 128, 1, 4, 1, 4)
+TILE_64 = Tile(64, 128, 128, 1, 4, 1, 4)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
-    (9, 32, Tile(16, 128, 256, 1, 4, 2, 3)),
-    (33, 64, Tile(32, 128, 128, 1, 4, 1, 4)),  # re-chosen per layer shape: shape_mid_tile
-    (65, 128, Tile(32, 128, 128, 1, 4, 1, 4)),
-    (129, None, Tile(64, 128, 128, 1, 4, 1, 4)),
+    (9, 32, TILE_16),
+    (33, 64, TILE_32),  # re-chosen per layer shape: shape_mid_tile
+    (65, 128, TILE_32),
+    (129, None, TILE_64),
 )
 #: the range whose tile :func:`shape_mid_tile` picks from the layer's N
 SHAPED_MID_RANGE = (33, 64)
@@ -736,9 +737,9 @@ def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
         return tile
     blocks = -(-n // 128)
     if 2 * blocks < sms:
-        return Tile(16, 128, 256, 1, 4, 2, 3)
+        return TILE_16
     if blocks >= sms:
-        return Tile(64, 128, 128, 1, 4, 1, 4)
+        return TILE_64
     return tile
 
 

@@ -115,24 +115,6 @@ def load_function(cubin: bytes, symbol: str, smem_bytes: int, what: str):
     return module, func
 
 
-_raw_stream_fn = None
-
-
-def raw_stream() -> int:
-    """The handle of ``torch.cuda.current_stream()`` on the current device."""
-    global _raw_stream_fn
-    if _raw_stream_fn is None:
-        import torch
-
-        get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        get_dev = getattr(torch._C, "_cuda_getDevice", None)
-        if get_raw is not None and get_dev is not None:
-            _raw_stream_fn = lambda: get_raw(get_dev())  # noqa: E731
-        else:  # public (slower) spelling
-            _raw_stream_fn = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
-    return _raw_stream_fn()
-
-
 _stream_of_fn = None
 
 
@@ -145,6 +127,11 @@ def stream_of(device_index: int) -> int:
         _stream_of_fn = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda d: torch.cuda.current_stream(d).cuda_stream)
     return _stream_of_fn(device_index)
+
+
+def raw_stream() -> int:
+    """The handle of ``torch.cuda.current_stream()`` on the current device."""
+    return stream_of(current_device_index())
 
 
 # ---------------------------------------------------------------- the launch hot path
