@@ -1,4 +1,5 @@
 """One mma_sync GEMM launch per M, for a profiler (ncu --kernel-name humming_entry).
+SHAPE=NxK picks the layer, TILE="Tile(...)" one tile for every M (default: the planner's ranges).
 
     ncu --clock-control none --kernel-name humming_entry --section SpeedOfLight \\
         --section WarpStateStats --section SchedulerStats python3 scripts/gpu_profile.py 1 16
@@ -23,9 +24,10 @@ def main():
     rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
     qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, sch)
     pw = G.pack_weight(qw, rec, dev)
-    ranges = [(lo, hi, G.fit_tile(t, rec, props.shared_memory_per_block_optin, pw.kp))
-              for lo, hi, t in G.DEFAULT_RANGES]
-    L = G.Launcher(pw, ranges, props.multi_processor_count)
+    tile = os.environ.get("TILE")  # e.g. "Tile(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4)": every M
+    base = [(1, None, eval(tile, {"Tile": G.Tile}))] if tile else G.DEFAULT_RANGES
+    ranges = [(lo, hi, G.fit_tile(t, rec, props.shared_memory_per_block_optin, pw.kp)) for lo, hi, t in base]
+    L = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
     for m in map(int, sys.argv[1:] or ["1"]):
         x = torch.randn(m, k, device=dev, dtype=torch.float16)
         y = torch.empty(m, n, device=dev, dtype=torch.float16)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -27,6 +27,19 @@ for part in "${@:-all}"; do
                --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/bench-${w%%:*}" 2>&1 \
                | tee "$OUT/bench-${w%%:*}.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
            done ;;
+    ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             2>&1 | tee "$OUT/ring_tests.log" | tail -15; rc=$((rc | PIPESTATUS[0]))
+           python3 scripts/gpu_tiles.py --m 1,16 --groups stream,ring,stream16,ring16,mid --no-host \
+             --json "$OUT/ring_int4.json" 2>&1 | tee "$OUT/ring_int4.log" | grep -v "^      " ; rc=$((rc | PIPESTATUS[0]))
+           for w in "--weight int8 --group 0" "--bits 3" "--bits 2"; do
+             python3 scripts/gpu_tiles.py --m 1 --shapes 8192x8192 --groups stream,ring --no-host $w \
+               2>&1 | tee -a "$OUT/ring_other.log" | grep -v "^      "; rc=$((rc | PIPESTATUS[0]))
+           done
+           TILE="Tile(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4)" timeout 120 ncu --clock-control none \
+             --kernel-name humming_entry --section SpeedOfLight --section WarpStateStats --section Occupancy \
+             --section MemoryWorkloadAnalysis python3 scripts/gpu_profile.py 1 > "$OUT/ring_ncu.txt" 2>&1
+           grep -E "Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|Memory Throughput|Warp Cycles" "$OUT/ring_ncu.txt" | head -30 ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

@@ -38,6 +38,14 @@ CANDIDATES = {
     "deep": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 32, 256, 1, 2, 4, 5, stream=1, occupancy=2),
              T(8, 32, 256, 1, 2, 4, 8, stream=2, occupancy=2), T(8, 32, 256, 1, 2, 4, 12, stream=2, occupancy=2),
              T(8, 16, 256, 1, 1, 4, 12, stream=2, occupancy=4), T(8, 16, 256, 1, 1, 4, 16, stream=2, occupancy=3)],
+    # the lean shared-memory ring (run_ring): warps x ring depth x CTAs per SM
+    "ring": [T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4), T(8, 16, 512, 1, 1, 8, 4, stream=3, occupancy=4),
+             T(8, 16, 512, 1, 1, 8, 16, stream=3, occupancy=3), T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2),
+             T(8, 32, 256, 1, 2, 4, 8, stream=3, occupancy=4), T(8, 16, 256, 1, 1, 4, 8, stream=3, occupancy=8),
+             T(8, 64, 256, 1, 4, 4, 8, stream=3, occupancy=2), T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=2)],
+    "ring16": [T(16, 16, 512, 1, 1, 8, 8, stream=3, occupancy=3), T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3),
+               T(16, 64, 256, 1, 4, 4, 8, stream=3, occupancy=2), T(16, 128, 128, 1, 8, 2, 8, stream=3, occupancy=2),
+               T(16, 64, 512, 1, 4, 8, 4, stream=3, occupancy=1), T(16, 32, 512, 1, 2, 8, 8, stream=3, occupancy=2)],
     "large": [T(64, 128, 128, 1, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4), T(128, 256, 64, 2, 4, 1, 3),
               T(128, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 2, 4, 1, 4), T(64, 64, 128, 2, 2, 2, 4),
               T(128, 64, 64, 4, 2, 1, 4)],
@@ -67,6 +75,8 @@ def main():
     ap.add_argument("--channel", action="store_true", help="per-channel scales instead of group 128")
     ap.add_argument("--groups", help="candidate groups to try, e.g. stream,small (default: by M)")
     ap.add_argument("--ctas", help="time every candidate at each of these CTAs per SM (split-K target), e.g. 1,2,3")
+    ap.add_argument("--weight", default=None, help="weight format instead of int{bits} (e.g. e4m3)")
+    ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -82,8 +92,9 @@ def main():
     if args.shapes:
         shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     rows = []
-    scheme = (WeightScheme(f"int{args.bits}", "channel") if args.channel else
-              WeightScheme(f"int{args.bits}", "group", 128))
+    wfmt = args.weight or f"int{args.bits}"
+    scheme = (WeightScheme(wfmt, "channel", scale_fmt="fp32") if args.channel or args.group == 0 else
+              WeightScheme(wfmt, "group", args.group))
     from humming.jit import warmup
 
     t0 = time.time()
@@ -113,16 +124,17 @@ def main():
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
             y = torch.empty(m, n, device=dev, dtype=torch.float16)
             t_cub = time_calls(timer, [lambda W=W: torch.matmul(x, W.T) for W in wf])
-            groups = (["stream", "small", "deep"] if m <= 8 else ["stream16", "mid"] if m <= 16 else
+            groups = (["stream", "small", "deep", "ring"] if m <= 8 else ["stream16", "mid", "ring16"] if m <= 16 else
                       ["mid"] if m <= 64 else ["large"])
             if args.groups:
-                groups = [g for g in args.groups.split(",") if g in groups or (g == "stream16" and m <= 16)]
+                groups = [g for g in args.groups.split(",") if g in groups or (g in ("stream16", "ring16") and m <= 16)]
             split_cap = 16 if m <= 64 else 1
             res = []
             for t in [t for g in groups for t in CANDIDATES[g]]:
                 t = G.fit_tile(t, rec, smem, pw0.kp)
                 for c in ([int(v) for v in args.ctas.split(",")] if args.ctas else [0]):
-                    Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap) for pw in pws]
+                    Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=split_cap,
+                                     smem_per_sm=props.shared_memory_per_multiprocessor) for pw in pws]
                     if c:
                         for L in Ls:
                             L.ctas_per_sm = L.stream_ctas_per_sm = c
@@ -139,7 +151,8 @@ def main():
             if m <= 16 and not args.ctas:  # how far to split K: CTAs per SM targeted by the launcher
                 t = res[0][1]
                 for c in ((1, 4) if not t.stream else (2, 3, 4)):
-                    Ls = [G.Launcher(pw, [(1, None, t)], sm) for pw in pws]
+                    Ls = [G.Launcher(pw, [(1, None, t)], sm, smem_per_sm=props.shared_memory_per_multiprocessor)
+                          for pw in pws]
                     for L in Ls:
                         L.ctas_per_sm = c
                         L.stream_ctas_per_sm = c
@@ -153,8 +166,9 @@ def main():
                    "all": [(r[0], r[1].to_dict()) for r in res],
                    "tflops": 2 * m * n * k / tt / 1e6}
             rows.append(row)
-            for r in res[:6]:
-                print(f"      {r[0]:8.2f}us  {r[1].to_dict()}", flush=True)
+            for r in res:
+                flag = "  BAD" if not r[2] < 5e-3 else ""
+                print(f"      {r[0]:8.2f}us  err {r[2]:.1e}{flag}  {r[1].to_dict()}", flush=True)
             print(f"{n:>6}x{k:<6} M={m:<5} {tt:8.1f}us  stream {t_stream:6.1f} (x{tt / t_stream:4.2f})  "
                   f"cuBLAS {t_cub:7.1f} (x{t_cub / tt:4.2f})  {row['tflops']:6.1f} TFLOP/s  err {err:.1e}  "
                   f"{t.bm}x{t.bn}x{t.bk} w{t.wm}{t.wn}{t.wk} s{t.stages}{' stream' if t.stream else ''}", flush=True)

@@ -133,21 +133,36 @@ def test_integer_dequantizer_uses_the_magic_number_in_place():
 def test_stream_split_keeps_every_slice_within_the_activation_cap():
     """A stream launch's K slices: none empty, and each slice's activations within
     STREAM_SMEM_CAP (rounding the slice count must not push a slice over it; seen
-    as CUDA_ERROR_INVALID_VALUE for BM=16, WK=8 at K=8192)."""
+    as CUDA_ERROR_INVALID_VALUE for BM=16, WK=8 at K=8192). Ring tiles: slices of
+    whole fold chunks, within the kernel's shared memory, and ``occupancy`` CTAs of
+    them fit an SM (H200: 228 KB)."""
+    import types
+
     from humming_nvidia import gemm_mma_sync as G
 
     T = G.Tile
     L = G.Launcher.__new__(G.Launcher)
-    L.sm_count, L.stream_ctas_per_sm = 132, 1
-    for t in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
-              T(16, 16, 512, 1, 1, 8, 4, stream=2)):
-        for kp in range(128, 65537, 384):
-            ks = -(-kp // t.bk)
-            for m in (1, 3, 8, 16):
-                for n_tiles in (8, 256, 1024):
-                    for cap in (1, 16):
-                        s = L.stream_split(t, m, 1, n_tiles, ks, cap)
-                        per = -(-ks // s)
-                        assert (s - 1) * per < ks, (t, kp, m, s)
-                        assert G.stream_smem(t, m, per * t.wk, G.Recipe(bits=4, wfloat=False)) <= G.smem_bytes(
-                            G.Recipe(bits=4, wfloat=False), t), (t, kp, m, s)
+    L.sm_count, L.stream_ctas_per_sm, L.smem_per_sm = 132, 1, 233472
+    recipes = [G.Recipe(bits=4, wfloat=False, offset=8), G.Recipe(bits=4, wfloat=False, gscale=False, offset=8),
+               G.Recipe(bits=4, wfloat=False, group=32, offset=8), G.Recipe(bits=8, wfloat=False, group=512),
+               G.Recipe(bits=3, wfloat=False, group=48, zp=1)]
+    for t0 in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
+               T(16, 16, 512, 1, 1, 8, 4, stream=2), T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4),
+               T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3)):
+        for rec in recipes if t0.stream == 3 else recipes[:1]:
+            t = G.fit_tile(t0, rec, 232448, 8192)
+            L.packed = types.SimpleNamespace(recipe=rec)
+            fp = G.ring_fold_period(rec) if t.stream == 3 else 1
+            for kp in range(128, 65537, 384):
+                ks = -(-kp // t.bk)
+                for m in (1, 3, 8, 16):
+                    for n_tiles in (8, 256, 1024):
+                        for cap in (1, 16):
+                            per = L.stream_split(t, m, 1, n_tiles, ks, cap)
+                            s = -(-ks // per)
+                            assert (s - 1) * per < ks, (t, kp, m, s)
+                            assert (per * t.wk) % fp == 0, (t, rec, kp, m, per)
+                            smem = G.stream_smem(t, m, per * t.wk, rec)
+                            assert smem <= G.smem_bytes(rec, t), (t, kp, m, s)
+                            if t.stream == 3:
+                                assert (smem + 1024 + 16) * t.occupancy <= L.smem_per_sm, (t, rec, kp, m, smem)

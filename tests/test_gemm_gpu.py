@@ -196,7 +196,7 @@ def test_quantized_activations(scheme, act, out_dtype):
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
 
 
-@pytest.mark.parametrize("ring", [1, 2], ids=["registers", "shared"])
+@pytest.mark.parametrize("ring", [1, 2, 3], ids=["registers", "shared", "lean-shared"])
 @pytest.mark.parametrize("scheme,k,bf16", [
     (WeightScheme("int4", "group", 128), 4224, False),  # 66 blocks: a short last K slice
     (WeightScheme("int4", "channel", scale_fmt="fp32"), 14336, False),  # one fold per 256 columns, long K
@@ -204,10 +204,15 @@ def test_quantized_activations(scheme, act, out_dtype):
     (WeightScheme("uint3", "group", 32, zero_point="float"), 576, False),  # not raw: the full dequantizer
     (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, False),
     (WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"), 576, True),
+    (WeightScheme("int4", "group", 48), 3696, False),  # groups across blocks: a fold per k16 tile
+    (WeightScheme("int4", "group", 512), 8192, False),  # folds inside a group (4 blocks a chunk)
+    (WeightScheme("int2", "group", 16), 1088, True),
+    (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
-def test_stream_tiles_both_rings(scheme, k, bf16, ring):
-    """The streaming decode scheduler with its weight ring in registers and in
-    shared memory (the default tiles use one of them), M from 1 to 16 tokens."""
+def test_stream_tiles_rings(scheme, k, bf16, ring):
+    """The streaming decode scheduler with its weight ring in registers, in
+    shared memory, and in shared memory with the lean loop (run_ring), M from 1
+    to 16 tokens, with split K (two CTAs' worth of slices)."""
     from humming_nvidia import gemm_mma_sync as G
 
     dev = torch.device("cuda")
@@ -216,9 +221,10 @@ def test_stream_tiles_both_rings(scheme, k, bf16, ring):
     qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
     rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
     pw = G.pack_weight(qw, rec, dev)
-    ranges = [(1, 8, G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3)),
-              (9, None, G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring))]
-    launcher = G.Launcher(pw, ranges, props.multi_processor_count)
+    smem = props.shared_memory_per_block_optin
+    ranges = [(1, 8, G.fit_tile(G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3), rec, smem, pw.kp)),
+              (9, None, G.fit_tile(G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2), rec, smem, pw.kp))]
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=64 * 1024)
     dt = torch.bfloat16 if bf16 else torch.float16
     eps = 2.0 ** (-8 if bf16 else -11)
     for m in (1, 3, 8, 16):

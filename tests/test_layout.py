@@ -92,3 +92,34 @@ def test_cuda_header_extracts_what_python_packed(host_extractor, bits):
     blocks = v.view(2, 16, 2, 64).permute(0, 2, 1, 3)
     want = blocks[:, :, row, col]
     assert torch.equal(got, want)
+
+
+def test_scale_rows_pair_up_for_each_lane_group():
+    """Layout v2: in every 16-row block of the [groups, Np] scale entries, rows g and
+    g + 8 (the two rows lane group g of the MMA fragment holds) are adjacent, so the
+    kernels read both with one aligned 4-byte (8 with zero points) load."""
+    t = torch.arange(3 * 48, dtype=torch.int32).view(3, 48)  # entry = group * 48 + row
+    p = L.pair_scale_rows(t)
+    for blk in range(3):
+        for g in range(8):
+            assert torch.equal(p[:, blk * 16 + 2 * g], t[:, blk * 16 + g])
+            assert torch.equal(p[:, blk * 16 + 2 * g + 1], t[:, blk * 16 + g + 8])
+    assert torch.equal(L.unpair_scale_rows(p), t)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        L.pair_scale_rows(torch.zeros(2, 24))
+
+
+def test_packed_weight_stores_paired_scale_rows():
+    from humming import reference as R
+    from humming.scheme import WeightScheme
+    from humming_nvidia import gemm_mma_sync as G
+
+    qw = R.quantize(torch.randn(40, 256) * 0.02, WeightScheme("uint4", "group", 64, zero_point="int"))
+    rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
+    pw = G.pack_weight(qw, rec, "cpu")
+    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 2
+    sz = L.unpair_scale_rows(pw.sz)  # [groups, Np] of scale | zero << 16
+    s16 = (sz & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T * pw.out_mul
+    z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T
+    assert torch.allclose(s16, qw.scales.float(), rtol=1e-3)
+    assert torch.equal(z16, qw.zeros.float())

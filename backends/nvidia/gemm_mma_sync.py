@@ -70,7 +70,10 @@ class Tile:
     (BN = 16 WN, WM = 1, BM <= 16), WK warps along K each streaming a contiguous
     run of 64-column blocks, ``stages`` blocks of weights in flight per warp,
     BK = 64 WK (the unit of the K slices). ``stream=1`` (or True) keeps the ring
-    of blocks in registers, ``stream=2`` in shared memory (cp.async targets).
+    of blocks in registers, ``stream=2`` in shared memory (cp.async targets),
+    ``stream=3`` in shared memory with the lean loop (``GemmMmaSync::run_ring``:
+    slots filled by the warp's lanes together, scale entries in the slot, few
+    registers); its launches split K for about ``occupancy`` CTAs per SM.
     """
 
     bm: int = 16
@@ -97,6 +100,8 @@ class Tile:
         if self.stream and (self.bn != 16 * self.wn or self.wm != 1 or self.bm not in (8, 16)
                             or self.bk != 64 * self.wk):
             raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
+        if self.stream not in (0, 1, 2, 3):
+            raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 2 or 3")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -158,34 +163,75 @@ STATIC_SMEM_BYTES = 16
 #: launcher splits K further rather than go above it. 63 KB, so that the kernel
 #: (plus its few static bytes) loads on every target, Turing's 64 KB included.
 STREAM_SMEM_CAP = 63 * 1024
+#: The same for ring tiles (``stream=3``), whose rings and several CTAs per SM
+#: share the SM's shared memory too.
+RING_X_CAP = 32 * 1024
 
 
 def stream_red_bytes(tile: Tile) -> int:
     return tile.wk * tile.bm * (tile.bn + 4) * 4
 
 
-def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
-    """The per-warp rings in shared memory (``stream=2`` on cp.async targets): per
-    slot the warp's weight words and, with group scales, 8 bytes per lane and entry."""
-    if not (recipe.cp_async and tile.stream == 2):
-        return 0
+def ring_slot_bytes(tile: Tile, recipe: Recipe) -> int:
+    """One slot of a warp's shared-memory ring: ``stream=2``: the warp's weight words
+    and, with group scales, 8 bytes per lane and entry; ``stream=3``: the weight
+    words, then each scale entry of the block for the warp's 16 rows (mirrors
+    GemmMmaSync::RING_BLOCK_BYTES / RING_SLOT)."""
     nsc = 1 if recipe.group % 64 == 0 else 4
-    return (tile.threads // 32) * tile.stages * (recipe.bits * 128 + (32 * nsc * 8 if recipe.gscale else 0))
+    if tile.stream == 3:
+        return recipe.bits * 128 + (nsc * 16 * (4 if recipe.zp else 2) if recipe.gscale else 0)
+    return recipe.bits * 128 + (32 * nsc * 8 if recipe.gscale else 0)
+
+
+def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
+    """The per-warp rings in shared memory (``stream=2`` on cp.async targets, ``stream=3``)."""
+    if not (recipe.cp_async and tile.stream in (2, 3)):
+        return 0
+    return (tile.threads // 32) * tile.stages * ring_slot_bytes(tile, recipe)
+
+
+def ring_fold_period(recipe: Recipe) -> int:
+    """Blocks of 64 columns per fold of a ``stream=3`` tile (mirrors GemmMmaSync::RING_FP):
+    its K slices and every warp's run of blocks start on a multiple of it."""
+    if not recipe.gscale:
+        return 4
+    if recipe.group % 64:
+        return 1
+    g64 = recipe.group // 64
+    return 4 if g64 % 4 == 0 else 2 if g64 % 2 == 0 else 1
+
+
+def ring_xs_cols(recipe: Recipe) -> int:
+    """Columns per fold unit of a ``stream=3`` tile (mirrors GemmMmaSync::XS_COLS)."""
+    if not recipe.gscale or recipe.group % 64 == 0:
+        return ring_fold_period(recipe) * 64
+    return recipe.group if 64 % recipe.group == 0 else 16
+
+
+def ring_xs_bytes(tile: Tile, slice_blocks: int, recipe: Recipe) -> int:
+    """The activation sums of a ``stream=3`` launch (raw codes only): one fp32 per
+    token row of the tile and fold unit."""
+    if tile.stream != 3 or not raw_codes(recipe):
+        return 0
+    return slice_blocks * 64 // ring_xs_cols(recipe) * tile.bm * 4
 
 
 def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     """Dynamic shared memory of one stream-tile launch: the activation slice of
-    min(BM, M) rows or the WK partial tiles, whichever is larger, then the
-    weight rings (mirrors GemmMmaSync::run_stream)."""
+    min(BM, M) rows or the WK partial tiles, whichever is larger, the activation
+    sums (``stream=3``), then the weight rings (mirrors GemmMmaSync::run_stream /
+    run_ring)."""
     head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
-    return head + stream_ring_bytes(tile, recipe)
+    return head + ring_xs_bytes(tile, slice_blocks, recipe) + stream_ring_bytes(tile, recipe)
 
 
 def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
-        return max(STREAM_SMEM_CAP, -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
+        cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
+        xs = ring_xs_bytes(tile, cap // 128, recipe)  # the most a slice within the cap can sum (1 row)
+        return max(cap, -(-stream_red_bytes(tile) // 16) * 16) + xs + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
@@ -220,7 +266,8 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
         if not lean:
             return 1
         ring = tile.stages * (recipe.bits + (1 if recipe.gscale else 0)) if tile.stream == 1 else 0
-        while occ > 1 and 65536 // (tile.threads * occ) < 56 + ring:
+        work = (48 if tile.bm <= 8 else 72) if tile.stream == 3 else 56
+        while occ > 1 and 65536 // (tile.threads * occ) < work + ring:
             occ -= 1
     return occ
 
@@ -356,9 +403,9 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             aux_bits[:, :n] = aux16.T.contiguous()
             lo = scale_bits.to(torch.int32) & 0xFFFF
             hi = aux_bits.to(torch.int32) << 16
-            sz = (lo | hi).contiguous()
+            sz = layout.pair_scale_rows(lo | hi)
         else:
-            sz = scale_bits.contiguous()
+            sz = layout.pair_scale_rows(scale_bits)
     chan = None
     if C is not None:
         chan = torch.zeros(np_, dtype=torch.float32, device=dev)
@@ -429,8 +476,10 @@ class Launcher:
     one per range (the plan's ``split_k`` of each M range; 1 never splits).
     """
 
-    def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16):
+    def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
+                 smem_per_sm: int | None = None):
         self.packed = packed
+        self.smem_per_sm = smem_per_sm  # shared memory of one SM (ring tiles size their K slices by it)
         self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
         self.sm_count = int(sm_count)
         self.runtime = runtime
@@ -506,10 +555,12 @@ class Launcher:
         m_tiles = -(-m // tile.bm)
         ksteps = -(-pw.kp // tile.bk)
         if tile.stream:
-            split = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
-            smem = stream_smem(tile, m, -(-ksteps // split) * tile.wk, pw.recipe)
+            kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
+            split = -(-ksteps // kps)
+            smem = stream_smem(tile, m, kps * tile.wk, pw.recipe)
         else:
             split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
+            kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
         ctr = None
         if split > 1:
@@ -517,22 +568,45 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        return lp, (n_tiles, m_tiles, split), smem, -(-ksteps // split), split * m * pw.np_ if split > 1 else 0, ctr
+        return lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if split > 1 else 0, ctr
 
     def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:
-        """K slices of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
-        per SM, and slices whose activations fit ``STREAM_SMEM_CAP``."""
+        """K steps per slice of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
+        per SM (``occupancy`` for ring tiles), and slices whose activations fit
+        ``STREAM_SMEM_CAP`` (ring tiles: their share of the SM's shared memory, in
+        whole fold chunks). The launch has ceil(ksteps / this) slices, none empty."""
         rows = min(tile.bm, m)
-        most = max(1, STREAM_SMEM_CAP // (rows * tile.wk * 128))  # K steps whose activations fit
+        cap = STREAM_SMEM_CAP
+        ctas = self.stream_ctas_per_sm
+        if tile.stream == 3:  # `occupancy` CTAs per SM, each with its activations, their sums and rings
+            ctas = max(1, tile.occupancy)
+            cap = RING_X_CAP
+            if self.smem_per_sm:
+                per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
+                cap = min(cap, per_cta)
+        most = max(1, cap // (rows * tile.wk * 128))  # K steps whose activations fit
+        step = 1
+        if tile.stream == 3:  # slices of whole fold chunks
+            fp = ring_fold_period(self.packed.recipe)
+            step = fp // math.gcd(fp, tile.wk)
+            cols = ring_xs_cols(self.packed.recipe)
+            xs = tile.wk * 64 * tile.bm * 4 if raw_codes(self.packed.recipe) else 0  # (per K step, times cols)
+            most = max(step, cap * cols // (rows * tile.wk * 128 * cols + xs) // step * step)
         fit = -(-ksteps // most)
-        want = -(-self.stream_ctas_per_sm * self.sm_count // (m_tiles * n_tiles))
+        tiles = m_tiles * n_tiles
+        want = -(-ctas * self.sm_count // tiles) if tile.stream != 3 else max(1, (ctas * self.sm_count + tiles // 2) // tiles)
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
         else:
             s = min(fit, ksteps)
         per = -(-ksteps // s)  # <= most, as s >= fit
-        return -(-ksteps // per)  # no empty slices
+        per = -(-per // step) * step  # (most is a multiple of step)
+        if tile.stream == 3 and self.smem_per_sm:  # the partial tiles may outgrow small activation slices
+            share = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES
+            while per > step and stream_smem(tile, m, per * tile.wk, self.packed.recipe) > share:
+                per -= step
+        return per
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
                  bias: torch.Tensor | None = None, stream: int | None = None) -> None:
@@ -750,6 +824,21 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
     max_smem -= STATIC_SMEM_BYTES
     t = tile
     if t.stream:  # K slices of any length: the launcher keeps each launch within smem_bytes
+        fp = ring_fold_period(recipe)
+        if t.stream == 3:  # a ring holds about `stages` 4-bit blocks' bytes per warp, in whole fold chunks
+            want = max(2, fp, round(t.stages * 4 / recipe.bits))
+            t = replace(t, stages=max(fp, want // fp * fp))
+
+            def per_sm(t):  # `occupancy` CTAs with their rings, partial tiles (or 4 KB of activations) and sums
+                head = max(4096, stream_red_bytes(t)) + ring_xs_bytes(t, 32, recipe) + 1024 + STATIC_SMEM_BYTES
+                return t.occupancy * (head + stream_ring_bytes(t, recipe))
+            # (an SM has about the opt-in block limit plus the 1 KB reserved per block)
+            while per_sm(t) > max_smem + 1024 + STATIC_SMEM_BYTES and t.stages - fp >= max(2, fp):
+                t = replace(t, stages=t.stages - fp)
+            while per_sm(t) > max_smem + 1024 + STATIC_SMEM_BYTES and t.occupancy > 1:
+                t = replace(t, occupancy=t.occupancy - 1)
+        while t.stream == 3 and smem_bytes(recipe, t) > max_smem and t.stages - fp >= max(2, fp):
+            t = replace(t, stages=t.stages - fp)  # a shallower ring (whole fold chunks)
         if smem_bytes(recipe, t) > max_smem:
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
@@ -825,7 +914,8 @@ def prepare(plan, qw, device, hw):
     kp = -(-plan.layer.k // PAD_K) * PAD_K
     ranges = launch_ranges(plan, recipe, max_smem, kp)
     packed = pack_weight(qw, recipe, device)
-    return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges])
+    return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
+                            smem_per_sm=hw.caps.limit("smem_per_sm"))
 
 
 def spec_for_plan(plan, m: int, hw=None):

@@ -11,7 +11,7 @@ import functools
 import torch
 
 LAYOUT_NAME = "mma_sync_fragment"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # v2: scale rows g and g + 8 of each 16-row block side by side
 BLOCK_ROWS, BLOCK_COLS, LANES, PAIRS = 16, 64, 32, 16
 
 
@@ -62,6 +62,23 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
         words.append(w)
     allw = torch.cat(words, dim=-1).contiguous()  # [NB, KB, lane, bits]
     return ((allw + 2**31) % 2**32 - 2**31).to(torch.int32)
+
+
+def pair_scale_rows(t: torch.Tensor) -> torch.Tensor:
+    """Scale entries ``[groups, Np]`` (Np a multiple of 16) with the rows of each
+    16-row block reordered 0, 8, 1, 9, ..., 7, 15: the two rows a lane of the MMA
+    fragment holds (g and g + 8) sit side by side, so one 4-byte (8 with zero
+    points) load fetches both."""
+    g, np_ = t.shape
+    if np_ % BLOCK_ROWS:
+        raise ValueError(f"layout.pair_scale_rows: Np={np_} must be a multiple of 16")
+    return t.reshape(g, np_ // 16, 2, 8).transpose(-1, -2).reshape(g, np_).contiguous()
+
+
+def unpair_scale_rows(t: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`pair_scale_rows`."""
+    g, np_ = t.shape
+    return t.reshape(g, np_ // 16, 8, 2).transpose(-1, -2).reshape(g, np_).contiguous()
 
 
 def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:

@@ -1,4 +1,4 @@
-// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 1.
+// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 2.
 //
 // The weight W[N, K] is cut into warp blocks of 16 rows x 64 columns. In a block,
 // lane l = 4*g + t of a warp owns 32 values: for k16 tile kt (0..3) and register
@@ -15,6 +15,11 @@
 // order; a block is stored as [lane][word] (B*128 bytes: one vector load per
 // lane, conflict-free in shared memory), blocks as [N/16][K/64]. The Python packer
 // (humming_nvidia/layout.py) writes exactly this; tests check both sides agree.
+//
+// Group scales (and zero points) are [groups][Np] entries of 2 bytes (4 with
+// zero points: scale | zero << 16); within each 16-row block the rows are
+// stored in the order 0, 8, 1, 9, ..., 7, 15, so the two rows of lane group g
+// (g and g + 8) are one aligned 4-byte (8-byte) word.
 //
 // This header compiles as plain C++ too, so the layout can be tested on a CPU.
 #pragma once

@@ -46,6 +46,10 @@ HUMMING_DEVICE void cp_async4(u32 dst, const void* src) {
 HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 0;\n" ::"r"(dst), "l"(src));
 }
+// 16 bytes global -> shared when `full`, else sixteen zero bytes (src is not read).
+HUMMING_DEVICE void cp_async16_if(u32 dst, const void* src, bool full) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
+}
 HUMMING_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 HUMMING_DEVICE void cp_async_wait() {

@@ -75,7 +75,7 @@ struct GemmMmaSync {
   // With few MMA tiles per warp, one accumulator per k16 position keeps four
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
-  static constexpr int KC = (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
+  static constexpr int KC = Cfg::STREAM == 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
   static constexpr bool PARTIAL = SCALE_ACC || KC > 1;
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
 
@@ -198,18 +198,17 @@ struct GemmMmaSync {
     }
   }
 
-  // Row-pair scale (and aux) words of 16-row block `col` for group row `gi`.
+  // Row-pair scale (and aux) words for group row `gi`; `col` = the 16-row block's
+  // first column + 2g: rows g and g + 8 sit side by side (the scale layout).
   static HUMMING_DEVICE void load_scale(const char* s_s, int gi, int col, u32 (&s)[2], u32 (&aux)[2]) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if constexpr (Cfg::ZP) {
-        const u32 v = *reinterpret_cast<const u32*>(s_s + (gi * BN + col + 8 * h) * 4);
-        s[h] = ptx::dup2(v);
-        aux[h] = ptx::dup2(v >> 16);
-      } else {
-        s[h] = ptx::dup2(*reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * 2));
-        aux[h] = 0;
-      }
+    if constexpr (Cfg::ZP) {
+      const uint2 v = *reinterpret_cast<const uint2*>(s_s + (gi * BN + col) * 4);
+      s[0] = ptx::dup2(v.x), aux[0] = ptx::dup2(v.x >> 16);
+      s[1] = ptx::dup2(v.y), aux[1] = ptx::dup2(v.y >> 16);
+    } else {
+      const u32 v = *reinterpret_cast<const u32*>(s_s + (gi * BN + col) * 2);
+      s[0] = ptx::dup2(v), s[1] = ptx::dup2(v >> 16);
+      aux[0] = aux[1] = 0;
     }
   }
 
@@ -244,10 +243,10 @@ struct GemmMmaSync {
     for (int nt = 0; nt < NT; ++nt) {
       float sf[2] = {1.0f, 1.0f};
       if constexpr (SCALE_ACC) {
-        const int col = (wn * NT + nt) * 16 + g;
+        const int col = (wn * NT + nt) * 16 + 2 * g;  // rows g, g + 8 side by side
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + 8 * h) * SZB);
+          const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + h) * SZB);
           sf[h] = f16_to_float<Cfg::BF16>(b);
         }
       }
@@ -285,7 +284,7 @@ struct GemmMmaSync {
         const int blk = (wn * NT + nt) * KB + kb;
         load_words(w_s + (blk * 32 + lane) * BITS, w[nt]);
         if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
-          const int col = (wn * NT + nt) * 16 + g;
+          const int col = (wn * NT + nt) * 16 + 2 * g;  // rows g, g + 8 side by side
           if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
             load_scale(s_s, group_row(k0, kb, 0), col, s[nt][0], aux[nt][0]);
 #pragma unroll
@@ -594,29 +593,28 @@ struct GemmMmaSync {
         const char* at = sp + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
         if constexpr (Cfg::ZP) {
           sc[e][0] = ptx::ld_nc_u32(at);
-          sc[e][SW - 1] = ptx::ld_nc_u32(at + 8 * 4);
+          sc[e][SW - 1] = ptx::ld_nc_u32(at + 4);
         } else {
-          sc[e][0] = ptx::ld_nc_u16(at) | (ptx::ld_nc_u16(at + 8 * 2) << 16);
+          sc[e][0] = ptx::ld_nc_u32(at);  // rows g, g + 8 side by side
         }
       }
     }
   }
 
   // Ring slot d <- block kb: weights from wsrc, scale words through cp.async too
-  // (4-byte copies of the aligned words holding this lane's two entries; sp4 is
-  // sp rounded down to 4 bytes). Register ring: plain loads into wr / sr.
+  // (the 4 or 8 bytes of this lane's rows g and g + 8). Register ring: plain
+  // loads into wr / sr.
   static HUMMING_DEVICE void ring_load(const GemmParams& p, u32 slot, const u32* wsrc, const char* sp, int kb,
                                        u32 (&wr)[BITS], u32 (&sr)[NSC][SW]) {
     if constexpr (SMEM_RING) {
       ring_copy(slot, wsrc);
       if constexpr (Cfg::GSCALE) {
         const u32 sdst = slot - (threadIdx.x & 31) * BITS * 4 + BITS * 128 + (threadIdx.x & 31) * NSC * 8;
-        const char* sp4 = reinterpret_cast<const char*>(reinterpret_cast<uptr>(sp) & ~static_cast<uptr>(3));
 #pragma unroll
         for (int e = 0; e < NSC; ++e) {
-          const char* at = sp4 + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
-          ptx::cp_async4(sdst + e * 8, at);
-          ptx::cp_async4(sdst + e * 8 + 4, at + 8 * SZB);
+          const char* at = sp + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
+          if constexpr (Cfg::ZP) ptx::cp_async8(sdst + e * 8, at);
+          else ptx::cp_async4(sdst + e * 8, at);
         }
       }
     } else {
@@ -627,7 +625,7 @@ struct GemmMmaSync {
 
   // block words and scale words out of ring slot d (shared memory: once its group landed)
   static HUMMING_DEVICE void ring_take(u32 slot, const u32 (&wr)[BITS], const u32 (&sr)[NSC][SW], u32 (&w)[BITS],
-                                       u32 (&sc)[NSC][SW], u32 half_sel) {
+                                       u32 (&sc)[NSC][SW]) {
     if constexpr (SMEM_RING) {
       ptx::cp_async_wait<RING - 1>();
       ring_read(slot, w);
@@ -637,12 +635,8 @@ struct GemmMmaSync {
         for (int e = 0; e < NSC; ++e) {
           u32 v0, v1;
           asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(v0), "=r"(v1) : "r"(sat + e * 8));
-          if constexpr (Cfg::ZP) {
-            sc[e][0] = v0;
-            sc[e][SW - 1] = v1;
-          } else {  // the 16-bit halves holding rows g and g+8 (same parity: same half)
-            asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(sc[e][0]) : "r"(v0), "r"(v1), "r"(half_sel));
-          }
+          sc[e][0] = v0;  // rows g, g + 8 (their scales, or scale and zero point each)
+          if constexpr (Cfg::ZP) sc[e][SW - 1] = v1;
         }
       }
     } else {
@@ -773,7 +767,7 @@ struct GemmMmaSync {
     const int lo = (wk * per) < nkb ? wk * per : nkb;
     const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks
     const int g = lane >> 2, t = lane & 3;
-    const char* sp = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + g) * SZB;
+    const char* sp = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
 
     // ---- the first RING blocks of weights (and scales) and the CTA's activations
     // (rows x nkb blocks, swizzled 16-byte chunks, one cp.async group): the weights
@@ -838,7 +832,6 @@ struct GemmMmaSync {
     // every block is one cp.async group (empty past the end), so waiting for all
     // but the newest RING - 1 groups means block j has landed.
     // Steady state first (no bounds checks), then the last two ring turns.
-    const u32 half_sel = (lane >> 2) & 1 ? 0x7632u : 0x5410u;  // rows g, g+8: the high halves when g is odd
     int j0 = 0;
     for (; j0 + 2 * RING <= n; j0 += RING) {
       const int base = lo + j0, next = base + RING;  // slice-local blocks of d = 0
@@ -850,7 +843,7 @@ struct GemmMmaSync {
         u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) bd[kt] = bb[kt] + d * 128;
-        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc, half_sel);
+        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc);
         stream_block(w, sc, kb_begin + base + d, false, bd, acc, part, corr);
         const int at = next + d;
         ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
@@ -866,7 +859,7 @@ struct GemmMmaSync {
           u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
           for (int kt = 0; kt < 4; ++kt) bd[kt] = b_off[kt] + (base + d) * 128;
-          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc, half_sel);
+          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc);
           stream_block(w, sc, kb_begin + base + d, j == n - 1, bd, acc, part, corr);
           if (j + RING < n) {
             const int at = next + d;
@@ -901,11 +894,347 @@ struct GemmMmaSync {
     }
     finish_tile(p, red, m0, n0);
   }
+  // ================================================================== shared-memory ring (STREAM == 3)
+  // The streaming scheduler of run_stream with a lean main loop: each warp keeps
+  // STAGES slots of its own in shared memory, each slot one 64-column block of
+  // its 16 rows (weights, then the block's group-scale entries), filled by the
+  // warp's lanes together with 16-byte cp.async copies (one commit group per
+  // block), so STAGES - 1 blocks are in flight per warp without holding a
+  // register. No barrier in the loop: one __syncwarp per block orders the
+  // slot's copies before its reads and the previous slot's reads before its
+  // refill. Few registers per thread, so many warps per SM (the tile's
+  // `occupancy` CTAs) keep the memory busy.
+  //
+  // Blocks go in chunks of RING_FP (1, 2 or 4) that never straddle a scale
+  // group, so the fold of the fp32 partial sums sits at a place known at
+  // compile time (the host keeps every warp's first block a multiple of
+  // RING_FP; k-blocks come in pairs, Kp being a multiple of 128). A chunk's
+  // scale entry is copied with its first block only.
+  //
+  // Raw integer codes (RAW) carry MAGIC + offset (or + z) times 2^sub in every
+  // product; instead of a correction MMA, the CTA sums its activations once
+  // per fold unit (xs, fp32) and each fold takes C_h * xs away in one fma.
+  static constexpr int RING_W_CHUNKS = BITS * 8;                        // 16-byte chunks of a block's weights
+  static constexpr int RING_S_CHUNKS = Cfg::GSCALE ? NSC * SZB : 0;     // of its scale entries (16 rows each)
+  static constexpr int RING_CHUNKS = RING_W_CHUNKS + RING_S_CHUNKS;
+  static constexpr int RING_SLOT = RING_CHUNKS * 16;
+  static constexpr int RING_ROUNDS = (RING_CHUNKS + 31) / 32;
+  static constexpr int G64 = Cfg::GROUP / 64;
+  static constexpr int RING_FP = !Cfg::GSCALE ? 4 : (Cfg::GROUP % 64 != 0) ? 1 : (G64 % 4 == 0) ? 4 : (G64 % 2 == 0) ? 2 : 1;
+  // columns per fold unit (and activation sum): a chunk, a group of 16 or 32, or
+  // one k16 tile for groups that neither divide 64 nor are multiples of it
+  static constexpr bool FOLD_EVERY_TILE = NSC == 4 && 64 % Cfg::GROUP != 0;
+  static constexpr int XS_COLS = NSC == 1 ? RING_FP * 64 : FOLD_EVERY_TILE ? 16 : Cfg::GROUP;
+
+  // acc += (part - C_h * xs) * f_h (rows g: h = 0, rows g + 8: h = 1); part = 0.
+  // xs: this lane's tokens' sums for the fold unit (token 2t + (q & 1) + 8 mt).
+  static HUMMING_DEVICE void ring_fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], const float (&xs)[MT][2],
+                                       const float (&f)[2], const float (&c)[2]) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float v = part[0][0][mt][q];
+        if constexpr (RAW) v = fmaf(-c[q >> 1], xs[mt][q & 1], v);
+        acc[0][mt][q] = fmaf(v, f[q >> 1], acc[0][mt][q]);
+        part[0][0][mt][q] = 0.0f;
+      }
+  }
+
+  // the fold's row factors f_h (2^-sub x scale) and offsets C_h for scale entry `sc`
+  static HUMMING_DEVICE void ring_factors(const u32 (&sc)[SW], float (&f)[2], float (&c)[2]) {
+    f[0] = RAW_F0, f[1] = RAW_F1;
+    if constexpr (SCALE_ACC) {
+      f[0] *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
+      f[1] *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
+    }
+    if constexpr (RAW) {
+      if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub (z: a small integer in 16-bit form)
+        c[0] = float(DQ::MAGIC_F) + f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] >> 16)) * float(1 << DQ::SUB0);
+        c[1] = float(DQ::MAGIC_F) + f16_to_float<Cfg::BF16>(static_cast<u16>(sc[SW - 1] >> 16)) * float(1 << DQ::SUB1);
+      } else {
+        c[0] = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0));
+        c[1] = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1));
+      }
+    } else {
+      c[0] = c[1] = 0.0f;
+    }
+  }
+
+  // this lane's two tokens' activation sums of fold unit u (both token groups)
+  static HUMMING_DEVICE void ring_xs(u32 xs_s, int u, int t, float (&xs)[MT][2]) {
+    if constexpr (RAW) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+                     : "=f"(xs[mt][0]), "=f"(xs[mt][1]) : "r"(xs_s + (u * BM + mt * 8 + 2 * t) * 4));
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) xs[mt][0] = xs[mt][1] = 0.0f;
+    }
+  }
+
+  // One 64-column block out of its slot: dequantize, multiply; with NSC == 4 the
+  // folds inside the block (fold unit u0 at its first column).
+  static HUMMING_DEVICE void ring_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
+                                        u32 bo2, u32 bo3, float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
+                                        u32 xs_s, int u0, int t) {
+    u32 bx[4][MT][2];
+    if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
+      u32 r[4];
+      ptx::ldmatrix_x4(r, bo0);
+      bx[0][0][0] = r[0], bx[0][0][1] = r[1], bx[1][0][0] = r[2], bx[1][0][1] = r[3];
+      ptx::ldmatrix_x4(r, bo1);
+      bx[2][0][0] = r[0], bx[2][0][1] = r[1], bx[3][0][0] = r[2], bx[3][0][1] = r[3];
+    } else {
+      const u32 bo[4] = {bo0, bo1, bo2, bo3};
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) {
+        u32 r[4];
+        ptx::ldmatrix_x4(r, bo[kt]);
+        bx[kt][0][0] = r[0], bx[kt][0][1] = r[1], bx[kt][1][0] = r[2], bx[kt][1][1] = r[3];
+      }
+    }
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      u32 a[4];
+      if constexpr (RAW) {
+        switch (kt) {
+          case 0: DQ::template tile_raw<0>(w, a); break;
+          case 1: DQ::template tile_raw<1>(w, a); break;
+          case 2: DQ::template tile_raw<2>(w, a); break;
+          default: DQ::template tile_raw<3>(w, a); break;
+        }
+      } else {
+        const int e = NSC == 1 ? 0 : kt;
+        u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
+        if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[e][0] >> 16), aux[1] = ptx::dup2(sc[e][SW - 1] >> 16);
+        dequant_tile(kt, w, a, s2, aux);
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(part[0][0][mt], a, bx[kt][mt]);
+        else ptx::mma_m16n8k16<Cfg::BF16>(part[0][0][mt], a, bx[kt][mt]);
+      }
+      if constexpr (NSC == 4) {  // groups of 16, 32: fold where one ends; 48, 80, ...: every k16 tile
+        if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
+          float f[2], c[2], xs[MT][2];
+          ring_factors(sc[kt], f, c);
+          ring_xs(xs_s, u0 + kt * 16 / XS_COLS, t, xs);
+          ring_fold(acc, part, xs, f, c);
+        }
+      }
+    }
+  }
+
+  static HUMMING_DEVICE void run_ring(const GemmParams& p) {
+    static_assert(NT == 1 && WM == 1 && MT <= 2, "ring tiles: 16 weight rows and at most 16 tokens per warp");
+    static_assert(!Cfg::GSCALE || SCALE_ACC, "ring tiles apply group scales to the fp32 partial sums");
+    static_assert(Cfg::CP_ASYNC, "ring tiles need cp.async");
+    static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
+    extern __shared__ __align__(16) char smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wn = warp % WN, wk = warp / WN;
+    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
+    const int rows = (p.M - m0) < BM ? (p.M - m0) : BM;
+    const int kblocks = p.Kp / 64;
+    const int slice = p.k_steps_per_split * KB;  // 64-column blocks per CTA slice (a multiple of RING_FP)
+    const int kb_begin = blockIdx.z * slice;
+    const int nkb = (kblocks - kb_begin) < slice ? (kblocks - kb_begin) : slice;
+    const int per = ((nkb + WK - 1) / WK + RING_FP - 1) / RING_FP * RING_FP;  // chunks never straddle warps
+    const int lo = (wk * per) < nkb ? wk * per : nkb;
+    const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks (even)
+    const int g = lane >> 2, t = lane & 3;
+
+    // ---- shared memory: activations (rows x nkb blocks, swizzled 16-byte chunks;
+    // later the partial tiles), their sums per fold unit [units][BM] (RAW), rings
+    const int rows_alloc = p.M < BM ? p.M : BM;
+    const int x_bytes = rows_alloc * slice * 128;
+    const u32 base = ptx::smem_addr(smem);
+    const u32 xs_s = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16;
+    const int xs_bytes = RAW ? slice * 64 / XS_COLS * BM * 4 : 0;
+    const u32 ring = xs_s + xs_bytes + warp * (RING * RING_SLOT);
+    {  // group 0
+      const int cpr = nkb * 8;
+      const int total = rows * cpr;
+      const u16* x = static_cast<const u16*>(p.x);
+      for (int i = tid; i < total; i += THREADS) {
+        const int r = i / cpr, c = i - r * cpr;
+        const int k = kb_begin * 64 + c * 8;
+        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
+      }
+      ptx::cp_async_commit();
+    }
+
+    // ---- this lane's copy jobs: chunk lane + 32 r of each slot (weights, then scale entries)
+    const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
+    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (BITS * 32) + lane * 4;
+    const char* ssrc = nullptr;  // this lane's scale chunk in group 0 (if it copies one)
+    int s_e = 0;                 // ... and the entry it belongs to
+    if constexpr (RING_S_CHUNKS > 0) {
+      const int cs = (lane + 32 * (RING_ROUNDS - 1)) - RING_W_CHUNKS;  // scale chunks all sit in the last round
+      s_e = cs / SZB;
+      ssrc = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16) * SZB + (cs % SZB) * 16;
+    }
+    const u32 np_bytes = static_cast<u32>(p.Np * SZB);
+    // issue block `jb` (weights at `src`) into `slot`; no bytes are read past the
+    // warp's last block (cp.async zero-fills), so the slot's group stays one per block
+    auto issue = [&](u32 slot, const u32* src, int jb, bool scales) {
+      const bool ok = jb < n;
+#pragma unroll
+      for (int r = 0; r < RING_ROUNDS; ++r) {
+        const u32 dst = slot + (lane + 32 * r) * 16;
+        const int c = lane + 32 * r;
+        if (32 * (r + 1) <= RING_W_CHUNKS || c < RING_W_CHUNKS) {
+          ptx::cp_async16_if(dst, src + 32 * r * 4, ok);
+        } else if (RING_S_CHUNKS > 0 && c < RING_CHUNKS && scales) {
+          const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + s_e * 16u) / static_cast<u32>(Cfg::GROUP);
+          const bool in = ok && gi < static_cast<u32>(p.groups);  // padded K past the last group: zeros
+          ptx::cp_async16_if(dst, ssrc + static_cast<u64>(in ? gi : 0u) * np_bytes, in);
+        }
+      }
+      ptx::cp_async_commit();
+    };
+    // a chunk's scale entry travels with its first block (every block's with NSC == 4)
+    constexpr bool EVERY = NSC > 1 || RING_FP == 1;
+#pragma unroll
+    for (int d = 0; d < RING - 1; ++d) issue(ring + d * RING_SLOT, wsrc + d * (BITS * 32), d, EVERY || d % RING_FP == 0);
+    ptx::cp_async_wait<RING - 1>();  // the activations
+    __syncthreads();
+
+    // ---- activation sums per fold unit (RAW): xs[u][m], fp32, rows past M repeat the last row
+    if constexpr (RAW) {
+      const int units = nkb * 64 / XS_COLS;
+      constexpr int CPU = XS_COLS / 8;  // 16-byte chunks per unit
+      for (int i = tid; i < units * BM; i += THREADS) {
+        const int u = i / BM, m = i % BM;
+        const int r = m < rows ? m : rows - 1;
+        float sum = 0.0f;
+#pragma unroll 4
+        for (int c = u * CPU; c < (u + 1) * CPU; ++c) {
+          uint4 v;
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                       : "r"(base + r * slice * 128 + ((c ^ (r & 7)) * 16)));
+          float f[8];
+          unpack8<Cfg::BF16>(v, f);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) sum += f[e];
+        }
+        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(xs_s + i * 4), "f"(sum));
+      }
+      __syncthreads();
+    }
+
+    u32 b_off[4];  // ldmatrix addresses at the warp's block 0
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      int row, chunk;
+      if constexpr (MT == 1) {
+        row = lane & 7;
+        chunk = (2 * (kt & 1) + (lane >> 4)) * 2 + ((lane >> 3) & 1);
+      } else {
+        row = (lane >> 4) * 8 + (lane & 7);
+        chunk = kt * 2 + ((lane >> 3) & 1);
+      }
+      row = row < rows ? row : rows - 1;
+      b_off[kt] = base + row * slice * 128 + ((chunk ^ (row & 7)) * 16) + lo * 128;
+    }
+    const u32 s_at = RING_W_CHUNKS * 16 + g * 2 * SZB;  // this lane's scale words in a slot (entry 0)
+    const u32 w_at = lane * BITS * 4;                   // ... and weight words
+    const int u_lo = lo * 64 / XS_COLS;                 // fold unit of the warp's block 0
+
+    float acc[NT][MT][4], part[KC][NT][MT][4];
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[0][j][q] = part[0][0][j][q] = 0.0f;
+
+    // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
+    // turn sits in slot d; once it has landed, block d + STAGES - 1 goes into the
+    // slot block d - 1 used. Slots, sources and ldmatrix offsets are constants.
+#pragma unroll 1
+    for (int j0 = 0; j0 < n; j0 += RING) {
+      const u32* wturn = wsrc + j0 * (BITS * 32);
+      const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
+      const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
+      const int uturn = u_lo + j0 * 64 / XS_COLS;
+#pragma unroll
+      for (int c = 0; c < RING / RING_FP; ++c) {
+        if (c > 0 && j0 + c * RING_FP >= n) break;
+        u32 sc[NSC][SW];
+#pragma unroll
+        for (int b = 0; b < RING_FP; ++b) {
+          const int d = c * RING_FP + b;  // block of the turn
+          if (b >= 2 && j0 + d >= n) break;  // n is even: only the second pair of a 4-block chunk can run past it
+          const u32 rd = ring + d * RING_SLOT;
+          const int ahead = d + RING - 1;
+          ptx::cp_async_wait<RING - 2>();
+          __syncwarp();
+          issue(ring + (ahead % RING) * RING_SLOT, wturn + ahead * (BITS * 32), j0 + ahead,
+                EVERY || ahead % RING_FP == 0);
+          u32 w[BITS];
+          ring_read(rd + w_at, w);
+          if constexpr (Cfg::GSCALE) {
+            if (EVERY || b == 0) {
+#pragma unroll
+              for (int e = 0; e < NSC; ++e) {
+                if constexpr (Cfg::ZP) {
+                  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                               : "=r"(sc[e][0]), "=r"(sc[e][SW - 1]) : "r"(rd + s_at + e * 16 * SZB));
+                } else {
+                  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(sc[e][0]) : "r"(rd + s_at + e * 16 * SZB));
+                }
+              }
+            }
+          }
+          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, xs_s,
+                     uturn + d * 64 / XS_COLS, t);
+        }
+        if constexpr (NSC == 1) {
+          float f[2], cc[2], xs[MT][2];
+          if constexpr (Cfg::GSCALE) {
+            ring_factors(sc[0], f, cc);
+          } else {
+            const u32 none[SW] = {};
+            ring_factors(none, f, cc);
+          }
+          ring_xs(xs_s, uturn + c, t, xs);
+          ring_fold(acc, part, xs, f, cc);
+        }
+      }
+    }
+    ptx::cp_async_wait<0>();
+
+    // ---- sum the WK partial tiles in a fixed order
+    __syncthreads();
+    float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int nn = wn * 16 + g + 8 * (q >> 1);
+        const int m = mt * 8 + 2 * t + (q & 1);
+        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
+      }
+    __syncthreads();
+    if constexpr (WK > 1) {
+      for (int i = tid; i < BM * BN; i += THREADS) {
+        const int m = i / BN, nn = i % BN;
+        float v = red[m * BN_PAD + nn];
+        for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
+        red[m * BN_PAD + nn] = v;
+      }
+      __syncthreads();
+    }
+    finish_tile(p, red, m0, n0);
+  }
 };
 
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
+  if constexpr (Cfg::STREAM == 3) GemmMmaSync<Cfg>::run_ring(p);
+  else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
   else GemmMmaSync<Cfg>::run(p);
 }
 
