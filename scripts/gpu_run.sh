@@ -28,18 +28,22 @@ for part in "${@:-all}"; do
                | tee "$OUT/bench-${w%%:*}.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
            done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
-             2>&1 | tee "$OUT/ring_tests.log" | tail -15; rc=$((rc | PIPESTATUS[0]))
-           python3 scripts/gpu_tiles.py --m 1,16 --groups stream,ring,stream16,ring16,mid --no-host \
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
+             2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           python3 scripts/gpu_tiles.py --m 1,16 --groups stream,ring,ring16,mid --no-host \
              --json "$OUT/ring_int4.json" 2>&1 | tee "$OUT/ring_int4.log" | grep -v "^      " ; rc=$((rc | PIPESTATUS[0]))
            for w in "--weight int8 --group 0" "--bits 3" "--bits 2"; do
              python3 scripts/gpu_tiles.py --m 1 --shapes 8192x8192 --groups stream,ring --no-host $w \
                2>&1 | tee -a "$OUT/ring_other.log" | grep -v "^      "; rc=$((rc | PIPESTATUS[0]))
            done
-           TILE="Tile(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4)" timeout 120 ncu --clock-control none \
-             --kernel-name humming_entry --section SpeedOfLight --section WarpStateStats --section Occupancy \
-             --section MemoryWorkloadAnalysis python3 scripts/gpu_profile.py 1 > "$OUT/ring_ncu.txt" 2>&1
-           grep -E "Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|Memory Throughput|Warp Cycles" "$OUT/ring_ncu.txt" | head -30 ;;
+           m=smsp__average_warps_issue_stalled; r=per_issue_active.ratio
+           for t in "Tile(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4)" "Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)"; do
+             echo "== $t" >> "$OUT/ring_ncu.txt"
+             TILE="$t" timeout 100 ncu --clock-control none --kernel-name humming_entry --metrics \
+               gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__cycles_active.avg,sm__warps_active.avg.per_cycle_active,smsp__issue_active.avg.per_cycle_active,lts__t_sector_hit_rate.pct,${m}_long_scoreboard_$r,${m}_short_scoreboard_$r,${m}_wait_$r,${m}_math_pipe_throttle_$r,${m}_mio_throttle_$r,${m}_lg_throttle_$r,${m}_barrier_$r,${m}_not_selected_$r,${m}_selected_$r,${m}_no_instruction_$r,${m}_dispatch_stall_$r,${m}_branch_resolving_$r,${m}_drain_$r,${m}_imc_miss_$r,${m}_misc_$r,${m}_membar_$r,${m}_tex_throttle_$r \
+               python3 scripts/gpu_profile.py 1 >> "$OUT/ring_ncu.txt" 2>&1
+           done
+           grep -E "^==|duration|dram__|inst_executed|cycles_active|warps_active|issue_active|hit_rate|stalled" "$OUT/ring_ncu.txt" | sed 's/smsp__average_warps_issue_stalled_//' ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

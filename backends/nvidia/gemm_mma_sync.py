@@ -173,13 +173,13 @@ def stream_red_bytes(tile: Tile) -> int:
 
 
 def ring_slot_bytes(tile: Tile, recipe: Recipe) -> int:
-    """One slot of a warp's shared-memory ring: ``stream=2``: the warp's weight words
-    and, with group scales, 8 bytes per lane and entry; ``stream=3``: the weight
-    words, then each scale entry of the block for the warp's 16 rows (mirrors
-    GemmMmaSync::RING_BLOCK_BYTES / RING_SLOT)."""
+    """One slot of a warp's shared-memory ring: the warp's weight words and, with
+    group scales, per lane and entry 8 bytes (``stream=2``), or the 4 (8 with zero
+    points) bytes of its two rows (``stream=3``) (mirrors GemmMmaSync::RING_BLOCK_BYTES
+    / RING_SLOT)."""
     nsc = 1 if recipe.group % 64 == 0 else 4
     if tile.stream == 3:
-        return recipe.bits * 128 + (nsc * 16 * (4 if recipe.zp else 2) if recipe.gscale else 0)
+        return recipe.bits * 128 + (32 * nsc * (8 if recipe.zp else 4) if recipe.gscale else 0)
     return recipe.bits * 128 + (32 * nsc * 8 if recipe.gscale else 0)
 
 
@@ -201,28 +201,12 @@ def ring_fold_period(recipe: Recipe) -> int:
     return 4 if g64 % 4 == 0 else 2 if g64 % 2 == 0 else 1
 
 
-def ring_xs_cols(recipe: Recipe) -> int:
-    """Columns per fold unit of a ``stream=3`` tile (mirrors GemmMmaSync::XS_COLS)."""
-    if not recipe.gscale or recipe.group % 64 == 0:
-        return ring_fold_period(recipe) * 64
-    return recipe.group if 64 % recipe.group == 0 else 16
-
-
-def ring_xs_bytes(tile: Tile, slice_blocks: int, recipe: Recipe) -> int:
-    """The activation sums of a ``stream=3`` launch (raw codes only): one fp32 per
-    token row of the tile and fold unit."""
-    if tile.stream != 3 or not raw_codes(recipe):
-        return 0
-    return slice_blocks * 64 // ring_xs_cols(recipe) * tile.bm * 4
-
-
 def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     """Dynamic shared memory of one stream-tile launch: the activation slice of
-    min(BM, M) rows or the WK partial tiles, whichever is larger, the activation
-    sums (``stream=3``), then the weight rings (mirrors GemmMmaSync::run_stream /
-    run_ring)."""
+    min(BM, M) rows or the WK partial tiles, whichever is larger, then the
+    weight rings (mirrors GemmMmaSync::run_stream / run_ring)."""
     head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
-    return head + ring_xs_bytes(tile, slice_blocks, recipe) + stream_ring_bytes(tile, recipe)
+    return head + stream_ring_bytes(tile, recipe)
 
 
 def smem_bytes(recipe: Recipe, tile: Tile) -> int:
@@ -230,8 +214,7 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
         cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
-        xs = ring_xs_bytes(tile, cap // 128, recipe)  # the most a slice within the cap can sum (1 row)
-        return max(cap, -(-stream_red_bytes(tile) // 16) * 16) + xs + stream_ring_bytes(tile, recipe)
+        return max(cap, -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
@@ -589,9 +572,7 @@ class Launcher:
         if tile.stream == 3:  # slices of whole fold chunks
             fp = ring_fold_period(self.packed.recipe)
             step = fp // math.gcd(fp, tile.wk)
-            cols = ring_xs_cols(self.packed.recipe)
-            xs = tile.wk * 64 * tile.bm * 4 if raw_codes(self.packed.recipe) else 0  # (per K step, times cols)
-            most = max(step, cap * cols // (rows * tile.wk * 128 * cols + xs) // step * step)
+            most = max(step, most // step * step)
         fit = -(-ksteps // most)
         tiles = m_tiles * n_tiles
         want = -(-ctas * self.sm_count // tiles) if tile.stream != 3 else max(1, (ctas * self.sm_count + tiles // 2) // tiles)
@@ -829,8 +810,9 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             want = max(2, fp, round(t.stages * 4 / recipe.bits))
             t = replace(t, stages=max(fp, want // fp * fp))
 
-            def per_sm(t):  # `occupancy` CTAs with their rings, partial tiles (or 4 KB of activations) and sums
-                head = max(4096, stream_red_bytes(t)) + ring_xs_bytes(t, 32, recipe) + 1024 + STATIC_SMEM_BYTES
+            def per_sm(t):  # `occupancy` CTAs with their rings and partial tiles, or their smallest K slice
+                slice_min = t.wk * (fp // math.gcd(fp, t.wk))
+                head = max(t.bm * slice_min * 128, stream_red_bytes(t)) + 1024 + STATIC_SMEM_BYTES
                 return t.occupancy * (head + stream_ring_bytes(t, recipe))
             # (an SM has about the opt-in block limit plus the 1 KB reserved per block)
             while per_sm(t) > max_smem + 1024 + STATIC_SMEM_BYTES and t.stages - fp >= max(2, fp):

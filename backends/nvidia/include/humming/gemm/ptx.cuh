@@ -50,6 +50,13 @@ HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
 HUMMING_DEVICE void cp_async16_if(u32 dst, const void* src, bool full) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
 }
+// 8 or 4 bytes when `full`, else zeros (src is not read).
+HUMMING_DEVICE void cp_async8_if(u32 dst, const void* src, bool full) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 8 : 0));
+}
+HUMMING_DEVICE void cp_async4_if(u32 dst, const void* src, bool full) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 4 : 0));
+}
 HUMMING_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 HUMMING_DEVICE void cp_async_wait() {

@@ -897,13 +897,13 @@ struct GemmMmaSync {
   // ================================================================== shared-memory ring (STREAM == 3)
   // The streaming scheduler of run_stream with a lean main loop: each warp keeps
   // STAGES slots of its own in shared memory, each slot one 64-column block of
-  // its 16 rows (weights, then the block's group-scale entries), filled by the
-  // warp's lanes together with 16-byte cp.async copies (one commit group per
-  // block), so STAGES - 1 blocks are in flight per warp without holding a
-  // register. No barrier in the loop: one __syncwarp per block orders the
-  // slot's copies before its reads and the previous slot's reads before its
-  // refill. Few registers per thread, so many warps per SM (the tile's
-  // `occupancy` CTAs) keep the memory busy.
+  // its 16 rows (weights, then the block's group-scale words), filled by
+  // cp.async copies (one commit group per block), so STAGES - 1 blocks are in
+  // flight per warp without holding a register. Each lane copies exactly the
+  // words it will read (its BITS weight words, its rows' scale words), so its
+  // own cp.async.wait_group is all the ordering it needs: no barrier, not even
+  // __syncwarp, in the loop. Few registers per thread, so many warps per SM
+  // (the tile's `occupancy` CTAs) keep the memory busy.
   //
   // Blocks go in chunks of RING_FP (1, 2 or 4) that never straddle a scale
   // group, so the fold of the fp32 partial sums sits at a place known at
@@ -912,73 +912,46 @@ struct GemmMmaSync {
   // scale entry is copied with its first block only.
   //
   // Raw integer codes (RAW) carry MAGIC + offset (or + z) times 2^sub in every
-  // product; instead of a correction MMA, the CTA sums its activations once
-  // per fold unit (xs, fp32) and each fold takes C_h * xs away in one fma.
-  static constexpr int RING_W_CHUNKS = BITS * 8;                        // 16-byte chunks of a block's weights
-  static constexpr int RING_S_CHUNKS = Cfg::GSCALE ? NSC * SZB : 0;     // of its scale entries (16 rows each)
-  static constexpr int RING_CHUNKS = RING_W_CHUNKS + RING_S_CHUNKS;
-  static constexpr int RING_SLOT = RING_CHUNKS * 16;
-  static constexpr int RING_ROUNDS = (RING_CHUNKS + 31) / 32;
+  // product: a correction MMA per k16 tile on the constant operand (as in
+  // run_stream) accumulates what each fold takes away. (Summing the activations
+  // once per CTA instead costs ~4 M instructions per block where the MMAs cost
+  // 4 WN: measured slower on the H200 for the decode tiles.)
+  // a slot: [lane][BITS words] of weights, then [lane][NSC entries][SW words] of scales
+  static constexpr int RING_SLOT = BITS * 128 + (Cfg::GSCALE ? 32 * NSC * SW * 4 : 0);
   static constexpr int G64 = Cfg::GROUP / 64;
   static constexpr int RING_FP = !Cfg::GSCALE ? 4 : (Cfg::GROUP % 64 != 0) ? 1 : (G64 % 4 == 0) ? 4 : (G64 % 2 == 0) ? 2 : 1;
-  // columns per fold unit (and activation sum): a chunk, a group of 16 or 32, or
-  // one k16 tile for groups that neither divide 64 nor are multiples of it
+  // groups that neither divide 64 nor are multiples of it: a fold per k16 tile
   static constexpr bool FOLD_EVERY_TILE = NSC == 4 && 64 % Cfg::GROUP != 0;
-  static constexpr int XS_COLS = NSC == 1 ? RING_FP * 64 : FOLD_EVERY_TILE ? 16 : Cfg::GROUP;
 
-  // acc += (part - C_h * xs) * f_h (rows g: h = 0, rows g + 8: h = 1); part = 0.
-  // xs: this lane's tokens' sums for the fold unit (token 2t + (q & 1) + 8 mt).
-  static HUMMING_DEVICE void ring_fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], const float (&xs)[MT][2],
-                                       const float (&f)[2], const float (&c)[2]) {
+  // acc += (part - corr) * f_h (rows g: h = 0, rows g + 8: h = 1); part = corr = 0
+  static HUMMING_DEVICE void ring_fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], float (&corr)[MT][4],
+                                       const float (&f)[2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         float v = part[0][0][mt][q];
-        if constexpr (RAW) v = fmaf(-c[q >> 1], xs[mt][q & 1], v);
+        if constexpr (RAW) v -= corr[mt][q];
         acc[0][mt][q] = fmaf(v, f[q >> 1], acc[0][mt][q]);
         part[0][0][mt][q] = 0.0f;
+        corr[mt][q] = 0.0f;
       }
   }
 
-  // the fold's row factors f_h (2^-sub x scale) and offsets C_h for scale entry `sc`
-  static HUMMING_DEVICE void ring_factors(const u32 (&sc)[SW], float (&f)[2], float (&c)[2]) {
+  // the fold's row factors f_h (2^-sub x scale) for scale entry `sc`
+  static HUMMING_DEVICE void ring_factors(const u32 (&sc)[SW], float (&f)[2]) {
     f[0] = RAW_F0, f[1] = RAW_F1;
     if constexpr (SCALE_ACC) {
       f[0] *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
       f[1] *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
     }
-    if constexpr (RAW) {
-      if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub (z: a small integer in 16-bit form)
-        c[0] = float(DQ::MAGIC_F) + f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] >> 16)) * float(1 << DQ::SUB0);
-        c[1] = float(DQ::MAGIC_F) + f16_to_float<Cfg::BF16>(static_cast<u16>(sc[SW - 1] >> 16)) * float(1 << DQ::SUB1);
-      } else {
-        c[0] = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0));
-        c[1] = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1));
-      }
-    } else {
-      c[0] = c[1] = 0.0f;
-    }
   }
 
-  // this lane's two tokens' activation sums of fold unit u (both token groups)
-  static HUMMING_DEVICE void ring_xs(u32 xs_s, int u, int t, float (&xs)[MT][2]) {
-    if constexpr (RAW) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
-                     : "=f"(xs[mt][0]), "=f"(xs[mt][1]) : "r"(xs_s + (u * BM + mt * 8 + 2 * t) * 4));
-    } else {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) xs[mt][0] = xs[mt][1] = 0.0f;
-    }
-  }
-
-  // One 64-column block out of its slot: dequantize, multiply; with NSC == 4 the
-  // folds inside the block (fold unit u0 at its first column).
+  // One 64-column block out of its slot: dequantize, multiply (and the correction
+  // MMA for raw codes); with NSC == 4 the folds inside the block.
   static HUMMING_DEVICE void ring_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
                                         u32 bo2, u32 bo3, float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
-                                        u32 xs_s, int u0, int t) {
+                                        float (&corr)[MT][4]) {
     u32 bx[4][MT][2];
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
       u32 r[4];
@@ -997,7 +970,8 @@ struct GemmMmaSync {
     }
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
-      u32 a[4];
+      const int e = NSC == 1 ? 0 : kt;
+      u32 a[4], ac[4];
       if constexpr (RAW) {
         switch (kt) {
           case 0: DQ::template tile_raw<0>(w, a); break;
@@ -1005,8 +979,17 @@ struct GemmMmaSync {
           case 2: DQ::template tile_raw<2>(w, a); break;
           default: DQ::template tile_raw<3>(w, a); break;
         }
+        constexpr bool BF = Cfg::BF16;
+        if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub per row (exact: small integers)
+          const u32 z0 = ptx::dup2(sc[e][0] >> 16), z1 = ptx::dup2(sc[e][SW - 1] >> 16);
+          ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
+          ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
+        } else {
+          ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
+          ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
+        }
+        ac[2] = ac[0], ac[3] = ac[1];
       } else {
-        const int e = NSC == 1 ? 0 : kt;
         u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
         if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[e][0] >> 16), aux[1] = ptx::dup2(sc[e][SW - 1] >> 16);
         dequant_tile(kt, w, a, s2, aux);
@@ -1015,13 +998,16 @@ struct GemmMmaSync {
       for (int mt = 0; mt < MT; ++mt) {
         if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(part[0][0][mt], a, bx[kt][mt]);
         else ptx::mma_m16n8k16<Cfg::BF16>(part[0][0][mt], a, bx[kt][mt]);
+        if constexpr (RAW) {
+          if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(corr[mt], ac, bx[kt][mt]);
+          else ptx::mma_m16n8k16<Cfg::BF16>(corr[mt], ac, bx[kt][mt]);
+        }
       }
       if constexpr (NSC == 4) {  // groups of 16, 32: fold where one ends; 48, 80, ...: every k16 tile
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
-          float f[2], c[2], xs[MT][2];
-          ring_factors(sc[kt], f, c);
-          ring_xs(xs_s, u0 + kt * 16 / XS_COLS, t, xs);
-          ring_fold(acc, part, xs, f, c);
+          float f[2];
+          ring_factors(sc[kt], f);
+          ring_fold(acc, part, corr, f);
         }
       }
     }
@@ -1047,13 +1033,12 @@ struct GemmMmaSync {
     const int g = lane >> 2, t = lane & 3;
 
     // ---- shared memory: activations (rows x nkb blocks, swizzled 16-byte chunks;
-    // later the partial tiles), their sums per fold unit [units][BM] (RAW), rings
+    // later the partial tiles), then the warps' rings
     const int rows_alloc = p.M < BM ? p.M : BM;
     const int x_bytes = rows_alloc * slice * 128;
     const u32 base = ptx::smem_addr(smem);
-    const u32 xs_s = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16;
-    const int xs_bytes = RAW ? slice * 64 / XS_COLS * BM * 4 : 0;
-    const u32 ring = xs_s + xs_bytes + warp * (RING * RING_SLOT);
+    const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
+                     warp * (RING * RING_SLOT);
     {  // group 0
       const int cpr = nkb * 8;
       const int total = rows * cpr;
@@ -1066,31 +1051,33 @@ struct GemmMmaSync {
       ptx::cp_async_commit();
     }
 
-    // ---- this lane's copy jobs: chunk lane + 32 r of each slot (weights, then scale entries)
+    // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
-    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (BITS * 32) + lane * 4;
-    const char* ssrc = nullptr;  // this lane's scale chunk in group 0 (if it copies one)
-    int s_e = 0;                 // ... and the entry it belongs to
-    if constexpr (RING_S_CHUNKS > 0) {
-      const int cs = (lane + 32 * (RING_ROUNDS - 1)) - RING_W_CHUNKS;  // scale chunks all sit in the last round
-      s_e = cs / SZB;
-      ssrc = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16) * SZB + (cs % SZB) * 16;
-    }
+    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (BITS * 32) + lane * BITS;
+    const char* srow = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
     const u32 np_bytes = static_cast<u32>(p.Np * SZB);
-    // issue block `jb` (weights at `src`) into `slot`; no bytes are read past the
-    // warp's last block (cp.async zero-fills), so the slot's group stays one per block
+    const u32 w_at = lane * BITS * 4;                                        // this lane's words in a slot
+    const u32 s_at = BITS * 128 + lane * NSC * SW * 4;                       // ... and its scale words
+    // issue block `jb` (this lane's weight words at `src`) into `slot`; no bytes are
+    // read past the warp's last block (cp.async zero-fills), so a group per block
     auto issue = [&](u32 slot, const u32* src, int jb, bool scales) {
       const bool ok = jb < n;
 #pragma unroll
-      for (int r = 0; r < RING_ROUNDS; ++r) {
-        const u32 dst = slot + (lane + 32 * r) * 16;
-        const int c = lane + 32 * r;
-        if (32 * (r + 1) <= RING_W_CHUNKS || c < RING_W_CHUNKS) {
-          ptx::cp_async16_if(dst, src + 32 * r * 4, ok);
-        } else if (RING_S_CHUNKS > 0 && c < RING_CHUNKS && scales) {
-          const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + s_e * 16u) / static_cast<u32>(Cfg::GROUP);
-          const bool in = ok && gi < static_cast<u32>(p.groups);  // padded K past the last group: zeros
-          ptx::cp_async16_if(dst, ssrc + static_cast<u64>(in ? gi : 0u) * np_bytes, in);
+      for (int i = 0; i < BITS; i += VEC) {
+        if constexpr (VEC == 4) ptx::cp_async16_if(slot + w_at + i * 4, src + i, ok);
+        else if constexpr (VEC == 2) ptx::cp_async8_if(slot + w_at + i * 4, src + i, ok);
+        else ptx::cp_async4_if(slot + w_at + i * 4, src + i, ok);
+      }
+      if constexpr (Cfg::GSCALE) {
+        if (scales) {
+#pragma unroll
+          for (int e = 0; e < NSC; ++e) {  // rows g, g + 8: one aligned word (two with zero points)
+            const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
+            const bool in = ok && gi < static_cast<u32>(p.groups);  // padded K past the last group: zeros
+            const char* at = srow + static_cast<u64>(in ? gi : 0u) * np_bytes;
+            if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, in);
+            else ptx::cp_async4_if(slot + s_at + e * 4, at, in);
+          }
         }
       }
       ptx::cp_async_commit();
@@ -1101,30 +1088,6 @@ struct GemmMmaSync {
     for (int d = 0; d < RING - 1; ++d) issue(ring + d * RING_SLOT, wsrc + d * (BITS * 32), d, EVERY || d % RING_FP == 0);
     ptx::cp_async_wait<RING - 1>();  // the activations
     __syncthreads();
-
-    // ---- activation sums per fold unit (RAW): xs[u][m], fp32, rows past M repeat the last row
-    if constexpr (RAW) {
-      const int units = nkb * 64 / XS_COLS;
-      constexpr int CPU = XS_COLS / 8;  // 16-byte chunks per unit
-      for (int i = tid; i < units * BM; i += THREADS) {
-        const int u = i / BM, m = i % BM;
-        const int r = m < rows ? m : rows - 1;
-        float sum = 0.0f;
-#pragma unroll 4
-        for (int c = u * CPU; c < (u + 1) * CPU; ++c) {
-          uint4 v;
-          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                       : "r"(base + r * slice * 128 + ((c ^ (r & 7)) * 16)));
-          float f[8];
-          unpack8<Cfg::BF16>(v, f);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) sum += f[e];
-        }
-        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(xs_s + i * 4), "f"(sum));
-      }
-      __syncthreads();
-    }
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
 #pragma unroll
@@ -1140,15 +1103,12 @@ struct GemmMmaSync {
       row = row < rows ? row : rows - 1;
       b_off[kt] = base + row * slice * 128 + ((chunk ^ (row & 7)) * 16) + lo * 128;
     }
-    const u32 s_at = RING_W_CHUNKS * 16 + g * 2 * SZB;  // this lane's scale words in a slot (entry 0)
-    const u32 w_at = lane * BITS * 4;                   // ... and weight words
-    const int u_lo = lo * 64 / XS_COLS;                 // fold unit of the warp's block 0
 
-    float acc[NT][MT][4], part[KC][NT][MT][4];
+    float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[0][j][q] = part[0][0][j][q] = 0.0f;
+      for (int q = 0; q < 4; ++q) acc[0][j][q] = part[0][0][j][q] = corr[j][q] = 0.0f;
 
     // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
     // turn sits in slot d; once it has landed, block d + STAGES - 1 goes into the
@@ -1158,7 +1118,6 @@ struct GemmMmaSync {
       const u32* wturn = wsrc + j0 * (BITS * 32);
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
-      const int uturn = u_lo + j0 * 64 / XS_COLS;
 #pragma unroll
       for (int c = 0; c < RING / RING_FP; ++c) {
         if (c > 0 && j0 + c * RING_FP >= n) break;
@@ -1170,7 +1129,6 @@ struct GemmMmaSync {
           const u32 rd = ring + d * RING_SLOT;
           const int ahead = d + RING - 1;
           ptx::cp_async_wait<RING - 2>();
-          __syncwarp();
           issue(ring + (ahead % RING) * RING_SLOT, wturn + ahead * (BITS * 32), j0 + ahead,
                 EVERY || ahead % RING_FP == 0);
           u32 w[BITS];
@@ -1181,26 +1139,24 @@ struct GemmMmaSync {
               for (int e = 0; e < NSC; ++e) {
                 if constexpr (Cfg::ZP) {
                   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
-                               : "=r"(sc[e][0]), "=r"(sc[e][SW - 1]) : "r"(rd + s_at + e * 16 * SZB));
+                               : "=r"(sc[e][0]), "=r"(sc[e][SW - 1]) : "r"(rd + s_at + e * 8));
                 } else {
-                  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(sc[e][0]) : "r"(rd + s_at + e * 16 * SZB));
+                  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(sc[e][0]) : "r"(rd + s_at + e * 4));
                 }
               }
             }
           }
-          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, xs_s,
-                     uturn + d * 64 / XS_COLS, t);
+          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, corr);
         }
         if constexpr (NSC == 1) {
-          float f[2], cc[2], xs[MT][2];
+          float f[2];
           if constexpr (Cfg::GSCALE) {
-            ring_factors(sc[0], f, cc);
+            ring_factors(sc[0], f);
           } else {
             const u32 none[SW] = {};
-            ring_factors(none, f, cc);
+            ring_factors(none, f);
           }
-          ring_xs(xs_s, uturn + c, t, xs);
-          ring_fold(acc, part, xs, f, cc);
+          ring_fold(acc, part, corr, f);
         }
       }
     }
