@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -44,6 +44,17 @@ for part in "${@:-all}"; do
                python3 scripts/gpu_profile.py 1 >> "$OUT/ring_ncu.txt" 2>&1
            done
            grep -E "^==|duration|dram__|inst_executed|cycles_active|warps_active|issue_active|hit_rate|stalled" "$OUT/ring_ncu.txt" | sed 's/smsp__average_warps_issue_stalled_//' ;;
+    sweep) # robust tile ranking (random order per round, ratios to the default): decode, M=16, M=64, M=256
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
+             2>&1 | tee "$OUT/sweep_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           sw() { python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -E "stream  \(base" ; }
+           sw --m 1 --groups decode --json "$OUT/sweep_m1.json"
+           sw --m 16 --groups m16 --json "$OUT/sweep_m16.json"
+           sw --m 64 --groups m64 --shapes 4096x4096,8192x8192,28672x8192 --json "$OUT/sweep_m64.json"
+           sw --m 256 --groups m256 --shapes 8192x8192,28672x8192 --json "$OUT/sweep_m256.json"
+           for w in "--weight int8 --group 0" "--weight int3" "--weight int2" "--weight e4m3 --group 0"; do
+             sw --m 1 --groups decode --shapes 8192x8192 $w
+           done ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

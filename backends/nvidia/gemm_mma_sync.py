@@ -72,8 +72,9 @@ class Tile:
     BK = 64 WK (the unit of the K slices). ``stream=1`` (or True) keeps the ring
     of blocks in registers, ``stream=2`` in shared memory (cp.async targets),
     ``stream=3`` in shared memory with the lean loop (``GemmMmaSync::run_ring``:
-    slots filled by the warp's lanes together, scale entries in the slot, few
-    registers); its launches split K for about ``occupancy`` CTAs per SM.
+    each lane copies the words it reads, scale words in the slot, few registers),
+    ``stream=4`` the lean loop with the ring in registers; their launches split K
+    for about ``occupancy`` CTAs per SM.
     """
 
     bm: int = 16
@@ -100,8 +101,8 @@ class Tile:
         if self.stream and (self.bn != 16 * self.wn or self.wm != 1 or self.bm not in (8, 16)
                             or self.bk != 64 * self.wk):
             raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
-        if self.stream not in (0, 1, 2, 3):
-            raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 2 or 3")
+        if self.stream not in (0, 1, 2, 3, 4):
+            raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 2, 3 or 4")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -248,8 +249,8 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
         lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
         if not lean:
             return 1
-        ring = tile.stages * (recipe.bits + (1 if recipe.gscale else 0)) if tile.stream == 1 else 0
-        work = (48 if tile.bm <= 8 else 72) if tile.stream == 3 else 56
+        ring = tile.stages * (recipe.bits + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
+        work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
         while occ > 1 and 65536 // (tile.threads * occ) < work + ring:
             occ -= 1
     return occ
@@ -561,21 +562,21 @@ class Launcher:
         rows = min(tile.bm, m)
         cap = STREAM_SMEM_CAP
         ctas = self.stream_ctas_per_sm
-        if tile.stream == 3:  # `occupancy` CTAs per SM, each with its activations, their sums and rings
+        if tile.stream >= 3:  # `occupancy` CTAs per SM, each with its activations and rings
             ctas = max(1, tile.occupancy)
-            cap = RING_X_CAP
+            cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
             if self.smem_per_sm:
                 per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
                 cap = min(cap, per_cta)
         most = max(1, cap // (rows * tile.wk * 128))  # K steps whose activations fit
         step = 1
-        if tile.stream == 3:  # slices of whole fold chunks
+        if tile.stream >= 3:  # slices of whole fold chunks
             fp = ring_fold_period(self.packed.recipe)
             step = fp // math.gcd(fp, tile.wk)
             most = max(step, most // step * step)
         fit = -(-ksteps // most)
         tiles = m_tiles * n_tiles
-        want = -(-ctas * self.sm_count // tiles) if tile.stream != 3 else max(1, (ctas * self.sm_count + tiles // 2) // tiles)
+        want = -(-ctas * self.sm_count // tiles) if tile.stream < 3 else max(1, (ctas * self.sm_count + tiles // 2) // tiles)
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
@@ -583,7 +584,7 @@ class Launcher:
             s = min(fit, ksteps)
         per = -(-ksteps // s)  # <= most, as s >= fit
         per = -(-per // step) * step  # (most is a multiple of step)
-        if tile.stream == 3 and self.smem_per_sm:  # the partial tiles may outgrow small activation slices
+        if tile.stream >= 3 and self.smem_per_sm:  # the partial tiles may outgrow small activation slices
             share = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES
             while per > step and stream_smem(tile, m, per * tile.wk, self.packed.recipe) > share:
                 per -= step
@@ -806,6 +807,8 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
     t = tile
     if t.stream:  # K slices of any length: the launcher keeps each launch within smem_bytes
         fp = ring_fold_period(recipe)
+        if t.stream == 4:  # register slots: whole fold chunks
+            t = replace(t, stages=max(2, -(-t.stages // fp) * fp))
         if t.stream == 3:  # a ring holds about `stages` 4-bit blocks' bytes per warp, in whole fold chunks
             want = max(2, fp, round(t.stages * 4 / recipe.bits))
             t = replace(t, stages=max(fp, want // fp * fp))

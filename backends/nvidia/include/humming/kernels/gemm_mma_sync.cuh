@@ -75,7 +75,7 @@ struct GemmMmaSync {
   // With few MMA tiles per warp, one accumulator per k16 position keeps four
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
-  static constexpr int KC = Cfg::STREAM == 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
+  static constexpr int KC = Cfg::STREAM >= 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
   static constexpr bool PARTIAL = SCALE_ACC || KC > 1;
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
 
@@ -894,7 +894,7 @@ struct GemmMmaSync {
     }
     finish_tile(p, red, m0, n0);
   }
-  // ================================================================== shared-memory ring (STREAM == 3)
+  // ================================================================== lean ring (STREAM == 3: shared memory, 4: registers)
   // The streaming scheduler of run_stream with a lean main loop: each warp keeps
   // STAGES slots of its own in shared memory, each slot one 64-column block of
   // its 16 rows (weights, then the block's group-scale words), filled by
@@ -1016,7 +1016,8 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void run_ring(const GemmParams& p) {
     static_assert(NT == 1 && WM == 1 && MT <= 2, "ring tiles: 16 weight rows and at most 16 tokens per warp");
     static_assert(!Cfg::GSCALE || SCALE_ACC, "ring tiles apply group scales to the fp32 partial sums");
-    static_assert(Cfg::CP_ASYNC, "ring tiles need cp.async");
+    constexpr bool REGS = Cfg::STREAM == 4;  // slots in registers (plain loads), else shared memory (cp.async)
+    static_assert(REGS || Cfg::CP_ASYNC, "shared-memory ring tiles need cp.async");
     static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
     extern __shared__ __align__(16) char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1038,7 +1039,7 @@ struct GemmMmaSync {
     const int x_bytes = rows_alloc * slice * 128;
     const u32 base = ptx::smem_addr(smem);
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
-                     warp * (RING * RING_SLOT);
+                     (REGS ? 0 : warp * (RING * RING_SLOT));
     {  // group 0
       const int cpr = nkb * 8;
       const int total = rows * cpr;
@@ -1048,7 +1049,7 @@ struct GemmMmaSync {
         const int k = kb_begin * 64 + c * 8;
         copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
       }
-      ptx::cp_async_commit();
+      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
     }
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
@@ -1058,10 +1059,30 @@ struct GemmMmaSync {
     const u32 np_bytes = static_cast<u32>(p.Np * SZB);
     const u32 w_at = lane * BITS * 4;                                        // this lane's words in a slot
     const u32 s_at = BITS * 128 + lane * NSC * SW * 4;                       // ... and its scale words
-    // issue block `jb` (this lane's weight words at `src`) into `slot`; no bytes are
-    // read past the warp's last block (cp.async zero-fills), so a group per block
-    auto issue = [&](u32 slot, const u32* src, int jb, bool scales) {
+    u32 wreg[REGS ? RING : 1][BITS], sreg[REGS ? RING : 1][NSC][SW];  // the register slots (REGS)
+    // issue block `jb` (this lane's weight words at `src`) into slot `d`; no bytes are
+    // read past the warp's last block (cp.async zero-fills: a group per block)
+    auto issue = [&](int d, const u32* src, int jb, bool scales) {
       const bool ok = jb < n;
+      const u32 slot = ring + d * RING_SLOT;
+      if constexpr (REGS) {
+        if (ok) {
+          stream_words(src, wreg[d]);
+          if constexpr (Cfg::GSCALE) {
+            if (scales) {
+#pragma unroll
+              for (int e = 0; e < NSC; ++e) {
+                const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
+                const u32 gc = gi < static_cast<u32>(p.groups) ? gi : static_cast<u32>(p.groups - 1);
+                const char* at = srow + static_cast<u64>(gc) * np_bytes;  // (padded K: any finite scale)
+                sreg[d][e][0] = ptx::ld_nc_u32(at);
+                if constexpr (Cfg::ZP) sreg[d][e][SW - 1] = ptx::ld_nc_u32(at + 4);
+              }
+            }
+          }
+        }
+        return;
+      }
 #pragma unroll
       for (int i = 0; i < BITS; i += VEC) {
         if constexpr (VEC == 4) ptx::cp_async16_if(slot + w_at + i * 4, src + i, ok);
@@ -1085,8 +1106,9 @@ struct GemmMmaSync {
     // a chunk's scale entry travels with its first block (every block's with NSC == 4)
     constexpr bool EVERY = NSC > 1 || RING_FP == 1;
 #pragma unroll
-    for (int d = 0; d < RING - 1; ++d) issue(ring + d * RING_SLOT, wsrc + d * (BITS * 32), d, EVERY || d % RING_FP == 0);
-    ptx::cp_async_wait<RING - 1>();  // the activations
+    for (int d = 0; d < RING - 1; ++d) issue(d, wsrc + d * (BITS * 32), d, EVERY || d % RING_FP == 0);
+    if constexpr (REGS && Cfg::CP_ASYNC) ptx::cp_async_wait<0>();  // the activations
+    else if constexpr (!REGS) ptx::cp_async_wait<RING - 1>();
     __syncthreads();
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
@@ -1128,12 +1150,23 @@ struct GemmMmaSync {
           if (b >= 2 && j0 + d >= n) break;  // n is even: only the second pair of a 4-block chunk can run past it
           const u32 rd = ring + d * RING_SLOT;
           const int ahead = d + RING - 1;
-          ptx::cp_async_wait<RING - 2>();
-          issue(ring + (ahead % RING) * RING_SLOT, wturn + ahead * (BITS * 32), j0 + ahead,
-                EVERY || ahead % RING_FP == 0);
+          if constexpr (!REGS) ptx::cp_async_wait<RING - 2>();
           u32 w[BITS];
-          ring_read(rd + w_at, w);
-          if constexpr (Cfg::GSCALE) {
+          if constexpr (REGS) {  // take slot d before block d + STAGES - 1 lands in slot d - 1
+#pragma unroll
+            for (int i = 0; i < BITS; ++i) w[i] = wreg[d][i];
+            if constexpr (Cfg::GSCALE) {
+              if (EVERY || b == 0) {
+#pragma unroll
+                for (int e = 0; e < NSC; ++e)
+#pragma unroll
+                  for (int i = 0; i < SW; ++i) sc[e][i] = sreg[d][e][i];
+              }
+            }
+          }
+          issue(ahead % RING, wturn + ahead * (BITS * 32), j0 + ahead, EVERY || ahead % RING_FP == 0);
+          if constexpr (!REGS) ring_read(rd + w_at, w);
+          if constexpr (Cfg::GSCALE && !REGS) {
             if (EVERY || b == 0) {
 #pragma unroll
               for (int e = 0; e < NSC; ++e) {
@@ -1160,7 +1193,7 @@ struct GemmMmaSync {
         }
       }
     }
-    ptx::cp_async_wait<0>();
+    if constexpr (!REGS) ptx::cp_async_wait<0>();
 
     // ---- sum the WK partial tiles in a fixed order
     __syncthreads();
@@ -1189,7 +1222,7 @@ struct GemmMmaSync {
 
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  if constexpr (Cfg::STREAM == 3) GemmMmaSync<Cfg>::run_ring(p);
+  if constexpr (Cfg::STREAM >= 3) GemmMmaSync<Cfg>::run_ring(p);
   else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
   else GemmMmaSync<Cfg>::run(p);
 }

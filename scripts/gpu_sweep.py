@@ -1,0 +1,152 @@
+"""Rank mma_sync tiles robustly on a GPU: every candidate's CUDA graph is built once,
+then timed in several rounds, in a new random order each round, so clock and
+temperature drift during the sweep spread over all candidates instead of
+favouring the first ones (seen on the H200: the same tile read 15.7 us early in
+a sweep and 19.5-20.6 us at its end). Reports the median time and the median
+ratio to the baseline (the first candidate, timed in the same rounds).
+
+    python scripts/gpu_sweep.py --shapes 8192x8192 --m 1 --groups decode [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+
+import torch
+
+from humming import reference as R
+from humming.bench.stream import StreamReader
+from humming.bench.timing import CudaGraphTimer
+from humming.scheme import WeightScheme
+from humming_nvidia import gemm_mma_sync as G
+
+T = G.Tile
+GROUPS = {
+    # the current default first (the baseline), then the variants
+    "decode": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
+               T(8, 64, 256, 1, 4, 4, 4, stream=1, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=1, occupancy=2),
+               T(8, 32, 512, 1, 2, 8, 8, stream=3, occupancy=2), T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2),
+               T(8, 64, 256, 1, 4, 4, 8, stream=3, occupancy=2), T(16, 128, 128, 1, 8, 2, 8, stream=3, occupancy=1),
+               T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4),
+               T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=3),
+               T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2),
+               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 16, 256, 1, 1, 4, 4, stream=4, occupancy=6)],
+    "m16": [T(16, 128, 256, 1, 4, 2, 3), T(16, 128, 128, 1, 8, 2, 8, stream=3, occupancy=1),
+            T(16, 128, 64, 1, 8, 1, 8, stream=3, occupancy=2), T(16, 256, 64, 1, 16, 1, 8, stream=3, occupancy=1),
+            T(16, 64, 256, 1, 4, 2, 4), T(16, 128, 128, 1, 8, 1, 4), T(16, 256, 128, 1, 8, 2, 3),
+            T(16, 128, 256, 1, 8, 1, 3), T(16, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1),
+            T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)],
+    "m64": [T(16, 128, 256, 1, 4, 2, 3), T(32, 128, 128, 1, 4, 1, 4), T(64, 128, 128, 1, 4, 1, 4),
+            T(64, 128, 128, 1, 4, 2, 4), T(64, 64, 128, 1, 4, 2, 4), T(64, 128, 256, 1, 4, 2, 3),
+            T(64, 256, 64, 1, 8, 1, 4), T(32, 128, 128, 1, 4, 2, 4), T(64, 64, 128, 1, 2, 2, 4),
+            T(32, 256, 64, 1, 8, 1, 4)],
+    "m256": [T(64, 128, 128, 1, 4, 1, 4), T(64, 128, 64, 1, 4, 1, 4), T(64, 128, 64, 1, 4, 1, 6),
+             T(64, 128, 128, 1, 4, 1, 3), T(64, 256, 64, 1, 8, 1, 4), T(64, 128, 256, 1, 4, 2, 3),
+             T(128, 128, 64, 1, 4, 1, 3), T(64, 64, 64, 1, 2, 1, 6), T(64, 256, 128, 1, 8, 1, 3),
+             T(128, 256, 64, 1, 8, 1, 3)],
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="4096x4096,14336x4096,4096x14336,8192x8192,28672x8192")
+    ap.add_argument("--m", default="1")
+    ap.add_argument("--groups", default="decode", help="comma list of " + ",".join(GROUPS))
+    ap.add_argument("--weight", default="int4")
+    ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    sm, smem, smem_sm = (props.multi_processor_count, props.shared_memory_per_block_optin,
+                         props.shared_memory_per_multiprocessor)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
+              WeightScheme(args.weight, "group", args.group))
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    ms = [int(v) for v in args.m.split(",")]
+    groups = args.groups.split(",")
+    from humming.jit import warmup
+
+    warmup(list(dict.fromkeys(G.kernel_spec(rec, G.fit_tile(t, rec, smem, -(-k // G.PAD_K) * G.PAD_K))
+                              for n, k in shapes for g in groups for t in GROUPS[g])))
+    timer, stream = CudaGraphTimer(dev), StreamReader(dev)
+    rows = []
+    for n, k in shapes:
+        qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, scheme)
+        pw0 = G.pack_weight(qw, rec, dev)
+        copies = max(2, math.ceil(3 * props.L2_cache_size / pw0.nbytes))
+        pws = [pw0] + [G.PackedWeight(**{**pw0.__dict__, "w": pw0.w.clone(),
+                                          "sz": pw0.sz.clone() if pw0.sz is not None else None})
+                       for _ in range(copies - 1)]
+        t_stream = sample(timer, timer.build(stream.calls(pw0.nbytes, copies)), copies, args, rounds=3)
+        timer.release()
+        stream.release()
+        for m in ms:
+            x = torch.randn(m, k, device=dev, dtype=torch.float16)
+            y = torch.empty(m, n, device=dev, dtype=torch.float16)
+            ref = R.gemm(x.float(), qw)
+            cands = []
+            for g in groups:
+                for t in GROUPS[g]:
+                    t = G.fit_tile(t, rec, smem, pw0.kp)
+                    if any(c["tile"] == t for c in cands):
+                        continue
+                    Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 else 1, smem_per_sm=smem_sm)
+                          for pw in pws]
+                    y.fill_(float("nan"))
+                    Ls[0](x, y)
+                    torch.cuda.synchronize()
+                    err = float((y.float() - ref).abs().max() / ref.abs().max())
+                    cands.append({"tile": t, "Ls": Ls, "err": err, "samples": [], "ratios": []})
+            # (a graph per candidate and round, released after its sample: the split-K
+            # workspace a graph captured must not be reallocated under it)
+            for _ in range(args.rounds):
+                order = list(range(len(cands)))
+                random.shuffle(order)
+                times = {}
+                for i in order:
+                    replay = timer.build([lambda L=L: L(x, y) for L in cands[i]["Ls"]])
+                    times[i] = sample(timer, replay, copies, args)
+                    timer.release()
+                    G._workspaces.clear()  # (each build's side stream got one of its own)
+                for i in order:
+                    cands[i]["samples"].append(times[i])
+                    cands[i]["ratios"].append(times[i] / times[0])
+            for c in cands:
+                c["us"] = statistics.median(c["samples"])
+                c["ratio"] = statistics.median(c["ratios"])
+            cands.sort(key=lambda c: c["ratio"])
+            print(f"{n:>6}x{k:<6} M={m:<4} stream {t_stream:6.2f} us  (baseline {cands and GROUPS[groups[0]][0].to_dict()})")
+            for c in cands:
+                flag = "  BAD" if not c["err"] < 5e-3 else ""
+                print(f"    {c['us']:8.2f} us  x{c['us'] / t_stream:5.2f} stream  {c['ratio']:5.3f} x base  "
+                      f"spread {(max(c['samples']) - min(c['samples'])) / c['us']:4.2f}  err {c['err']:.1e}{flag}  "
+                      f"{c['tile'].to_dict()}", flush=True)
+            rows.append({"n": n, "k": k, "m": m, "stream_us": t_stream,
+                         "cands": [{"tile": c["tile"].to_dict(), "us": c["us"], "ratio": c["ratio"],
+                                    "samples": c["samples"], "err": c["err"]} for c in cands]})
+        del pws
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props.name, "rows": rows}, f, indent=1)
+
+
+def sample(timer, replay, copies, args, rounds=1):
+    """Median over `rounds` of the time per launch of `replay` (``copies`` launches), us."""
+    replay()
+    torch.cuda.synchronize()
+    one = timer.time(replay, 1)
+    iters = max(3, math.ceil(args.target_ms * 1e-3 / max(one, 1e-6)))
+    return statistics.median(timer.time(replay, iters) / iters / copies * 1e6 for _ in range(rounds))
+
+
+if __name__ == "__main__":
+    main()
