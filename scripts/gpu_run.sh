@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -55,6 +55,22 @@ for part in "${@:-all}"; do
            for w in "--weight int8 --group 0" "--weight int3" "--weight int2" "--weight e4m3 --group 0"; do
              sw --m 1 --groups decode --shapes 8192x8192 $w
            done ;;
+    final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
+           # (at most 8 files come back: logs and the JSON reports only)
+           timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64,256 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out /tmp/bench-int4 > "$OUT/bench.log" 2>&1; rc=$((rc | $?))
+           cp /tmp/bench-int4/report.json "$OUT/bench-int4.json" 2>/dev/null
+           for w in int8:0 e4m3:0 int3:128 int2:128; do
+             timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "/tmp/bench-${w%%:*}" >> "$OUT/bench.log" 2>&1
+             rc=$((rc | $?))
+           done
+           timeout 60 python3 scripts/gpu_host.py --json "$OUT/host.json" > "$OUT/host.log" 2>&1
+           timeout 60 humming demo > "$OUT/demo.log" 2>&1; rc=$((rc | $?))
+           grep -E "x stream|humming|WRONG|passed|failed" "$OUT/bench.log" | head -60; tail -5 "$OUT/host.log"; tail -6 "$OUT/demo.log" ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

@@ -26,7 +26,9 @@ VARIANTS = [
     ("int8-channel", WeightScheme("int8", "channel", scale_fmt="fp32"), "bf16"),
     ("mxfp4", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "bf16"),
     ("fp8-block", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), "fp16"),
+    ("int4-g128-longk", WeightScheme("int4", "group", 128), "fp16"),  # K = 8192: the lean register ring decode
 ]
+K_OF = {"int4-g128-longk": 8192}
 
 
 def main_loop(sass: str) -> str:
@@ -54,7 +56,7 @@ def compiled(tmp_path_factory):
             act_s = ActivationScheme(act)
             if act == "bf16" and dev == "sm_75":
                 act_s = ActivationScheme("fp16")  # Turing has no bf16 MMA (the planner says so)
-            p = humming.plan(LayerSpec(4096, 4096, scheme, act_s, out_dtype=act_s.fmt), dev)
+            p = humming.plan(LayerSpec(4096, K_OF.get(name, 4096), scheme, act_s, out_dtype=act_s.fmt), dev)
             assert p.runnable and p.family == "mma_sync", p.explain()
             for m in (1, 1024):
                 spec = p.kernel(m)
@@ -147,12 +149,12 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                G.Recipe(bits=4, wfloat=False, group=32, offset=8), G.Recipe(bits=8, wfloat=False, group=512),
                G.Recipe(bits=3, wfloat=False, group=48, zp=1)]
     for t0 in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
-               T(16, 16, 512, 1, 1, 8, 4, stream=2), T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4),
-               T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3)):
-        for rec in recipes if t0.stream == 3 else recipes[:1]:
+               T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4), T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3),
+               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)):
+        for rec in recipes if t0.stream >= 3 else recipes[:1]:
             t = G.fit_tile(t0, rec, 232448, 8192)
             L.packed = types.SimpleNamespace(recipe=rec)
-            fp = G.ring_fold_period(rec) if t.stream == 3 else 1
+            fp = G.ring_fold_period(rec) if t.stream >= 3 else 1
             for kp in range(128, 65537, 384):
                 ks = -(-kp // t.bk)
                 for m in (1, 3, 8, 16):

@@ -196,7 +196,7 @@ def test_quantized_activations(scheme, act, out_dtype):
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
 
 
-@pytest.mark.parametrize("ring", [1, 2, 3, 4], ids=["registers", "shared", "lean-shared", "lean-registers"])
+@pytest.mark.parametrize("ring", [1, 3, 4], ids=["registers", "lean-shared", "lean-registers"])
 @pytest.mark.parametrize("scheme,k,bf16", [
     (WeightScheme("int4", "group", 128), 4224, False),  # 66 blocks: a short last K slice
     (WeightScheme("int4", "channel", scale_fmt="fp32"), 14336, False),  # one fold per 256 columns, long K
@@ -210,9 +210,9 @@ def test_quantized_activations(scheme, act, out_dtype):
     (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_stream_tiles_rings(scheme, k, bf16, ring):
-    """The streaming decode scheduler with its weight ring in registers and in
-    shared memory, and the lean loop (run_ring) with its ring in shared memory
-    and in registers, M from 1 to 16 tokens, with split K."""
+    """The streaming decode scheduler with its weight ring in registers, and the
+    lean loop (run_ring) with its ring in shared memory and in registers, M from
+    1 to 16 tokens, with split K."""
     from humming_nvidia import gemm_mma_sync as G
 
     dev = torch.device("cuda")

@@ -70,11 +70,12 @@ class Tile:
     (BN = 16 WN, WM = 1, BM <= 16), WK warps along K each streaming a contiguous
     run of 64-column blocks, ``stages`` blocks of weights in flight per warp,
     BK = 64 WK (the unit of the K slices). ``stream=1`` (or True) keeps the ring
-    of blocks in registers, ``stream=2`` in shared memory (cp.async targets),
-    ``stream=3`` in shared memory with the lean loop (``GemmMmaSync::run_ring``:
-    each lane copies the words it reads, scale words in the slot, few registers),
-    ``stream=4`` the lean loop with the ring in registers; their launches split K
-    for about ``occupancy`` CTAs per SM.
+    of blocks in registers (``GemmMmaSync::run_stream``); ``stream=3`` and ``4``
+    run the lean loop (``run_ring``: folds at compile-time places, one MMA chain)
+    with the ring in shared memory (cp.async targets: each lane copies the words
+    it reads) or in registers; their launches split K for the fewest wasted
+    waves of ``occupancy`` CTAs per SM. (``stream=2``, an earlier shared-memory
+    ring, was slower than both on the H200 and is gone.)
     """
 
     bm: int = 16
@@ -101,8 +102,8 @@ class Tile:
         if self.stream and (self.bn != 16 * self.wn or self.wm != 1 or self.bm not in (8, 16)
                             or self.bk != 64 * self.wk):
             raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
-        if self.stream not in (0, 1, 2, 3, 4):
-            raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 2, 3 or 4")
+        if self.stream not in (0, 1, 3, 4):
+            raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -174,19 +175,16 @@ def stream_red_bytes(tile: Tile) -> int:
 
 
 def ring_slot_bytes(tile: Tile, recipe: Recipe) -> int:
-    """One slot of a warp's shared-memory ring: the warp's weight words and, with
-    group scales, per lane and entry 8 bytes (``stream=2``), or the 4 (8 with zero
-    points) bytes of its two rows (``stream=3``) (mirrors GemmMmaSync::RING_BLOCK_BYTES
-    / RING_SLOT)."""
+    """One slot of a warp's shared-memory ring (``stream=3``): the warp's weight words
+    and, with group scales, per lane and entry the 4 (8 with zero points) bytes of its
+    two rows (mirrors GemmMmaSync::RING_SLOT)."""
     nsc = 1 if recipe.group % 64 == 0 else 4
-    if tile.stream == 3:
-        return recipe.bits * 128 + (32 * nsc * (8 if recipe.zp else 4) if recipe.gscale else 0)
-    return recipe.bits * 128 + (32 * nsc * 8 if recipe.gscale else 0)
+    return recipe.bits * 128 + (32 * nsc * (8 if recipe.zp else 4) if recipe.gscale else 0)
 
 
 def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
-    """The per-warp rings in shared memory (``stream=2`` on cp.async targets, ``stream=3``)."""
-    if not (recipe.cp_async and tile.stream in (2, 3)):
+    """The per-warp rings in shared memory (``stream=3``, on cp.async targets)."""
+    if not (recipe.cp_async and tile.stream == 3):
         return 0
     return (tile.threads // 32) * tile.stages * ring_slot_bytes(tile, recipe)
 
@@ -576,7 +574,12 @@ class Launcher:
             most = max(step, most // step * step)
         fit = -(-ksteps // most)
         tiles = m_tiles * n_tiles
-        want = -(-ctas * self.sm_count // tiles) if tile.stream < 3 else max(1, (ctas * self.sm_count + tiles // 2) // tiles)
+        if tile.stream < 3:
+            want = -(-ctas * self.sm_count // tiles)
+        else:  # the split whose waves of `occupancy` CTAs per SM waste least (the fewest slices on a tie)
+            cap_ctas = ctas * self.sm_count
+            want = min(range(1, min(ksteps, max(1, max_split if max_split > 1 else 1)) + 1),
+                       key=lambda v: (-(-tiles * v // cap_ctas) / v, v))
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
@@ -676,6 +679,17 @@ class Launcher:
 TILE_16 = Tile(16, 128, 256, 1, 4, 2, 3)
 TILE_32 = Tile(32, 128, 128, 1, 4, 1, 4)
 TILE_64 = Tile(64, 128, 128, 1, 4, 1, 4)
+#: 33-64 tokens on a layer of fewer 128-row blocks than SMs: K split over two warps
+#: of each weight-row warp as well (H200, int4 g128, M=64, 8192x8192: 62.0 -> 53.3 us)
+TILE_32_WK2 = Tile(32, 128, 128, 1, 4, 2, 4)
+#: more than 128 tokens on a layer of 4097-8192 rows: 256 rows per CTA, 8 warps
+#: (H200, int4 g128, M=256, 8192x8192: 126 -> 116 us; 28672x8192 loses: 398 -> 473)
+TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
+#: decode of 4-bit integer codes over a long K (> 4096): the lean register ring
+#: (run_ring, stream=4) with 8 blocks in flight per warp (H200, int4 g128, M=1,
+#: gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1; other
+#: formats and short K keep the register-streaming tile, which was as fast or faster)
+DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, TILE_16),
@@ -761,9 +775,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     for lo, hi, t in DEFAULT_RANGES:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
+        if t.stream and kp > 4096 and recipe.bits == 4 and raw_codes(recipe):
+            nominal = DECODE_INT4_LONG_K
         nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
+        if hi is None and 4096 < layer.n <= 8192 and caps.has("cp_async"):
+            nominal = TILE_64_WIDE
         out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
     return out
 
@@ -784,19 +802,20 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
 
 def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
     """The 33-64 token tile by the layer's count of 128-row blocks against the SM count
-    (H200 sweep, int4 g128, M=64, 1 CTA per SM before split-K): fewer than half the SMs'
-    worth (N < ~8.5k) -> the 16-token tile of the 9-32 range, split along K (4096x4096
-    35.9 -> 28.4 us, 4096x14336 60.6 -> 55.1); at least one per SM (N >= ~17k) -> 64
-    tokens per CTA, each weight tile dequantized once (28672x8192 171 -> 128 us);
-    in between (14336x4096: 42 us) the nominal 32-token tile. Unknown SM count: kept."""
+    (H200 sweeps, int4 g128, M=64, 1 CTA per SM before split-K): at most a quarter of
+    the SMs' worth (N <= ~4.2k) -> the 16-token tile of the 9-32 range, split along K
+    (4096x4096 35.9 -> 23.5 us, 4096x14336 60.6 -> 55.1); at least one per SM
+    (N >= ~17k) -> 64 tokens per CTA, each weight tile dequantized once (28672x8192
+    171 -> 131 us); in between the 32-token tile with K split over two warps too
+    (8192x8192: 62.0 -> 53.3 us). Unknown SM count: kept."""
     if not sms or tile.stream:
         return tile
     blocks = -(-n // 128)
-    if 2 * blocks < sms:
+    if 4 * blocks <= sms:
         return TILE_16
     if blocks >= sms:
         return TILE_64
-    return tile
+    return TILE_32_WK2
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:

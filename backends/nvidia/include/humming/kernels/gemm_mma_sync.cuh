@@ -504,17 +504,16 @@ struct GemmMmaSync {
   }
 
   // ================================================================== register streaming
-  // Cfg::STREAM (decode, BM <= 16): each warp owns one 16-row block (WN = BN / 16
-  // warps along N) and one contiguous run of 64-column blocks of the CTA's K
-  // slice (WK warps along K). It loads its weight words, and the group-scale
-  // words they need, into a ring of STAGES blocks ahead of the MMAs -- registers
-  // (STREAM == 1) or its own shared-memory slots through cp.async (STREAM == 2)
-  // -- with no barrier in the main loop. The activations of the CTA's K slice are
-  // staged in shared memory once, overlapping the first weight loads (rows past
-  // M read the last valid row: nothing undefined enters the MMAs). The WK
-  // partial tiles are summed in a fixed order, then finish_tile.
+  // Cfg::STREAM == 1 (decode, BM <= 16): each warp owns one 16-row block (WN =
+  // BN / 16 warps along N) and one contiguous run of 64-column blocks of the
+  // CTA's K slice (WK warps along K). It loads its weight words, and the
+  // group-scale words they need, into a register ring of STAGES blocks ahead of
+  // the MMAs, with no barrier in the main loop. The activations of the CTA's K
+  // slice are staged in shared memory once, overlapping the first weight loads
+  // (rows past M read the last valid row: nothing undefined enters the MMAs).
+  // The WK partial tiles are summed in a fixed order, then finish_tile.
   // Shared memory (set per launch): max(min(BM, M) x slice x 2 bytes,
-  // WK x BM x BN_PAD x 4) rounded to 16, then the warps' rings (STREAM == 2).
+  // WK x BM x BN_PAD x 4) rounded to 16 (run_ring: then the warps' rings).
   //
   // Integer codes go into the MMA raw where the dequantizer allows (RAW: one
   // LOP3 per pair of weights, MAGIC + v * 2^sub); a second MMA per k16 tile on a
@@ -547,22 +546,7 @@ struct GemmMmaSync {
     }
   }
 
-  // The weight ring lives in registers (STREAM == 1, and always without cp.async),
-  // or in shared memory (STREAM == 2: each lane copies, and later reads, only its
-  // own words, so no barrier; registers stay free for more warps).
-  static constexpr bool SMEM_RING = Cfg::CP_ASYNC && Cfg::STREAM == 2;
-  // a slot: the warp's 32 x BITS weight words, then (group scales) 32 lanes x NSC
-  // entries x 2 words (the aligned words holding rows g and g+8)
-  static constexpr int RING_SCALE_BYTES = Cfg::GSCALE ? 32 * NSC * 8 : 0;
-  static constexpr int RING_BLOCK_BYTES = BITS * 128 + RING_SCALE_BYTES;
-  static HUMMING_DEVICE void ring_copy(u32 dst, const u32* src) {
-#pragma unroll
-    for (int i = 0; i < BITS; i += VEC) {
-      if constexpr (VEC == 4) ptx::cp_async16(dst + i * 4, src + i);
-      else if constexpr (VEC == 2) ptx::cp_async8(dst + i * 4, src + i);
-      else ptx::cp_async4(dst + i * 4, src + i);
-    }
-  }
+  // a lane's BITS words of a slot in shared memory (run_ring with STREAM == 3)
   static HUMMING_DEVICE void ring_read(u32 at, u32 (&w)[BITS]) {
 #pragma unroll
     for (int i = 0; i < BITS; i += VEC) {
@@ -601,52 +585,22 @@ struct GemmMmaSync {
     }
   }
 
-  // Ring slot d <- block kb: weights from wsrc, scale words through cp.async too
-  // (the 4 or 8 bytes of this lane's rows g and g + 8). Register ring: plain
-  // loads into wr / sr.
-  static HUMMING_DEVICE void ring_load(const GemmParams& p, u32 slot, const u32* wsrc, const char* sp, int kb,
-                                       u32 (&wr)[BITS], u32 (&sr)[NSC][SW]) {
-    if constexpr (SMEM_RING) {
-      ring_copy(slot, wsrc);
-      if constexpr (Cfg::GSCALE) {
-        const u32 sdst = slot - (threadIdx.x & 31) * BITS * 4 + BITS * 128 + (threadIdx.x & 31) * NSC * 8;
-#pragma unroll
-        for (int e = 0; e < NSC; ++e) {
-          const char* at = sp + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
-          if constexpr (Cfg::ZP) ptx::cp_async8(sdst + e * 8, at);
-          else ptx::cp_async4(sdst + e * 8, at);
-        }
-      }
-    } else {
-      stream_words(wsrc, wr);
-      stream_scales(p, sp, kb, sr);
-    }
+  // Ring slot d <- block kb (this lane's weight words from wsrc, its rows' scale words)
+  static HUMMING_DEVICE void ring_load(const GemmParams& p, const u32* wsrc, const char* sp, int kb, u32 (&wr)[BITS],
+                                       u32 (&sr)[NSC][SW]) {
+    stream_words(wsrc, wr);
+    stream_scales(p, sp, kb, sr);
   }
 
-  // block words and scale words out of ring slot d (shared memory: once its group landed)
-  static HUMMING_DEVICE void ring_take(u32 slot, const u32 (&wr)[BITS], const u32 (&sr)[NSC][SW], u32 (&w)[BITS],
+  // block words and scale words out of a ring slot
+  static HUMMING_DEVICE void ring_take(const u32 (&wr)[BITS], const u32 (&sr)[NSC][SW], u32 (&w)[BITS],
                                        u32 (&sc)[NSC][SW]) {
-    if constexpr (SMEM_RING) {
-      ptx::cp_async_wait<RING - 1>();
-      ring_read(slot, w);
-      if constexpr (Cfg::GSCALE) {
-        const u32 sat = slot - (threadIdx.x & 31) * BITS * 4 + BITS * 128 + (threadIdx.x & 31) * NSC * 8;
 #pragma unroll
-        for (int e = 0; e < NSC; ++e) {
-          u32 v0, v1;
-          asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(v0), "=r"(v1) : "r"(sat + e * 8));
-          sc[e][0] = v0;  // rows g, g + 8 (their scales, or scale and zero point each)
-          if constexpr (Cfg::ZP) sc[e][SW - 1] = v1;
-        }
-      }
-    } else {
+    for (int i = 0; i < BITS; ++i) w[i] = wr[i];
 #pragma unroll
-      for (int i = 0; i < BITS; ++i) w[i] = wr[i];
+    for (int e = 0; e < NSC; ++e)
 #pragma unroll
-      for (int e = 0; e < NSC; ++e)
-#pragma unroll
-        for (int i = 0; i < SW; ++i) sc[e][i] = sr[e][i];
-    }
+      for (int i = 0; i < SW; ++i) sc[e][i] = sr[e][i];
   }
 
   // acc += (sum of the chains - corr) * (row factor x scale); chains and corr = 0
@@ -667,6 +621,38 @@ struct GemmMmaSync {
       }
   }
 
+  // The A operands of k16 tile kt (a constant once the caller's loop is unrolled)
+  // of a streamed block: raw codes (RAW) and the correction MMA's constant operand
+  // (MAGIC + offset * 2^sub, or MAGIC + z * 2^sub per row with integer zero
+  // points), else the dequantized weights (zero points taken away, no scale).
+  // sc: the tile's scale entry.
+  static HUMMING_DEVICE void stream_operands(int kt, const u32 (&w)[BITS], const u32 (&sc)[SW], u32 (&a)[4],
+                                             u32 (&ac)[4]) {
+    if constexpr (RAW) {
+      switch (kt) {
+        case 0: DQ::template tile_raw<0>(w, a); break;
+        case 1: DQ::template tile_raw<1>(w, a); break;
+        case 2: DQ::template tile_raw<2>(w, a); break;
+        default: DQ::template tile_raw<3>(w, a); break;
+      }
+      constexpr bool BF = Cfg::BF16;
+      if constexpr (Cfg::ZP) {  // exact: small integers
+        const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
+        ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
+        ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
+      } else {
+        ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
+        ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
+      }
+      ac[2] = ac[0], ac[3] = ac[1];
+    } else {
+      u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
+      if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[0] >> 16), aux[1] = ptx::dup2(sc[SW - 1] >> 16);
+      dequant_tile(kt, w, a, s2, aux);
+      ac[0] = ac[1] = ac[2] = ac[3] = 0u;
+    }
+  }
+
   // one 64-column block: global index kb; b_off: this lane's ldmatrix addresses in it
   // (fold at its end when `last`; constant once the caller's loop is unrolled)
   static HUMMING_DEVICE void stream_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], int kb, bool last,
@@ -684,30 +670,8 @@ struct GemmMmaSync {
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
       const int e = NSC == 1 ? 0 : kt;
-      u32 a[4];
-      u32 ac[4];  // RAW: the constant operand of the correction MMA
-      if constexpr (RAW) {
-        switch (kt) {
-          case 0: DQ::template tile_raw<0>(w, a); break;
-          case 1: DQ::template tile_raw<1>(w, a); break;
-          case 2: DQ::template tile_raw<2>(w, a); break;
-          default: DQ::template tile_raw<3>(w, a); break;
-        }
-        constexpr bool BF = Cfg::BF16;
-        if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub per row (exact: small integers)
-          const u32 z0 = ptx::dup2(sc[e][0] >> 16), z1 = ptx::dup2(sc[e][SW - 1] >> 16);
-          ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
-          ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
-        } else {
-          ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
-          ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
-        }
-        ac[2] = ac[0], ac[3] = ac[1];
-      } else {
-        u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
-        if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[e][0] >> 16), aux[1] = ptx::dup2(sc[e][SW - 1] >> 16);
-        dequant_tile(kt, w, a, s2, aux);
-      }
+      u32 a[4], ac[4];  // the weights' operand, and (RAW) the correction MMA's constant one
+      stream_operands(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
       if constexpr (MT == 2) {
         u32 r[4];
         ptx::ldmatrix_x4(r, b_off[kt]);
@@ -741,14 +705,79 @@ struct GemmMmaSync {
 
   // the first RING blocks (global index kb0 on) of weights and scales into the ring
   // (wp: block 0 of the slice, which is global block kb0; base: the warp's first block)
-  static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, u32 ring, const char* sp, int kb0, int base,
-                                       int n, u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
+  static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, const char* sp, int kb0, int base, int n,
+                                       u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
 #pragma unroll
     for (int d = 0; d < RING; ++d) {
       const int at = base + d;
-      if (d < n) ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb0 + at, wr[d], sr[d]);
-      if constexpr (SMEM_RING) ptx::cp_async_commit();
+      if (d < n) ring_load(p, wp + at * (BITS * 32), sp, kb0 + at, wr[d], sr[d]);
     }
+  }
+
+  // The CTA's activations for its K slice into shared memory: rows x nkb blocks of
+  // swizzled 16-byte chunks (row stride slice x 128 bytes; past K zero-filled),
+  // one cp.async group where there is cp.async.
+  static HUMMING_DEVICE void stage_x(const GemmParams& p, u32 base, int m0, int rows, int kb_begin, int nkb,
+                                     int slice) {
+    const int cpr = nkb * 8;
+    const int total = rows * cpr;
+    const u16* x = static_cast<const u16*>(p.x);
+    for (int i = threadIdx.x; i < total; i += THREADS) {
+      const int r = i / cpr, c = i - r * cpr;
+      const int k = kb_begin * 64 + c * 8;
+      copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
+    }
+    if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
+  }
+
+  // This lane's ldmatrix addresses of the activations of block 0 (at `base`, as
+  // stage_x lays them out): MT == 1: k16 tiles (2h, 2h + 1) per x4 (b_off[0..1]);
+  // MT == 2: one k16 tile, both 8-token groups per x4. Rows past the valid ones
+  // read the last valid row.
+  static HUMMING_DEVICE void stream_x_offsets(u32 base, int rows, int slice, u32 (&b_off)[4]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) {
+      int row, chunk;
+      if constexpr (MT == 1) {
+        row = lane & 7;
+        chunk = (2 * (kt & 1) + (lane >> 4)) * 2 + ((lane >> 3) & 1);
+      } else {
+        row = (lane >> 4) * 8 + (lane & 7);
+        chunk = kt * 2 + ((lane >> 3) & 1);
+      }
+      row = row < rows ? row : rows - 1;
+      b_off[kt] = base + row * slice * 128 + ((chunk ^ (row & 7)) * 16);
+    }
+  }
+
+  // Stream tiles' epilogue: the WK warps' partial 16-row tiles summed in a fixed
+  // order in shared memory (over the activations: every warp is done with them),
+  // then finish_tile.
+  static HUMMING_DEVICE void reduce_wk_and_finish(const GemmParams& p, char* smem, const float (&acc)[NT][MT][4],
+                                                  int wn, int wk, int m0, int n0) {
+    const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
+    __syncthreads();
+    float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int nn = wn * 16 + g + 8 * (q >> 1);
+        const int m = mt * 8 + 2 * t + (q & 1);
+        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
+      }
+    __syncthreads();
+    if constexpr (WK > 1) {
+      for (int i = threadIdx.x; i < BM * BN; i += THREADS) {
+        const int m = i / BN, nn = i % BN;
+        float v = red[m * BN_PAD + nn];
+        for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
+        red[m * BN_PAD + nn] = v;
+      }
+      __syncthreads();
+    }
+    finish_tile(p, red, m0, n0);
   }
 
   static HUMMING_DEVICE void run_stream(const GemmParams& p) {
@@ -766,55 +795,21 @@ struct GemmMmaSync {
     const int per = (nkb + WK - 1) / WK;
     const int lo = (wk * per) < nkb ? wk * per : nkb;
     const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks
-    const int g = lane >> 2, t = lane & 3;
+    const int g = lane >> 2;
     const char* sp = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
 
-    // ---- the first RING blocks of weights (and scales) and the CTA's activations
-    // (rows x nkb blocks, swizzled 16-byte chunks, one cp.async group): the weights
-    // first when they go to registers, the activations first when the weights are
-    // cp.async groups too (so that waiting for the oldest group waits for them only)
+    // ---- the first RING blocks of weights (and scales) into registers, then the
+    // CTA's activations (one cp.async group)
     const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (BITS * 32) + lane * BITS;
-    const int rows_alloc = p.M < BM ? p.M : BM;
-    const int x_bytes = rows_alloc * slice * 128;
-    const u32 ring = ptx::smem_addr(smem) + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
-                     warp * (RING * RING_BLOCK_BYTES) + lane * BITS * 4;
-    u32 wr[RING][BITS];  // the register ring (unused, and eliminated, with SMEM_RING)
+    u32 wr[RING][BITS];  // the register ring
     u32 sr[RING][NSC][SW];
-    if constexpr (!SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin, lo, n, wr, sr);
-    {
-      const int cpr = nkb * 8;
-      const int total = rows * cpr;
-      const u32 base = ptx::smem_addr(smem);
-      const u16* x = static_cast<const u16*>(p.x);
-      for (int i = tid; i < total; i += THREADS) {
-        const int r = i / cpr, c = i - r * cpr;
-        const int k = kb_begin * 64 + c * 8;
-        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
-      }
-      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
-    }
-
-    if constexpr (SMEM_RING) ring_fill(p, wp, ring, sp, kb_begin, lo, n, wr, sr);
-    if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<SMEM_RING ? RING : 0>();  // the activations (oldest group)
+    ring_fill(p, wp, sp, kb_begin, lo, n, wr, sr);
+    stage_x(p, ptx::smem_addr(smem), m0, rows, kb_begin, nkb, slice);
+    if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<0>();
     __syncthreads();
 
-    const u32 a_s = ptx::smem_addr(smem);
-    // ldmatrix addresses at block lo: MT == 1: k16 tiles (2h, 2h+1) per x4 (b_off[0..1]);
-    // MT == 2: one k16 tile, both 8-token groups per x4
-    u32 b_off[4];
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) {
-      int row, chunk;
-      if constexpr (MT == 1) {
-        row = lane & 7;
-        chunk = (2 * (kt & 1) + (lane >> 4)) * 2 + ((lane >> 3) & 1);
-      } else {
-        row = (lane >> 4) * 8 + (lane & 7);
-        chunk = kt * 2 + ((lane >> 3) & 1);
-      }
-      row = row < rows ? row : rows - 1;
-      b_off[kt] = a_s + row * slice * 128 + ((chunk ^ (row & 7)) * 16);  // block 0 of the slice
-    }
+    u32 b_off[4];  // ldmatrix addresses at block 0 of the slice
+    stream_x_offsets(ptx::smem_addr(smem), rows, slice, b_off);
 
     float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
 #pragma unroll
@@ -828,10 +823,8 @@ struct GemmMmaSync {
       }
 
     // ---- main loop: slot d of the ring holds block j0 + d; once its math is
-    // issued it is refilled with block j0 + d + RING. With the shared-memory ring
-    // every block is one cp.async group (empty past the end), so waiting for all
-    // but the newest RING - 1 groups means block j has landed.
-    // Steady state first (no bounds checks), then the last two ring turns.
+    // issued it is refilled with block j0 + d + RING. Steady state first (no
+    // bounds checks), then the last two ring turns.
     int j0 = 0;
     for (; j0 + 2 * RING <= n; j0 += RING) {
       const int base = lo + j0, next = base + RING;  // slice-local blocks of d = 0
@@ -843,11 +836,10 @@ struct GemmMmaSync {
         u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) bd[kt] = bb[kt] + d * 128;
-        ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc);
+        ring_take(wr[d], sr[d], w, sc);
         stream_block(w, sc, kb_begin + base + d, false, bd, acc, part, corr);
         const int at = next + d;
-        ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
-        if constexpr (SMEM_RING) ptx::cp_async_commit();
+        ring_load(p, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
       }
     }
     for (; j0 < n; j0 += RING) {
@@ -859,40 +851,16 @@ struct GemmMmaSync {
           u32 w[BITS], sc[NSC][SW], bd[4];
 #pragma unroll
           for (int kt = 0; kt < 4; ++kt) bd[kt] = b_off[kt] + (base + d) * 128;
-          ring_take(ring + d * RING_BLOCK_BYTES, wr[d], sr[d], w, sc);
+          ring_take(wr[d], sr[d], w, sc);
           stream_block(w, sc, kb_begin + base + d, j == n - 1, bd, acc, part, corr);
           if (j + RING < n) {
             const int at = next + d;
-            ring_load(p, ring + d * RING_BLOCK_BYTES, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
+            ring_load(p, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
           }
-          if constexpr (SMEM_RING) ptx::cp_async_commit();
         }
       }
     }
-    if constexpr (SMEM_RING) ptx::cp_async_wait<0>();
-
-    // ---- sum the WK partial tiles in a fixed order
-    __syncthreads();  // every warp is done with the activations
-    float* red = reinterpret_cast<float*>(smem);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int nn = wn * 16 + g + 8 * (q >> 1);
-        const int m = mt * 8 + 2 * t + (q & 1);
-        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
-      }
-    __syncthreads();
-    if constexpr (WK > 1) {
-      for (int i = tid; i < BM * BN; i += THREADS) {
-        const int m = i / BN, nn = i % BN;
-        float v = red[m * BN_PAD + nn];
-        for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
-        red[m * BN_PAD + nn] = v;
-      }
-      __syncthreads();
-    }
-    finish_tile(p, red, m0, n0);
+    reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
   // ================================================================== lean ring (STREAM == 3: shared memory, 4: registers)
   // The streaming scheduler of run_stream with a lean main loop: each warp keeps
@@ -970,30 +938,8 @@ struct GemmMmaSync {
     }
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
-      const int e = NSC == 1 ? 0 : kt;
-      u32 a[4], ac[4];
-      if constexpr (RAW) {
-        switch (kt) {
-          case 0: DQ::template tile_raw<0>(w, a); break;
-          case 1: DQ::template tile_raw<1>(w, a); break;
-          case 2: DQ::template tile_raw<2>(w, a); break;
-          default: DQ::template tile_raw<3>(w, a); break;
-        }
-        constexpr bool BF = Cfg::BF16;
-        if constexpr (Cfg::ZP) {  // MAGIC + z * 2^sub per row (exact: small integers)
-          const u32 z0 = ptx::dup2(sc[e][0] >> 16), z1 = ptx::dup2(sc[e][SW - 1] >> 16);
-          ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
-          ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
-        } else {
-          ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
-          ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
-        }
-        ac[2] = ac[0], ac[3] = ac[1];
-      } else {
-        u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
-        if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[e][0] >> 16), aux[1] = ptx::dup2(sc[e][SW - 1] >> 16);
-        dequant_tile(kt, w, a, s2, aux);
-      }
+      u32 a[4], ac[4];  // the weights' operand, and (RAW) the correction MMA's constant one
+      stream_operands(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(part[0][0][mt], a, bx[kt][mt]);
@@ -1031,7 +977,7 @@ struct GemmMmaSync {
     const int per = ((nkb + WK - 1) / WK + RING_FP - 1) / RING_FP * RING_FP;  // chunks never straddle warps
     const int lo = (wk * per) < nkb ? wk * per : nkb;
     const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks (even)
-    const int g = lane >> 2, t = lane & 3;
+    const int g = lane >> 2;
 
     // ---- shared memory: activations (rows x nkb blocks, swizzled 16-byte chunks;
     // later the partial tiles), then the warps' rings
@@ -1040,17 +986,7 @@ struct GemmMmaSync {
     const u32 base = ptx::smem_addr(smem);
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
                      (REGS ? 0 : warp * (RING * RING_SLOT));
-    {  // group 0
-      const int cpr = nkb * 8;
-      const int total = rows * cpr;
-      const u16* x = static_cast<const u16*>(p.x);
-      for (int i = tid; i < total; i += THREADS) {
-        const int r = i / cpr, c = i - r * cpr;
-        const int k = kb_begin * 64 + c * 8;
-        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
-      }
-      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
-    }
+    stage_x(p, base, m0, rows, kb_begin, nkb, slice);  // group 0
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
@@ -1112,19 +1048,7 @@ struct GemmMmaSync {
     __syncthreads();
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) {
-      int row, chunk;
-      if constexpr (MT == 1) {
-        row = lane & 7;
-        chunk = (2 * (kt & 1) + (lane >> 4)) * 2 + ((lane >> 3) & 1);
-      } else {
-        row = (lane >> 4) * 8 + (lane & 7);
-        chunk = kt * 2 + ((lane >> 3) & 1);
-      }
-      row = row < rows ? row : rows - 1;
-      b_off[kt] = base + row * slice * 128 + ((chunk ^ (row & 7)) * 16) + lo * 128;
-    }
+    stream_x_offsets(base + lo * 128, rows, slice, b_off);
 
     float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
 #pragma unroll
@@ -1194,29 +1118,7 @@ struct GemmMmaSync {
       }
     }
     if constexpr (!REGS) ptx::cp_async_wait<0>();
-
-    // ---- sum the WK partial tiles in a fixed order
-    __syncthreads();
-    float* red = reinterpret_cast<float*>(smem);
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int nn = wn * 16 + g + 8 * (q >> 1);
-        const int m = mt * 8 + 2 * t + (q & 1);
-        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
-      }
-    __syncthreads();
-    if constexpr (WK > 1) {
-      for (int i = tid; i < BM * BN; i += THREADS) {
-        const int m = i / BN, nn = i % BN;
-        float v = red[m * BN_PAD + nn];
-        for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
-        red[m * BN_PAD + nn] = v;
-      }
-      __syncthreads();
-    }
-    finish_tile(p, red, m0, n0);
+    reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
 };
 
