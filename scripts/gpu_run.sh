@@ -71,6 +71,15 @@ for part in "${@:-all}"; do
            timeout 60 python3 scripts/gpu_host.py --json "$OUT/host.json" > "$OUT/host.log" 2>&1
            timeout 60 humming demo > "$OUT/demo.log" 2>&1; rc=$((rc | $?))
            grep -E "x stream|humming|WRONG|passed|failed" "$OUT/bench.log" | head -60; tail -5 "$OUT/host.log"; tail -6 "$OUT/demo.log" ;;
+    decode) # the M=1 row of the issue-6 table and the stream-tile tests (after a decode-only change)
+           timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
+             -k "stream_tiles_rings or large_shapes or graph" 2>&1 | tee "$OUT/decode_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
+           cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
+           grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

@@ -576,6 +576,8 @@ class Launcher:
         tiles = m_tiles * n_tiles
         if tile.stream < 3:
             want = -(-ctas * self.sm_count // tiles)
+        elif tiles >= ctas * self.sm_count:  # a full wave without splitting: never split (each
+            want = 1                         # slice adds its prologue; 28672x8192 M=1 split 5 ways: 45 -> 75 us)
         else:  # the split whose waves of `occupancy` CTAs per SM waste least (the fewest slices on a tie)
             cap_ctas = ctas * self.sm_count
             want = min(range(1, min(ksteps, max(1, max_split if max_split > 1 else 1)) + 1),
@@ -685,10 +687,11 @@ TILE_32_WK2 = Tile(32, 128, 128, 1, 4, 2, 4)
 #: more than 128 tokens on a layer of 4097-8192 rows: 256 rows per CTA, 8 warps
 #: (H200, int4 g128, M=256, 8192x8192: 126 -> 116 us; 28672x8192 loses: 398 -> 473)
 TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
-#: decode of 4-bit integer codes over a long K (> 4096): the lean register ring
-#: (run_ring, stream=4) with 8 blocks in flight per warp (H200, int4 g128, M=1,
-#: gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1; other
-#: formats and short K keep the register-streaming tile, which was as fast or faster)
+#: decode of 4-bit integer codes over a long K (> 4096) and up to 16384 rows: the
+#: lean register ring (run_ring, stream=4) with 8 blocks in flight per warp (H200,
+#: int4 g128, M=1, gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1;
+#: 28672x8192 42.3 -> 45.3, so not there; other formats and short K keep the
+#: register-streaming tile, which was as fast or faster)
 DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
@@ -775,7 +778,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     for lo, hi, t in DEFAULT_RANGES:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
-        if t.stream and kp > 4096 and recipe.bits == 4 and raw_codes(recipe):
+        if t.stream and kp > 4096 and layer.n <= 16384 and recipe.bits == 4 and raw_codes(recipe):
             nominal = DECODE_INT4_LONG_K
         nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
