@@ -576,12 +576,10 @@ class Launcher:
         tiles = m_tiles * n_tiles
         if tile.stream < 3:
             want = -(-ctas * self.sm_count // tiles)
-        elif tiles >= ctas * self.sm_count:  # a full wave without splitting: never split (each
-            want = 1                         # slice adds its prologue; 28672x8192 M=1 split 5 ways: 45 -> 75 us)
-        else:  # the split whose waves of `occupancy` CTAs per SM waste least (the fewest slices on a tie)
-            cap_ctas = ctas * self.sm_count
-            want = min(range(1, min(ksteps, max(1, max_split if max_split > 1 else 1)) + 1),
-                       key=lambda v: (-(-tiles * v // cap_ctas) / v, v))
+        else:  # about `occupancy` CTAs per SM, rounded: every slice pays the activation staging and the
+            # ring prologue, so a split for fewer wasted waves loses (H200, M=1: 28672x8192 split 5 ways
+            # 45 -> 75 us, 14336x4096 split 7 ways 15 -> 26 us)
+            want = max(1, (ctas * self.sm_count + tiles // 2) // tiles)
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
@@ -693,6 +691,10 @@ TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
 #: 28672x8192 42.3 -> 45.3, so not there; other formats and short K keep the
 #: register-streaming tile, which was as fast or faster)
 DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)
+#: ... and over a short K (<= 4096) on cp.async targets: the lean shared-memory ring,
+#: 16 warps, split between N and K per layer by shape_stream_tile (H200, gpu_sweep.py:
+#: 4096x4096 7.73 -> 7.21 us, 14336x4096 15.8 -> 15.3)
+DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, TILE_16),
@@ -778,14 +780,20 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     for lo, hi, t in DEFAULT_RANGES:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
-        if t.stream and kp > 4096 and layer.n <= 16384 and recipe.bits == 4 and raw_codes(recipe):
-            nominal = DECODE_INT4_LONG_K
+        if t.stream and recipe.bits == 4 and raw_codes(recipe):
+            if kp > 4096 and layer.n <= 16384:
+                nominal = DECODE_INT4_LONG_K
+            elif kp <= 4096 and caps.has("cp_async"):
+                nominal = DECODE_INT4_SHORT_K
         nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if hi is None and 4096 < layer.n <= 8192 and caps.has("cp_async"):
             nominal = TILE_64_WIDE
-        out.append(MRange(lo, hi, {**fit_tile(nominal, recipe, smem, kp).to_dict(), **split_config(t)}))
+        fitted = fit_tile(nominal, recipe, smem, kp)
+        if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
+            fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
+        out.append(MRange(lo, hi, {**fitted.to_dict(), **split_config(t)}))
     return out
 
 
