@@ -73,8 +73,8 @@ class Tile:
     of blocks in registers (``GemmMmaSync::run_stream``); ``stream=3`` and ``4``
     run the lean loop (``run_ring``: folds at compile-time places, one MMA chain)
     with the ring in shared memory (cp.async targets: each lane copies the words
-    it reads) or in registers; their launches split K for the fewest wasted
-    waves of ``occupancy`` CTAs per SM. (``stream=2``, an earlier shared-memory
+    it reads) or in registers; their launches split K for about ``occupancy``
+    CTAs per SM. (``stream=2``, an earlier shared-memory
     ring, was slower than both on the H200 and is gone.)
     """
 
@@ -174,7 +174,7 @@ def stream_red_bytes(tile: Tile) -> int:
     return tile.wk * tile.bm * (tile.bn + 4) * 4
 
 
-def ring_slot_bytes(tile: Tile, recipe: Recipe) -> int:
+def ring_slot_bytes(recipe: Recipe) -> int:
     """One slot of a warp's shared-memory ring (``stream=3``): the warp's weight words
     and, with group scales, per lane and entry the 4 (8 with zero points) bytes of its
     two rows (mirrors GemmMmaSync::RING_SLOT)."""
@@ -186,7 +186,7 @@ def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
     """The per-warp rings in shared memory (``stream=3``, on cp.async targets)."""
     if not (recipe.cp_async and tile.stream == 3):
         return 0
-    return (tile.threads // 32) * tile.stages * ring_slot_bytes(tile, recipe)
+    return (tile.threads // 32) * tile.stages * ring_slot_bytes(recipe)
 
 
 def ring_fold_period(recipe: Recipe) -> int:
@@ -198,6 +198,12 @@ def ring_fold_period(recipe: Recipe) -> int:
         return 1
     g64 = recipe.group // 64
     return 4 if g64 % 4 == 0 else 2 if g64 % 2 == 0 else 1
+
+
+def ring_slice_step(recipe: Recipe, tile: Tile) -> int:
+    """K steps (of BK = 64 WK columns) a ring tile's K slices are a multiple of: whole fold chunks."""
+    fp = ring_fold_period(recipe)
+    return fp // math.gcd(fp, tile.wk)
 
 
 def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
@@ -569,8 +575,7 @@ class Launcher:
         most = max(1, cap // (rows * tile.wk * 128))  # K steps whose activations fit
         step = 1
         if tile.stream >= 3:  # slices of whole fold chunks
-            fp = ring_fold_period(self.packed.recipe)
-            step = fp // math.gcd(fp, tile.wk)
+            step = ring_slice_step(self.packed.recipe, tile)
             most = max(step, most // step * step)
         fit = -(-ksteps // most)
         tiles = m_tiles * n_tiles
@@ -844,7 +849,7 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             t = replace(t, stages=max(fp, want // fp * fp))
 
             def per_sm(t):  # `occupancy` CTAs with their rings and partial tiles, or their smallest K slice
-                slice_min = t.wk * (fp // math.gcd(fp, t.wk))
+                slice_min = t.wk * ring_slice_step(recipe, t)
                 head = max(t.bm * slice_min * 128, stream_red_bytes(t)) + 1024 + STATIC_SMEM_BYTES
                 return t.occupancy * (head + stream_ring_bytes(t, recipe))
             # (an SM has about the opt-in block limit plus the 1 KB reserved per block)

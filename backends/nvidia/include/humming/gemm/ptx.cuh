@@ -35,13 +35,6 @@ HUMMING_DEVICE void cp_async16_prefetch(u32 dst, const void* src) {
     cp_async16(dst, src);
   }
 }
-// 8 or 4 bytes global -> shared (through L1: .ca is the only form for these sizes).
-HUMMING_DEVICE void cp_async8(u32 dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src));
-}
-HUMMING_DEVICE void cp_async4(u32 dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
-}
 // Sixteen zero bytes into shared memory, in the same async group (reads nothing).
 HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, 0;\n" ::"r"(dst), "l"(src));
@@ -50,7 +43,8 @@ HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
 HUMMING_DEVICE void cp_async16_if(u32 dst, const void* src, bool full) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
 }
-// 8 or 4 bytes when `full`, else zeros (src is not read).
+// 8 or 4 bytes when `full`, else zeros (src is not read); through L1: .ca is the
+// only form for these sizes.
 HUMMING_DEVICE void cp_async8_if(u32 dst, const void* src, bool full) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 8 : 0));
 }
@@ -83,11 +77,6 @@ HUMMING_DEVICE u32 ld_stream_u32(const void* p) {
 HUMMING_DEVICE u32 ld_nc_u32(const void* p) {
   u32 v;
   asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
-  return v;
-}
-HUMMING_DEVICE u32 ld_nc_u16(const void* p) {
-  unsigned short v;
-  asm volatile("ld.global.nc.u16 %0, [%1];\n" : "=h"(v) : "l"(p));
   return v;
 }
 

@@ -603,9 +603,10 @@ struct GemmMmaSync {
       for (int i = 0; i < SW; ++i) sc[e][i] = sr[e][i];
   }
 
-  // acc += (sum of the chains - corr) * (row factor x scale); chains and corr = 0
+  // acc += (sum of the chains - corr) * f_h (rows g: h = 0, rows g + 8: h = 1);
+  // chains and corr = 0
   static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
-                                         float (&corr)[MT][4], float sf0, float sf1) {
+                                         float (&corr)[MT][4], const float (&f)[2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -614,11 +615,20 @@ struct GemmMmaSync {
 #pragma unroll
         for (int c = 1; c < KC; ++c) sum += part[c][0][mt][q];
         if constexpr (RAW) sum -= corr[mt][q];
-        acc[0][mt][q] = fmaf(sum, (q >> 1) ? sf1 : sf0, acc[0][mt][q]);
+        acc[0][mt][q] = fmaf(sum, f[q >> 1], acc[0][mt][q]);
 #pragma unroll
         for (int c = 0; c < KC; ++c) part[c][0][mt][q] = 0.0f;
         if constexpr (RAW) corr[mt][q] = 0.0f;
       }
+  }
+
+  // a fold's row factors f_h: 2^-sub (raw codes) x the rows' group scale in scale entry `sc`
+  static HUMMING_DEVICE void fold_factors(const u32 (&sc)[SW], float (&f)[2]) {
+    f[0] = RAW_F0, f[1] = RAW_F1;
+    if constexpr (SCALE_ACC) {
+      f[0] *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
+      f[1] *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
+    }
   }
 
   // The A operands of k16 tile kt (a constant once the caller's loop is unrolled)
@@ -693,12 +703,9 @@ struct GemmMmaSync {
       // fold point is exact in value, the group's scale applies to both parts)
       const bool periodic = RAW && kt == 3 && (kb & 3) == 3;
       if (end_of_group || periodic || (last && kt == 3)) {
-        float sf0 = RAW_F0, sf1 = RAW_F1;
-        if constexpr (SCALE_ACC) {
-          sf0 *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[e][0] & 0xffffu));
-          sf1 *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[e][SW - 1] & 0xffffu) : (sc[e][0] >> 16)));
-        }
-        fold_stream(acc, part, corr, sf0, sf1);
+        float f[2];
+        fold_factors(sc[e], f);
+        fold_stream(acc, part, corr, f);
       }
     }
   }
@@ -891,30 +898,6 @@ struct GemmMmaSync {
   // groups that neither divide 64 nor are multiples of it: a fold per k16 tile
   static constexpr bool FOLD_EVERY_TILE = NSC == 4 && 64 % Cfg::GROUP != 0;
 
-  // acc += (part - corr) * f_h (rows g: h = 0, rows g + 8: h = 1); part = corr = 0
-  static HUMMING_DEVICE void ring_fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], float (&corr)[MT][4],
-                                       const float (&f)[2]) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float v = part[0][0][mt][q];
-        if constexpr (RAW) v -= corr[mt][q];
-        acc[0][mt][q] = fmaf(v, f[q >> 1], acc[0][mt][q]);
-        part[0][0][mt][q] = 0.0f;
-        corr[mt][q] = 0.0f;
-      }
-  }
-
-  // the fold's row factors f_h (2^-sub x scale) for scale entry `sc`
-  static HUMMING_DEVICE void ring_factors(const u32 (&sc)[SW], float (&f)[2]) {
-    f[0] = RAW_F0, f[1] = RAW_F1;
-    if constexpr (SCALE_ACC) {
-      f[0] *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
-      f[1] *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
-    }
-  }
-
   // One 64-column block out of its slot: dequantize, multiply (and the correction
   // MMA for raw codes); with NSC == 4 the folds inside the block.
   static HUMMING_DEVICE void ring_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
@@ -952,8 +935,8 @@ struct GemmMmaSync {
       if constexpr (NSC == 4) {  // groups of 16, 32: fold where one ends; 48, 80, ...: every k16 tile
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
           float f[2];
-          ring_factors(sc[kt], f);
-          ring_fold(acc, part, corr, f);
+          fold_factors(sc[kt], f);
+          fold_stream(acc, part, corr, f);
         }
       }
     }
@@ -1108,12 +1091,12 @@ struct GemmMmaSync {
         if constexpr (NSC == 1) {
           float f[2];
           if constexpr (Cfg::GSCALE) {
-            ring_factors(sc[0], f);
+            fold_factors(sc[0], f);
           } else {
             const u32 none[SW] = {};
-            ring_factors(none, f);
+            fold_factors(none, f);
           }
-          ring_fold(acc, part, corr, f);
+          fold_stream(acc, part, corr, f);
         }
       }
     }
