@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|bytes|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -80,6 +80,26 @@ for part in "${@:-all}"; do
              --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
            cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
            grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
+    bytes) # the byte-operand kernels (int8 x int8, fp8 x fp8 m16n8k32): their GPU tests, then W4A8 / W8A8
+           # against W4A16 and cuBLAS fp16 from decode to large batch
+           timeout 330 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
+             -k "byte or quantized_activations" 2>&1 | tee "$OUT/bytes_tests.log" | tail -12
+           rc=$((rc | PIPESTATUS[0]))
+           b() { timeout 100 humming bench --shapes 8192x8192,28672x8192 --methods humming,cublas-fp16 --repeats 3 \
+                   --no-plot --no-jit "$@" 2>&1 | tee -a "$OUT/bytes_bench.log" | grep -E "^ *(1|16|64|256|1024|4096) |x stream|WRONG"; }
+           b --m 1,16,64,256,1024,4096 --weight int4 --group-size 128 --act int8 --act-quant dynamic_token --out /tmp/b-w4a8
+           b --m 256,1024,4096 --weight int4 --group-size 128 --out /tmp/b-w4a16
+           b --m 1,256,4096 --weight int8 --group-size 0 --act int8 --act-quant dynamic_token --out /tmp/b-w8a8
+           b --m 1,256,4096 --weight e4m3 --group-size 0 --act e4m3 --act-quant dynamic_token --out /tmp/b-fp8
+           for d in w4a8 w4a16 w8a8 fp8; do cp /tmp/b-$d/report.json "$OUT/bench-$d.json" 2>/dev/null; done ;;
+    bsweep) # byte-operand tile ranking (int8 activations): int4 g128 and int8 per channel, prefill and M=16
+           timeout 330 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "byte" \
+             2>&1 | tee "$OUT/bytes_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 120 python3 scripts/gpu_sweep.py --act int8 "$@" 2>&1 | tee -a "$OUT/bsweep.log" | head -8 ; }
+           sw --m 256 --groups b256 --shapes 8192x8192,28672x8192 --rounds 3 --json "$OUT/bsweep_w4_256.json"
+           sw --m 2048 --groups b256 --shapes 8192x8192 --rounds 3 --json "$OUT/bsweep_w4_2048.json"
+           sw --m 256 --groups b256 --shapes 8192x8192 --weight int8 --group 0 --rounds 3
+           sw --m 16,64 --groups b16 --shapes 8192x8192,28672x8192 --rounds 3 ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

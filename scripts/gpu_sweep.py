@@ -20,7 +20,7 @@ import torch
 from humming import reference as R
 from humming.bench.stream import StreamReader
 from humming.bench.timing import CudaGraphTimer
-from humming.scheme import WeightScheme
+from humming.scheme import ActivationScheme, WeightScheme
 from humming_nvidia import gemm_mma_sync as G
 
 T = G.Tile
@@ -47,6 +47,14 @@ GROUPS = {
              T(64, 128, 128, 1, 4, 1, 3), T(64, 256, 64, 1, 8, 1, 4), T(64, 128, 256, 1, 4, 2, 3),
              T(128, 128, 64, 1, 4, 1, 3), T(64, 64, 64, 1, 2, 1, 6), T(64, 256, 128, 1, 8, 1, 3),
              T(128, 256, 64, 1, 8, 1, 3)],
+    # byte operands (--act int8): warp tiles of at most 32 tokens (int32 partials beside fp32 accumulators)
+    "b256": [T(64, 256, 128, 2, 8, 1, 3), T(64, 128, 128, 2, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4),
+             T(128, 128, 128, 2, 4, 1, 3), T(128, 256, 64, 4, 4, 1, 3), T(64, 128, 64, 2, 4, 1, 6),
+             T(128, 128, 64, 4, 2, 1, 4), T(64, 64, 128, 2, 2, 1, 4), T(32, 128, 128, 1, 4, 1, 4),
+             T(128, 64, 128, 4, 1, 1, 4), T(64, 256, 64, 2, 8, 1, 4), T(128, 256, 64, 4, 8, 1, 3)],
+    "b16": [T(16, 128, 256, 1, 4, 2, 3), T(16, 128, 128, 1, 4, 2, 4), T(16, 128, 128, 1, 8, 1, 4),
+            T(32, 128, 128, 1, 4, 1, 4), T(32, 128, 128, 1, 4, 2, 4), T(16, 64, 256, 1, 4, 2, 4),
+            T(64, 128, 128, 2, 4, 1, 4), T(16, 256, 128, 1, 8, 2, 3)],
 }
 
 
@@ -57,6 +65,7 @@ def main():
     ap.add_argument("--groups", default="decode", help="comma list of " + ",".join(GROUPS))
     ap.add_argument("--weight", default="int4")
     ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
+    ap.add_argument("--act", default="fp16", help="fp16, or int8 (dynamic per token: the int8 MMA kernels)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
     ap.add_argument("--json")
@@ -68,13 +77,16 @@ def main():
     target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
     scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
               WeightScheme(args.weight, "group", args.group))
-    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+    op8 = 1 if args.act == "int8" else 0
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target,
+                       act_scale=1 if op8 else 0, op8=op8)
+    act = ActivationScheme("int8", "dynamic_token") if op8 else None
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     ms = [int(v) for v in args.m.split(",")]
     groups = args.groups.split(",")
     from humming.jit import warmup
 
-    warmup(list(dict.fromkeys(G.kernel_spec(rec, G.fit_tile(t, rec, smem, -(-k // G.PAD_K) * G.PAD_K))
+    warmup(list(dict.fromkeys(G.kernel_spec(rec, G.fit_tile(t, rec, smem, G.padded_k(k, rec) // rec.ku))
                               for n, k in shapes for g in groups for t in GROUPS[g])))
     timer, stream = CudaGraphTimer(dev), StreamReader(dev)
     rows = []
@@ -91,17 +103,23 @@ def main():
         for m in ms:
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
             y = torch.empty(m, n, device=dev, dtype=torch.float16)
-            ref = R.gemm(x.float(), qw)
+            ref = R.gemm(x.float(), qw, act)
+            xs = None
+            if op8:  # the int8 codes and per-token scales the kernel takes (quantized once, outside the timing)
+                from humming.ops import quantize_activation
+
+                x, xs = quantize_activation(x, "int8", "dynamic_token")
+                xs = xs.reshape(-1).contiguous()
             cands = []
             for g in groups:
                 for t in GROUPS[g]:
-                    t = G.fit_tile(t, rec, smem, pw0.kp)
+                    t = G.fit_tile(t, rec, smem, pw0.kp // rec.ku)
                     if any(c["tile"] == t for c in cands):
                         continue
                     Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 else 1, smem_per_sm=smem_sm)
                           for pw in pws]
                     y.fill_(float("nan"))
-                    Ls[0](x, y)
+                    Ls[0](x, y, xs)
                     torch.cuda.synchronize()
                     err = float((y.float() - ref).abs().max() / ref.abs().max())
                     cands.append({"tile": t, "Ls": Ls, "err": err, "samples": [], "ratios": []})
@@ -112,7 +130,7 @@ def main():
                 random.shuffle(order)
                 times = {}
                 for i in order:
-                    replay = timer.build([lambda L=L: L(x, y) for L in cands[i]["Ls"]])
+                    replay = timer.build([lambda L=L: L(x, y, xs) for L in cands[i]["Ls"]])
                     times[i] = sample(timer, replay, copies, args)
                     timer.release()
                     G._workspaces.clear()  # (each build's side stream got one of its own)

@@ -85,10 +85,15 @@ def _limited(d, *subs):
     (["--weight", "uint4", "--zero-point", "int", "--group-size", "64", "--act", "int8", "--device", "A100",
       "--hardware"],
      lambda d: d["compute"]["activation"] == "int8" and d["layer"]["weight"]["zero_point"] == "int"
-     and _limited(d, "int8 x int8 MMA is not implemented")),
+     and d["runnable"]),
     (["--weight", "uint4", "--zero-point", "int", "--group-size", "64", "--act", "int8", "--device", "A100"],
+     lambda d: d["compute"]["activation"] == "int8" and d["runnable"] and not d["fallbacks"]
+     and d["components"]["mma"] == "mma_sync.m16n8k32.s8"),
+    # int8 operands come from power-of-two widths only: 3-bit weights fall back to fp16, saying why
+    (["--weight", "int3", "--group-size", "128", "--act", "int8", "--device", "A100"],
      lambda d: d["compute"]["activation"] == "fp16" and d["runnable"]
-     and "implementation limit for int8 x int8" in d["fallbacks"][0]["reason"]),
+     and "implementation limit for int8 x int8" in d["fallbacks"][0]["reason"]
+     and "1, 2, 4 or 8-bit codes" in d["fallbacks"][0]["reason"]),
     (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8", "--hardware"],
      lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"
      and _limited(d, "MoE GEMM is not implemented")),

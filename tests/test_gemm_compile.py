@@ -32,7 +32,7 @@ K_OF = {"int4-g128-longk": 8192}
 
 
 def main_loop(sass: str) -> str:
-    """The instructions of the K loop: the backward-branch span holding the most MMAs."""
+    """The instructions of the K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA)."""
     lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", l)]
     addr = [int(re.search(r"/\*([0-9a-f]{4,})\*/", l).group(1), 16) for l in lines]
     best, best_n = "", -1
@@ -40,7 +40,7 @@ def main_loop(sass: str) -> str:
         m = re.search(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)", l)
         if m and int(m.group(1), 16) < a:
             span = "\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a)
-            n = len(re.findall(r"HMMA", span))
+            n = len(re.findall(r"[HIQ]MMA", span))
             if n > best_n:
                 best, best_n = span, n
     return best
@@ -90,6 +90,64 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
     # no local arrays; at most a register or two spilled once outside the loop
     assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
     assert kernel.spec.target == plan.kernel(m).target
+
+
+#: byte-operand kernels (mma.sync m16n8k32): int8 x int8 from 1/2/4/8-bit integer codes, fp8 x fp8
+BYTE_VARIANTS = [
+    ("w4a8-int8-g128", WeightScheme("int4", "group", 128), ActivationScheme("int8", "dynamic_token"), "IMMA"),
+    ("w8a8-int8-channel", WeightScheme("int8", "channel", scale_fmt="fp32"), ActivationScheme("int8", "dynamic_token"),
+     "IMMA"),
+    ("awq4-zp-g64-a8", WeightScheme("uint4", "group", 64, zero_point="int"), ActivationScheme("int8", "static_tensor"),
+     "IMMA"),
+    ("w2a8-g64", WeightScheme("int2", "group", 64), ActivationScheme("int8", "dynamic_token"), "IMMA"),
+    ("w8a8-fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
+     "QMMA"),
+]
+BYTE_DEVICES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_120"]
+
+
+@pytest.fixture(scope="module")
+def compiled_bytes(tmp_path_factory):
+    rt = Runtime(cache_dir=tmp_path_factory.mktemp("gemm-bytes"))
+    plans, specs = {}, []
+    for dev in BYTE_DEVICES:
+        for name, scheme, act, _ in BYTE_VARIANTS:
+            p = humming.plan(LayerSpec(4096, 4096, scheme, act, out_dtype="bf16"), dev)
+            for m in (1, 16, 1024):
+                plans[(dev, name, m)] = (p, p.kernel(m))
+                specs.append(plans[(dev, name, m)][1])
+    rt.warmup(list(dict.fromkeys(specs)), executor="thread")
+    return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
+
+
+@pytest.mark.parametrize("m", [1, 16, 1024])
+@pytest.mark.parametrize("variant", [v[0] for v in BYTE_VARIANTS])
+@pytest.mark.parametrize("dev", BYTE_DEVICES)
+def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
+    """int8 weights-and-activations plans issue IMMA.16832.S8.S8 (integer codes made into
+    int8 operands by LOP3s, no 16-bit conversions); fp8 plans QMMA.16832 where fp8 MMA is
+    native (sm_89, sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no local memory."""
+    plan, kernel = compiled_bytes[(dev, variant, m)]
+    kind = next(v[3] for v in BYTE_VARIANTS if v[0] == variant)
+    if kind == "QMMA" and dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
+        assert plan.compute.a == "bf16" and "no e4m3 x e4m3 MMA" in plan.fallbacks[0].reason
+        return
+    if kind == "QMMA" and dev == "sm_90":  # fp8 mma.sync is emulated on Hopper: 16-bit operands instead
+        assert plan.compute.a == "bf16" and "compiler emulation" in plan.fallbacks[0].reason
+        return
+    assert plan.runnable and plan.compute.a == plan.compute.b != "fp16", plan.explain()
+    assert plan.components["mma"].startswith("mma_sync.m16n8k32")
+    sass = I.disassemble(kernel.cubin)
+    loop = main_loop(sass)
+    if kind == "IMMA":
+        assert I.count(loop, r"^IMMA\.16832\.S8\.S8") > 0, "no int8 MMA in the main loop"
+        # nothing goes through 16-bit floats (HADD2.F32: the fp16 group scales into fp32)
+        assert I.count(loop, r"^(HMMA|HFMA2|HMUL2|HADD2\s)") == 0
+    else:
+        assert I.count(loop, r"^QMMA\.16832\.F32\.E4M3\.E4M3") > 0, "no fp8 MMA in the main loop"
+    assert I.count(loop, r"^(LDL|STL)") == 0, "local-memory traffic in the main loop"
+    usage = I.resource_usage(kernel.cubin)["humming_entry"]
+    assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
 
 
 def test_targets_come_from_the_capability_files(compiled):

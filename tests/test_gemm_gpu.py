@@ -17,6 +17,11 @@ at most about ``2 eps sum_k |x_k| |w_k|`` from the two roundings of the weight
 weights (absolute 2^-25 times the scale exponent the host factored out). The
 bound below doubles the weight term for margin: ``4 eps sum|x||w| + eps|y|``.
 
+Byte operands (int8 x int8 on m16n8k32, fp8 x fp8): the products and their int32
+sums are exact (fp8 x fp8 products exact in fp32), the codes and the activation
+scale are the reference's own, and the group scale (rounded to fp16 as above)
+multiplies the partial sums in fp32: the same bound holds with eps = 2^-11.
+
 The decode (stream) tiles give integer codes to the MMA raw (MAGIC + q per
 element) and take ``(MAGIC + offset) * sum x`` out in fp32 at each fold (a group
 end, or every 256 columns): the products stay exact, and the cancellation costs
@@ -98,6 +103,34 @@ QACT_SCHEMES = [WeightScheme("int4", "group", 128),
                 WeightScheme("e4m3", "channel", scale_fmt="fp32")]
 
 
+INT8_TOK = ActivationScheme("int8", "dynamic_token")
+INT8_STATIC = ActivationScheme("int8", "static_tensor")
+
+#: byte-operand plans (mma.sync m16n8k32): (scheme, K, activations, Recipe.op8) -- every integer
+#: width an int8 operand is made from, each way of storing the zero, every scale kind, act
+#: order, odd and tensor-parallel K, and fp8 weights with fp8 activations (e5m2 too)
+BYTE_CASES = [
+    (WeightScheme("int4", "group", 128), 640, INT8_TOK, 1),
+    (WeightScheme("int4", "group", 32), 576, INT8_TOK, 1),
+    (WeightScheme("uint4", "group", 64), 576, INT8_TOK, 1),                      # implicit offset 8
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 576, INT8_STATIC, 1),  # AWQ
+    (WeightScheme("uint4", "channel", zero_point="int"), 576, INT8_TOK, 1),
+    (WeightScheme("int2", "group", 64), 576, INT8_TOK, 1),
+    (WeightScheme("uint2", "group", 64, zero_point="int"), 576, INT8_TOK, 1),
+    (WeightScheme("uint1", "group", 64, zero_point="int"), 576, INT8_TOK, 1),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 203, INT8_TOK, 1),        # K not a multiple of 16
+    (WeightScheme("uint8", "group", 64), 576, INT8_TOK, 1),                      # implicit offset 128
+    (WeightScheme("int8", "block", 128, block_n=64, scale_fmt="fp32"), 640, INT8_TOK, 1),
+    (WeightScheme("int4", "tensor"), 208, INT8_STATIC, 1),
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 3696, INT8_TOK, 1),       # a TP shard's K
+    (WeightScheme("int4", "group", 128, act_order=True), 640, INT8_TOK, 1),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 576, ActivationScheme("e4m3", "dynamic_token"), 2),
+    (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 640,
+     ActivationScheme("e4m3", "static_tensor"), 2),
+    (WeightScheme("e5m2", "tensor", scale_fmt="fp32"), 576, ActivationScheme("e5m2", "dynamic_token"), 3),
+]
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _compile_ahead():
     """Compile every kernel this module needs in parallel first (the lazy path
@@ -114,6 +147,10 @@ def _compile_ahead():
         for act in ACTS:
             for od in ("fp16", "bf16"):
                 layers.append(LayerSpec(N_ODD, 640, scheme, act, out_dtype=od))
+    for scheme, k, act, _ in BYTE_CASES:
+        n = N_ODD if scheme.scale != "block" else 256
+        for od in ("fp16", "bf16"):
+            layers.append(LayerSpec(n, k, scheme, act, out_dtype=od, bias=True))
     specs = []
     for layer in layers:
         p = humming.plan(layer)
@@ -194,6 +231,102 @@ def test_quantized_activations(scheme, act, out_dtype):
     qw = R.quantize(w, scheme)
     scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
+
+
+@pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("case", BYTE_CASES, ids=lambda c: f"{c[0].describe()}-K{c[1]}-{c[2].describe()}"
+                         .replace(" ", "_").replace(",", ""))
+def test_byte_operands(case, out_dtype):
+    """int8 x int8 (m16n8k32, int32 partial sums) and fp8 x fp8 plans on the GPU, every M."""
+    scheme, k, act, op8 = case
+    n = N_ODD if scheme.scale != "block" else 256
+    w = torch.randn(n, k, device="cuda") * 0.02
+    perm = torch.randperm(k, device="cuda") if scheme.act_order else None
+    qw = R.quantize(w, scheme, perm=perm, bias=torch.randn(n, device="cuda"))
+    import humming
+
+    p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True))
+    scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
+    if op8 >= 2 and p.compute.a != act.fmt:
+        # fp8 mma.sync is the compiler's emulation here (Hopper): the planner computes in 16 bits,
+        # so the kernels Ada and consumer Blackwell run natively are launched directly
+        assert "compiler emulation" in p.fallbacks[0].reason, p.explain()
+        run_bytes_directly(qw, act, op8, out_dtype, scale)
+        return
+    assert p.compute.a == p.compute.b == act.fmt and p.components["mma"].startswith("mma_sync.m16n8k32"), p.explain()
+    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)
+
+
+def run_bytes_directly(qw, act, op8, out_dtype, act_scale):
+    """A byte-operand recipe packed and launched by hand over the default tiles of every M range."""
+    from humming.ops import quantize_activation
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    bf = out_dtype == "bf16"
+    rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=bf, caps_cp_async=True, k8mma=False, target=target,
+                       act_scale=2 if act.quant == "static_tensor" else 1, has_bias=qw.bias is not None, op8=op8)
+    pw = G.pack_weight(qw, rec, dev)
+    smem = props.shared_memory_per_block_optin
+    ranges = [(lo, hi, G.fit_tile(G.byte_tile(t), rec, smem, pw.kp // rec.ku)) for lo, hi, t in G.DEFAULT_RANGES]
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
+    dt = torch.bfloat16 if bf else torch.float16
+    for m in MS:
+        x = (torch.randn(m, qw.k, device=dev) * 2).to(dt)
+        q, sc = quantize_activation(x, act.fmt, act.quant, scale=act_scale)
+        q = q.view(torch.int8)
+        if q.shape[1] % 16:
+            q = torch.nn.functional.pad(q, (0, 16 - q.shape[1] % 16))
+        y = torch.full((m, qw.n), float("nan"), device=dev, dtype=dt)
+        launcher(q, y, sc.reshape(-1).contiguous())
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw, act, act_scale=act_scale)
+        qr, sr = R.quantize_activation(x.float(), act, act_scale)
+        b = bound(R.dequantize_activation(qr, sr, act), qw, ref, 2.0 ** (-8 if bf else -11), pw.out_mul)
+        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+
+
+@pytest.mark.parametrize("ring", [1, 3, 4], ids=["registers", "lean-shared", "lean-registers"])
+@pytest.mark.parametrize("scheme,k", [
+    (WeightScheme("int4", "group", 128), 4224),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 576),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088),
+    (WeightScheme("int4", "group", 32), 1088),  # four folds per block
+    (WeightScheme("int2", "group", 512), 8192),
+], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_byte_operand_stream_tiles(scheme, k, ring):
+    """The decode schedulers (register ring, lean shared and register rings) on int8 operands."""
+    from humming.ops import quantize_activation
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=True, caps_cp_async=True, k8mma=False, target=target,
+                       act_scale=1, op8=1)
+    pw = G.pack_weight(qw, rec, dev)
+    smem = props.shared_memory_per_block_optin
+    kpu = pw.kp // rec.ku
+    ranges = [(1, 8, G.fit_tile(G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3), rec, smem, kpu)),
+              (9, None, G.fit_tile(G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2), rec, smem, kpu))]
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=64 * 1024)
+    for m in (1, 3, 8, 16):
+        x = (torch.randn(m, k, device=dev) * 2).to(torch.bfloat16)
+        q, sc = quantize_activation(x, "int8", "dynamic_token")
+        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=torch.bfloat16)
+        launcher(q, y, sc.reshape(-1).contiguous())
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw, INT8_TOK)
+        qr, sr = R.quantize_activation(x.float(), INT8_TOK)
+        b = bound(R.dequantize_activation(qr, sr, INT8_TOK), qw, ref, 2.0 ** -8, pw.out_mul)
+        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
 
 
 @pytest.mark.parametrize("ring", [1, 3, 4], ids=["registers", "lean-shared", "lean-registers"])

@@ -123,3 +123,32 @@ def test_packed_weight_stores_paired_scale_rows():
     z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T
     assert torch.allclose(s16, qw.scales.float(), rtol=1e-3)
     assert torch.equal(z16, qw.zeros.float())
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+def test_byte_operand_layout_is_the_m16n8k32_fragment(bits):
+    """pack_bytes (int8 / fp8 MMA operands): byte i of register R = 4 kt + r of lane 4 g + t is
+    W[g + 8 (r & 1), 32 kt + 4 t + 16 (r >> 1) + i] of its 16x128 block, register j of word q
+    (R = 8/bits q + j) at bits 8 i + bits j; and DequantBytes' flip (shift the field to the top
+    of each byte, mask, flip bit 7) gives (v - 2^(bits-1)) * 2^(8-bits) as int8."""
+    from humming_nvidia import layout as L
+
+    g = torch.Generator().manual_seed(bits)
+    v = torch.randint(0, 1 << bits, (32, 256), generator=g)
+    p = L.pack_bytes(v, bits)
+    assert p.shape == (2, 2, 32, 2 * bits)
+    assert torch.equal(L.unpack_bytes(p, bits), v)
+    per = 8 // bits
+    words = p.to(torch.int64) & 0xFFFFFFFF
+    top = (((1 << bits) - 1) << (8 - bits)) * 0x01010101
+    for nb, kb, lane, reg in [(0, 0, 0, 0), (1, 1, 31, 15), (0, 1, 6, 5), (1, 0, 13, 10)]:
+        gi, t = lane // 4, lane % 4
+        kt, r = reg // 4, reg % 4
+        w = int(words[nb, kb, lane, reg // per])
+        j = reg % per
+        flipped = ((w << (8 - bits - bits * j)) & 0xFFFFFFFF & top) ^ 0x80808080
+        for i in range(4):
+            want = int(v[16 * nb + gi + 8 * (r & 1), 128 * kb + 32 * kt + 4 * t + 16 * (r >> 1) + i])
+            assert (w >> (8 * i + bits * j)) & ((1 << bits) - 1) == want
+            byte = (flipped >> (8 * i)) & 0xFF
+            assert byte - 256 * (byte >= 128) == (want - (1 << (bits - 1))) * (1 << (8 - bits))

@@ -106,8 +106,8 @@ def test_explain_shows_every_decision():
     hw = plan(W4A8, "sm_90", families="hardware")
     assert "runnable    no: kernel family wgmma (nvidia) is declared for sm_90" in hw.explain()
     limited = plan(W4A8, "sm_89", families="hardware").explain()
-    assert re.search(r"limits +this version's mma_sync kernels cannot run this layer:\n +- .*e4m3 x e4m3 MMA "
-                     r"is not implemented", limited)
+    assert re.search(r"limits +this version's mma_sync kernels cannot run this layer:\n +- .*e4m3 MMAs take e4m3 "
+                     r"weight codes as they are", limited)
     assert "runnable    no: implementation limits" in limited
 
 
@@ -127,7 +127,7 @@ def test_implementation_limits_make_a_hardware_plan_not_runnable():
     hw = plan(W4A8, "sm_89", families="hardware")
     assert (hw.compute.a, hw.family, hw.implemented, hw.fallbacks) == ("e4m3", "mma_sync", True, ())
     assert not hw.runnable and hw.limits
-    assert any("e4m3 x e4m3 MMA is not implemented" in r for r in hw.limits)
+    assert any("e4m3 MMAs take e4m3 weight codes as they are; found int4 weights" in r for r in hw.limits)
     assert hw.not_runnable_reason.startswith("kernel family mma_sync (nvidia) cannot run this layer in this version")
     assert all(r in hw.not_runnable_reason for r in hw.limits)
     assert hw.to_dict()["limits"] == list(hw.limits)

@@ -7,14 +7,16 @@ has no bf16 MMA; B300's tcgen05 has no i8 kind; NVFP4/MXFP4 block scaling lives
 in tcgen05 and in sm_120's mma.sync kind::mxf4nvf4...): ``hw`` is the plan with
 every family the chip has (``families="hardware"``). Where that family is the
 implemented ``mma_sync`` but this version's kernels cannot run the layer
-(8-bit and 4-bit operands, MoE, per-group activation scales), ``hw.limits``
-says so and the plan is not runnable.
+(4-bit operands, fp8 operands from other weight formats, int8 operands from
+3/5/6/7-bit codes, MoE, per-group activation scales), ``hw.limits`` says so and
+the plan is not runnable.
 
 ``impl`` is the default plan, with the implemented families only: this
-version's mma_sync kernels multiply fp16/bf16, so every such plan computes in
-fp16/bf16 on mma_sync, with a fallback step naming the implementation limit
-it walked past, or raises (``Raises``) when nothing implemented fits. ``SAME``:
-the two plans agree.
+version's mma_sync kernels multiply fp16/bf16, int8 x int8 (m16n8k32, from
+1/2/4/8-bit integer codes) and fp8 x fp8 of the weight's own format, so other
+plans compute in fp16/bf16 on mma_sync, with a fallback step naming the
+implementation limit it walked past, or raise (``Raises``) when nothing
+implemented fits. ``SAME``: the two plans agree.
 
 A step is ``(from, to, [substrings of its reason])``.
 """
@@ -33,6 +35,7 @@ W = {
     "awq4": WeightScheme("uint4", "group", 128, zero_point="int"),
     "fzp4": WeightScheme("uint4", "group", 128, zero_point="float"),
     "int4ch": WeightScheme("int4", "channel", scale_fmt="fp32"),
+    "int3": WeightScheme("int3", "group", 128),
     "int8ch": WeightScheme("int8", "channel", scale_fmt="fp32"),
     "uint8zp": WeightScheme("uint8", "group", 128, zero_point="int"),
     "fp8ch": WeightScheme("e4m3", "channel", scale_fmt="fp32"),
@@ -109,19 +112,26 @@ PACKED4 = "activations (4-bit, packed) are not implemented"
 
 
 def ops(a: str, b: str | None = None) -> str:
-    """The limit on 8-bit / 4-bit operands."""
+    """The limit on operand types the kernels do not multiply (4-bit, mixed fp8)."""
     return f"{a} x {b or a} MMA is not implemented"
 
 
-def lim(a: str, b: str | None = None, emulated: bool = False) -> tuple:
+#: fp8 operands are the weight's own fp8 codes: other weight formats are not converted into them
+FP8_OF = "MMAs take e4m3 weight codes as they are; found "
+#: the byte-operand kernels issue m16n8k32 (Turing has m8n8k16 only, Zhenwu m16n16k32)
+K32 = "the byte-operand kernels issue mma.sync m16n8k32 int8; this chip lists "
+
+
+def lim(a: str, b: str | None = None, emulated: bool = False, why: str | None = None) -> tuple:
     """Substrings of a fallback reason that passed over mma_sync's limit on ``a x b`` operands."""
     pair = f"{a} x {b or a}" + (" (emulated)" if emulated else "")
-    return (f"mma_sync (nvidia) implementation limit for {pair}: ", ops(a, b))
+    return (f"mma_sync (nvidia) implementation limit for {pair}: ", why or ops(a, b))
 
 
-def fp16_past(a: str, *more, b: str | None = None, emulated: bool = False, to: str = "fp16", **kw) -> E:
+def fp16_past(a: str, *more, b: str | None = None, emulated: bool = False, to: str = "fp16", why=None, **kw) -> E:
     """An implemented plan that walked from ``a`` to ``to`` past mma_sync's operand limit."""
-    return E(to, steps=((a, to, lim(a, b, emulated) + (f"exact in {to}",) + more),), absent=(f"no {a} x",), **kw)
+    return E(to, steps=((a, to, lim(a, b, emulated, why) + (f"exact in {to}",) + more),), absent=(f"no {a} x",),
+             **kw)
 
 
 CASES = [
@@ -142,45 +152,44 @@ CASES = [
          out="bf16"),
     Case("w4a16bf-sm120", "gptq4", "bf16", "sm_120", E("bf16"), out="bf16"),
     # -- W4A8 fp8: native e4m3 MMA on Ada and consumer Blackwell; wgmma/tcgen05 on Hopper/B200.
-    #    This version's kernels compute it in fp16 (fp8 values are exact there).
+    #    This version's fp8 kernels take fp8 weights only: int4 weights compute in fp16 (fp8 is exact there).
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("fp16", steps=(("e4m3", "fp16", NO_FP8),)))
       for d in ("sm_75", "sm_80", "sm_86", "sm_87")],
     Case("w4a8bf-sm80", "gptq4", "fp8", "sm_80",
          E("bf16", steps=(("e4m3", "bf16", ("no e4m3", "exact in bf16")),)), out="bf16"),
     Case("w4a8-sm89", "gptq4", "fp8", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick", limits=(ops("e4m3"),),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick", limits=(FP8_OF + "uint4",),
            scales={"weight_group": "partial_accumulators", "activation": "epilogue"}),
-         fp16_past("e4m3", mma="mma_sync.m16n8k16.f16", dequant="int_bittrick",
+         fp16_past("e4m3", why=FP8_OF + "uint4", mma="mma_sync.m16n8k16.f16", dequant="int_bittrick",
                    scales={"weight_group": "dequantized_weights", "activation": "epilogue"})),
     Case("w4a8-sm90", "gptq4", "fp8", "sm_90", E("e4m3", family="wgmma", mma="wgmma.e4m3"),
-         fp16_past("e4m3", emulated=True, notes=("would prefer wgmma",))),
-    Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"), fp16_past("e4m3", emulated=True)),
+         fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4", notes=("would prefer wgmma",))),
+    Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"),
+         fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4")),
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("e4m3", family="tcgen05", kind="f8f6f4"),
-           fp16_past("e4m3", emulated=True, notes=("would prefer tcgen05",))) for d in ("sm_100", "sm_103")],
-    Case("w4a8-sm120", "gptq4", "fp8", "sm_120", E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"),)),
-         fp16_past("e4m3")),
-    # -- W8A8 int8: int8 tensor cores everywhere; this version computes in fp16 (int8 is exact there)
+           fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4", notes=("would prefer tcgen05",)))
+      for d in ("sm_100", "sm_103")],
+    Case("w4a8-sm120", "gptq4", "fp8", "sm_120",
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(FP8_OF + "uint4",)), fp16_past("e4m3", why=FP8_OF)),
+    # -- W8A8 int8: int8 tensor cores everywhere; this version's kernels issue m16n8k32 (sm_80 on),
+    #    Turing computes in fp16 (int8 is exact there)
     Case("w8a8-sm75", "int8ch", "int8", "sm_75",
-         E("int8", mma="mma_sync.m8n8k16.s8", dequant="passthrough", limits=(ops("int8"),)),
-         fp16_past("int8", mma="mma_sync.m16n8k8.f16", dequant="int_bittrick")),
+         E("int8", mma="mma_sync.m8n8k16.s8", dequant="passthrough", limits=(K32 + "m8n8k16",)),
+         fp16_past("int8", why=K32 + "m8n8k16", mma="mma_sync.m16n8k8.f16", dequant="int_bittrick")),
     Case("w8a8-sm80", "int8ch", "int8", "sm_80",
-         E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough", scales={"weight_channel": "epilogue"},
-           limits=(ops("int8"),)),
-         fp16_past("int8", mma="mma_sync.m16n8k16.f16", scales={"weight_channel": "epilogue"})),
-    Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8", limits=(ops("int8"),)),
-         fp16_past("int8")),
+         E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough", scales={"weight_channel": "epilogue"})),
+    Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8")),
     Case("w8a8-sm90", "int8ch", "int8", "sm_90", E("int8", family="wgmma", mma="wgmma.s8"),
-         fp16_past("int8", notes=("would prefer wgmma",))),
-    Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), fp16_past("int8")),
-    Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8", limits=(ops("int8"),)),  # B300: no tcgen05 i8 kind
-         fp16_past("int8")),
-    Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), fp16_past("int8")),
-    Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8", limits=(ops("int8"),)), fp16_past("int8")),
+         E("int8", mma="mma_sync.m16n8k32.s8", notes=("would prefer wgmma",))),
+    Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), E("int8")),
+    Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8")),  # B300: no tcgen05 i8 kind
+    Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
+    Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8")),
     # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not;
     #    this version has no packed 4-bit activations at all
     Case("w4a4i-sm75", "int4ch", "int4", "sm_75",
          E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough", limits=(ops("int4"), PACKED4)),
-         Raises((ops("int4"), ops("int8"), "int4 " + PACKED4))),
+         Raises((ops("int4"), K32 + "m8n8k16", "int4 " + PACKED4))),
     Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4", limits=(ops("int4"),)),
          Raises((ops("int4"), PACKED4))),
     Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4", limits=(PACKED4,)),
@@ -188,15 +197,15 @@ CASES = [
     Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
          E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
            dequant="int_bittrick"),
-         Raises(("int4 x int4 MMA exists on sm_90 only as a compiler emulation", ops("int8"), PACKED4))),
+         Raises(("int4 x int4 MMA exists on sm_90 only as a compiler emulation", PACKED4))),
     Case("w4a4i-sm100", "int4ch", "int4", "sm_100",
          E("int8", family="tcgen05", kind="i8", steps=(("int4", "int8", ("compiler emulation",)),)),
          Raises(("compiler emulation", PACKED4))),
     Case("w4a4i-sm103", "int4ch", "int4", "sm_103",
-         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(ops("int8"), PACKED4)),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(PACKED4,)),
          Raises(("compiler emulation", PACKED4))),
     Case("w4a4i-sm120", "int4ch", "int4", "sm_120",
-         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(ops("int8"), PACKED4)),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(PACKED4,)),
          Raises(("compiler emulation", PACKED4))),
     # -- NVFP4 W4A4: native block-scaled fp4 on Blackwell; e4m3 (exact) elsewhere. Per-group
     #    (block) activation scales and packed e2m1 activations are beyond this version.
@@ -204,7 +213,7 @@ CASES = [
          E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True, dequant="passthrough",
            scales={"weight_group": "mma_block_scale", "activation": "mma_block_scale",
                    "weight_global_tensor": "epilogue"}),
-         Raises(("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented", ops("e4m3"), GROUP_ACT,
+         Raises(("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented", FP8_OF + "e2m1", GROUP_ACT,
                  "e2m1 " + PACKED4)), out="bf16"),
     *[Case(f"nvfp4-{d}", "nvfp4", "nvfp4", d,
            E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True, mma="mma_block_scaled.mxf4nvf4"),
@@ -216,7 +225,7 @@ CASES = [
          Raises(("no e2m1 x e2m1 MMA on sm_90", GROUP_ACT)), out="bf16"),
     Case("nvfp4-sm89", "nvfp4", "nvfp4", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),),
-           limits=(ops("e4m3"), GROUP_ACT, PACKED4)),
+           limits=(FP8_OF + "e2m1", GROUP_ACT, PACKED4)),
          Raises((GROUP_ACT,)), out="bf16"),
     Case("nvfp4-sm80", "nvfp4", "nvfp4", "sm_80",
          E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
@@ -235,38 +244,39 @@ CASES = [
     #    this version re-biases the e2m1 codes into fp16
     Case("mxfp4a8-sm89", "mxfp4", "fp8", "sm_89",
          E("e4m3", dequant="fused_e2m1_to_e4m3", scales={"weight_group": "exponent_fold"},
-           notes=("folded into the e4m3 exponent",), limits=(ops("e4m3"),)),
-         fp16_past("e4m3", dequant="float_rebias", scales={"weight_group": "dequantized_weights"})),
+           notes=("folded into the e4m3 exponent",), limits=(FP8_OF + "e2m1",)),
+         fp16_past("e4m3", why=FP8_OF + "e2m1", dequant="float_rebias",
+                   scales={"weight_group": "dequantized_weights"})),
     Case("mxfp4a8-sm90", "mxfp4", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="fused_e2m1_to_e4m3"),
-         fp16_past("e4m3", emulated=True, dequant="float_rebias")),
+         fp16_past("e4m3", emulated=True, why=FP8_OF + "e2m1", dequant="float_rebias")),
     Case("mxfp4a8-sm100", "mxfp4", "fp8", "sm_100",
          E("e4m3", "e2m1", family="tcgen05", kind="f8f6f4", dequant="passthrough"),
-         fp16_past("e4m3", emulated=True, dequant="float_rebias")),
+         fp16_past("e4m3", emulated=True, why=FP8_OF + "e2m1", dequant="float_rebias")),
     Case("mxfp4a8-sm120", "mxfp4", "fp8", "sm_120",
          E("e4m3", "e2m1", family="mma_block_scaled", kind="f8f6f4", dequant="passthrough"),
-         fp16_past("e4m3", dequant="float_rebias")),
+         fp16_past("e4m3", why=FP8_OF + "e2m1", dequant="float_rebias")),
     Case("mxfp4a8-sm80", "mxfp4", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MXFP8
     Case("mxfp8-sm100", "mxfp8", "mxfp8", "sm_100", E("e4m3", family="tcgen05", kind="mxf8f6f4", block_scaled=True),
-         Raises((ops("e4m3"), GROUP_ACT))),
+         Raises((GROUP_ACT,))),
     Case("mxfp8-sm120", "mxfp8", "mxfp8", "sm_120",
          E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True), Raises((GROUP_ACT,))),
-    Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough", limits=(ops("e4m3"), GROUP_ACT)),
+    Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough", limits=(GROUP_ACT,)),
          Raises((GROUP_ACT,))),
     # -- FP8 per channel and DeepSeek-style blocks
     Case("fp8-sm89", "fp8ch", "fp8", "sm_89",
-         E("e4m3", dequant="passthrough", scales={"weight_channel": "epilogue"}, limits=(ops("e4m3"),)),
-         fp16_past("e4m3", dequant="float_rebias", scales={"weight_channel": "epilogue"})),
+         E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3", scales={"weight_channel": "epilogue"})),
     Case("fp8-sm80", "fp8ch", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("fp8-sm75", "fp8ch", "fp8", "sm_75", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
+    # (fp8 mma.sync is a compiler emulation on Hopper: the 16-bit kernels convert each weight once instead)
     Case("fp8-sm90", "fp8ch", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="passthrough"),
-         fp16_past("e4m3", emulated=True)),
+         fp16_past("e4m3", emulated=True, why="is a compiler emulation on this chip")),
     Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
          Raises((GROUP_ACT,))),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"), GROUP_ACT)), Raises((GROUP_ACT,))),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)), Raises((GROUP_ACT,))),
     # -- weights that do not fit the activation's type
     Case("w8a8fp8-sm89", "int8ch", "fp8", "sm_89",
          E("fp16", dequant="int_bittrick",
@@ -279,10 +289,14 @@ CASES = [
          E("fp16", steps=(("int8", "fp16", ("q - z in [-255, 255]", "not exact in int8")),),
            scales={"weight_zero_point": "dequantized_weights"})),
     Case("awq-a8-sm80", "awq4", "int8", "sm_80",
-         E("int8", dequant="int_bittrick", scales={"weight_zero_point": "subtracted_in_dequant",
-                                                   "weight_group": "partial_accumulators"}, limits=(ops("int8"),)),
-         fp16_past("int8", dequant="int_bittrick", scales={"weight_zero_point": "dequantized_weights",
-                                                           "weight_group": "dequantized_weights"})),
+         E("int8", dequant="int_bittrick", mma="mma_sync.m16n8k32.s8",
+           scales={"weight_zero_point": "subtracted_in_dequant", "weight_group": "partial_accumulators"})),
+    # int4 g128 x int8: int8 MMA with group scales on the int32 partial sums; 3-bit codes fall back
+    Case("w4a8i-sm89", "gptq4", "int8", "sm_89",
+         E("int8", mma="mma_sync.m16n8k32.s8", dequant="int_bittrick",
+           scales={"weight_group": "partial_accumulators", "activation": "epilogue"})),
+    Case("w3a8i-sm80", "int3", "int8", "sm_80", E("int8", limits=("1, 2, 4 or 8-bit codes",)),
+         fp16_past("int8", why="int8 operands are made from 1, 2, 4 or 8-bit codes in this version; found 3-bit")),
     Case("fzp-a8-sm89", "fzp4", "fp8", "sm_89", E("fp16", steps=(("e4m3", "fp16", ("float zero points",)),))),
     Case("e5m2a8-sm89", "e5m2ch", "fp8", "sm_89", E("e4m3", "e5m2", dequant="passthrough",
                                                     mma="mma_sync.m16n8k32.e4m3xe5m2", limits=(ops("e4m3", "e5m2"),)),
@@ -292,15 +306,15 @@ CASES = [
     Case("e5m2a8-sm80", "e5m2ch", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w8a4-sm80", "int8ch", "int4", "sm_80",
          E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),),
-           limits=(ops("int8"), PACKED4)),
+           limits=(PACKED4,)),
          Raises(("not exact in int4", PACKED4))),
     Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
          E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),),
            limits=("group size 8 is not a multiple of 16",)),
          Raises(("multiple of an MMA K", "group size 8 is not a multiple of 16"))),
     # -- products and other devices resolve through their architecture
-    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090", E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(ops("e4m3"),)),
-         fp16_past("e4m3")),
+    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090",
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(FP8_OF + "uint4",)), fp16_past("e4m3", why=FP8_OF)),
     Case("w4a8-a100", "gptq4", "fp8", "A100", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w4a16-t4", "gptq4", "fp16", "T4", FP16_SM75),
     Case("nvfp4-b200", "nvfp4", "nvfp4", "B200", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
@@ -308,14 +322,14 @@ CASES = [
     Case("nvfp4-rtx5090", "nvfp4", "nvfp4", "RTX-5090",
          E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True),
          Raises(("mma_block_scaled (not implemented", GROUP_ACT)), out="bf16"),
-    Case("w8a8-b300", "int8ch", "int8", "B300", E("int8", limits=(ops("int8"),)), fp16_past("int8")),
+    Case("w8a8-b300", "int8ch", "int8", "B300", E("int8")),
     Case("nvfp4-rubin", "nvfp4", "nvfp4", "Rubin", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
          Raises(("tcgen05 (not implemented", GROUP_ACT)), out="bf16"),
     # -- Zhenwu 810E: sm_80-class ppu.mma.sync with N=16, no int4 or fp8 tensor cores
     Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16"), out="bf16"),
     Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
          E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),),
-           limits=(ops("int8"), PACKED4)),
+           limits=("m16n8k32 int8; this chip lists m16n16k32", PACKED4)),
          Raises(("no int4 x int4 MMA on zhenwu-810e", PACKED4))),
     Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MoE: the hardware runs it on the same instructions; this version has no MoE kernels yet
@@ -385,8 +399,9 @@ def test_plan_table(case: Case):
         return
     impl = plan(layer, case.device)
     _check(impl, case.hw if case.impl is SAME else case.impl, "implemented")
-    # what runs in this version: fp16/bf16 operands on mma_sync, nothing left over
-    assert impl.mode == "implemented" and impl.compute.is_16bit and impl.family == "mma_sync"
+    # what runs in this version: fp16/bf16, int8 or fp8 (of fp8 weights) operands on mma_sync, nothing left over
+    byte_ops = impl.compute.a == impl.compute.b and impl.compute.a in ("int8", "e4m3", "e5m2")
+    assert impl.mode == "implemented" and (impl.compute.is_16bit or byte_ops) and impl.family == "mma_sync"
     assert impl.runnable and impl.limits == ()
     if case.impl is SAME:
         assert impl.fingerprint() != hw.fingerprint()  # the mode is part of the plan

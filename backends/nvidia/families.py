@@ -156,7 +156,7 @@ class MmaSyncFamily(_NvidiaFamily):
     def weight_layout(self, layer, caps, compute) -> WeightLayout:
         return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, {
             "bits": layer.weight.bits,
-            "block": f"{layout.BLOCK_ROWS}x{layout.BLOCK_COLS}",
+            "block": f"{layout.BLOCK_ROWS}x{layout.BLOCK_COLS if compute.is_16bit else layout.BYTE_BLOCK_COLS}",
             "operand": compute.b,
             "mma_shape": mma_shape(layer, compute),
             "dequantizer": self._dequantizer(layer, caps, compute),

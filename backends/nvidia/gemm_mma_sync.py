@@ -30,8 +30,16 @@ __all__ = ["GemmParams", "Tile", "Recipe", "PackedWeight", "pack_weight", "kerne
 
 HEADER = "humming/kernels/gemm_mma_sync.cuh"
 # The prepared weight is padded to these multiples, so that every tile the
-# kernels use (BN <= 128 dividing 128, BK dividing Kp) reads in range.
+# kernels use (BN <= 128 dividing 128, BK dividing Kp) reads in range: K to
+# two 64-unit blocks (the lean decode loop takes blocks in pairs), 256 values
+# for byte operands.
 PAD_N, PAD_K = 128, 128
+
+
+def padded_k(k: int, recipe: "Recipe | None" = None) -> int:
+    """The prepared weight's K (values): a multiple of two 64-unit blocks."""
+    step = PAD_K * (recipe.ku if recipe is not None else 1)
+    return -(-k // step) * step
 ENTRY = "humming::gemm_mma_sync"
 PARAMS = "humming::GemmParams"
 
@@ -129,7 +137,7 @@ class Recipe:
     offset: int = 0          # subtracted from integer codes (two's complement -> offset binary)
     zp: int = 0              # 0 none, 1 integer, 2 float
     gscale: bool = True      # per-group scales in the main loop
-    group: int = 128         # K extent of a scale group (multiple of 16)
+    group: int = 128         # K extent of a scale group in kernel K units (a multiple of 16)
     bf16: bool = False       # compute (activation) type
     out_bf16: bool = False
     has_chan: bool = False
@@ -139,6 +147,18 @@ class Recipe:
     k8mma: bool = False      # two m16n8k8 instead of m16n8k16 (Turing)
     target: str = "sm_80"
     defines: tuple = ()
+    op8: int = 0             # MMA operands: 0 fp16/bf16; bytes (m16n8k32): 1 int8, 2 e4m3, 3 e5m2
+
+    @property
+    def ku(self) -> int:
+        """K values per kernel K unit: the kernel counts K in 16-bit units (one value of a
+        16-bit operand, two of a byte operand); K, Kp, lda, group and tiles' BK are in units."""
+        return 2 if self.op8 else 1
+
+    @property
+    def wpl(self) -> int:
+        """32-bit words per lane of a 16-row x 64-unit weight block."""
+        return self.bits * self.ku
 
     @property
     def magic(self) -> int:
@@ -179,7 +199,7 @@ def ring_slot_bytes(recipe: Recipe) -> int:
     and, with group scales, per lane and entry the 4 (8 with zero points) bytes of its
     two rows (mirrors GemmMmaSync::RING_SLOT)."""
     nsc = 1 if recipe.group % 64 == 0 else 4
-    return recipe.bits * 128 + (32 * nsc * (8 if recipe.zp else 4) if recipe.gscale else 0)
+    return recipe.wpl * 128 + (32 * nsc * (8 if recipe.zp else 4) if recipe.gscale else 0)
 
 
 def stream_ring_bytes(tile: Tile, recipe: Recipe) -> int:
@@ -221,7 +241,7 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
         cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
         return max(cap, -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
-    w = (tile.bn // 16) * (tile.bk // 64) * recipe.bits * 128
+    w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
     red = tile.bm * (tile.bn + 4) * 4
     return max((a + w + s) * tile.stages, red)
@@ -231,7 +251,7 @@ def raw_codes(recipe: Recipe) -> bool:
     """Whether stream tiles feed the integer codes to the MMA raw (mirrors
     ``Dequant::RAW_OK``: integers not through fp32, no float zero points, and an
     in-place field offset that depends only on the row half of a pair)."""
-    if recipe.wfloat or recipe.via_fp32 or recipe.zp == 2:
+    if recipe.op8 or recipe.wfloat or recipe.via_fp32 or recipe.zp == 2:
         return False
     b = recipe.bits
     if b not in (1, 2, 4, 8):
@@ -253,7 +273,7 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
         lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
         if not lean:
             return 1
-        ring = tile.stages * (recipe.bits + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
+        ring = tile.stages * (recipe.wpl + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
         work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
         while occ > 1 and 65536 // (tile.threads * occ) < work + ring:
             occ -= 1
@@ -270,10 +290,10 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and (tile.bm // tile.wm) <= 16, "STREAM": int(tile.stream),
+        "SCALE_ACC": recipe.gscale and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
-        "K8MMA": recipe.k8mma,
+        "K8MMA": recipe.k8mma, "OP8": recipe.op8,
     }
     return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
@@ -333,17 +353,25 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     fmt = s.format
     dev = torch.device(device) if device is not None else qw.codes.device
     n, k = qw.n, qw.k
-    np_, kp = -(-n // PAD_N) * PAD_N, -(-k // PAD_K) * PAD_K
+    np_, kp = -(-n // PAD_N) * PAD_N, padded_k(k, recipe)
     codes = qw.codes.to(dev).to(torch.int64)
     if isinstance(fmt, IntFormat) and fmt.signed:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
     vals = torch.zeros(np_, kp, dtype=torch.int64, device=dev)
     vals[:n, :k] = codes
-    w = layout.pack(vals, recipe.bits).reshape(-1).contiguous()
+    if recipe.op8:
+        if recipe.bits == 8 and byte_flip(recipe):  # offset binary -> two's complement: the int8 operand itself
+            vals ^= 0x80
+        w = layout.pack_bytes(vals, recipe.bits).reshape(-1).contiguous()
+    else:
+        w = layout.pack(vals, recipe.bits).reshape(-1).contiguous()
 
     f64 = torch.float64
     bias16 = 127 if recipe.bf16 else 15
-    ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
+    if recipe.op8:  # byte operands: fp8 codes as they are; offset-binary integers flipped at the top of a byte
+        ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0
+    else:
+        ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
 
     # per-group scale S [N, G], per-row multiplier C [N], scalar T
     T = ffactor
@@ -386,7 +414,8 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             if s.scale == "block":
                 z = z.repeat_interleave(s.block_n, dim=0)
             z = z.expand(n, groups) if z.shape[0] == 1 else z.reshape(n, groups)
-            aux16 = _to16(z, recipe.bf16)  # the kernel computes (v - z) * s
+            # the kernel computes (v - z) * s; byte operands take 128 - z (an integer) per byte
+            aux16 = (128 - z).round().to(torch.int16) if recipe.op8 else _to16(z, recipe.bf16)
             aux_bits = torch.zeros(groups, np_, dtype=torch.int16, device=dev)
             aux_bits[:, :n] = aux16.T.contiguous()
             lo = scale_bits.to(torch.int32) & 0xFFFF
@@ -401,26 +430,33 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     bias = None if qw.bias is None else qw.bias.to(dev, torch.float32).contiguous()
     perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
-            "n": n, "k": k, "np": np_, "kp": kp}
+            "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
+            "block": f"16x{layout.BYTE_BLOCK_COLS if recipe.op8 else layout.BLOCK_COLS}"}
     return PackedWeight(recipe, n, k, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc)
 
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
-               act_scale: int = 0, has_bias: bool = False, defines: tuple = ()) -> Recipe:
-    """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16."""
+               act_scale: int = 0, has_bias: bool = False, defines: tuple = (), op8: int = 0) -> Recipe:
+    """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16,
+    or (``op8``: 1 int8, 2 e4m3, 3 e5m2) on byte operands."""
     fmt = scheme.format
     reasons = []
     wfloat = isinstance(fmt, FloatFormat)
     zp = {"none": 0, "int": 1, "float": 2}[scheme.zero_point]
-    if wfloat:
+    if op8:
+        reasons.extend(byte_operand_limits(scheme, op8))
+        bf16 = False  # 16-bit scales stored as fp16
+    elif wfloat:
         lim_e, lim_m = (8, 7) if bf16 else (5, 10)
         if fmt.exp > lim_e or fmt.man > lim_m:
             reasons.append(f"{fmt.name} weights do not fit {'bf16' if bf16 else 'fp16'} by re-biasing "
                            f"(exponent {fmt.exp} > {lim_e} bits)")
     gscale = scheme.scale in ("group", "block") or zp != 0
     group = scheme.group_size if scheme.scale in ("group", "block") else 0
-    if gscale and scheme.scale in ("group", "block") and group % 16:
-        reasons.append(f"group size {group} is not a multiple of 16 (the kernel applies scales per k16 tile)")
+    ku = 2 if op8 else 1
+    if gscale and scheme.scale in ("group", "block") and group % (16 * ku):
+        reasons.append(f"group size {group} is not a multiple of {16 * ku} (the kernel applies scales per "
+                       f"k{16 * ku} tile)")
     if reasons:
         raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme", reasons)
     has_chan = scheme.scale == "channel" or scheme.global_scale == "channel"
@@ -428,11 +464,48 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
         group = 64
     elif scheme.scale not in ("group", "block"):
         group = 1 << 30  # one group spanning all of K (zero points on channel/tensor scales)
+    else:
+        group //= ku  # in kernel K units
     offset = (1 << (fmt.bits - 1)) if (not wfloat and (fmt.signed or scheme.implicit_offset)) else 0
     return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
                   fbias=getattr(fmt, "bias", 0) or 0, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
-                  cp_async=caps_cp_async, k8mma=k8mma, target=target, defines=defines)
+                  cp_async=caps_cp_async, k8mma=k8mma and not op8, target=target, defines=defines, op8=op8)
+
+
+#: Recipe.op8 -> the MMA operand type
+OP8_NAMES = {0: "16-bit", 1: "int8", 2: "e4m3", 3: "e5m2"}
+OP8_OF = {"int8": 1, "e4m3": 2, "e5m2": 3}
+
+
+def byte_flip(recipe: Recipe) -> bool:
+    """Integer codes become byte operands by one flip of bit 7 (mirrors DequantBytes::FLIP)."""
+    return (recipe.op8 == 1 and not recipe.wfloat and not recipe.zp
+            and recipe.offset == 1 << (recipe.bits - 1))
+
+
+def byte_operand_limits(scheme, op8: int) -> list[str]:
+    """Why weights of ``scheme`` cannot be the byte operand ``op8`` (empty: they can)."""
+    fmt = scheme.format
+    name = OP8_NAMES[op8]
+    if op8 >= 2:
+        if not (isinstance(fmt, FloatFormat) and fmt.name == name):
+            return [f"{name} MMAs take {name} weight codes as they are; found {fmt.name} weights"]
+        if scheme.zero_point != "none":
+            return [f"{name} weights with zero points are not implemented"]
+        return []
+    if isinstance(fmt, FloatFormat):
+        return [f"int8 MMAs take integer weights; found {fmt.name}"]
+    reasons = []
+    if fmt.bits not in (1, 2, 4, 8):
+        reasons.append(f"int8 operands are made from 1, 2, 4 or 8-bit codes in this version; found {fmt.bits}-bit "
+                       f"weights")
+    if scheme.zero_point == "float":
+        reasons.append("float zero points do not fit int8 operands")
+    signed_or_offset = fmt.signed or scheme.implicit_offset
+    if fmt.bits == 8 and (scheme.zero_point != "none" or not signed_or_offset):
+        reasons.append("8-bit codes minus a zero point (or unsigned 8-bit codes) span more than int8")
+    return reasons
 
 
 # ---------------------------------------------------------------------------
@@ -515,8 +588,10 @@ class Launcher:
             p.sz = pw.sz.data_ptr() if pw.sz is not None else 0
             p.chan = pw.chan.data_ptr() if pw.chan is not None else 0
             p.bias = pw.bias.data_ptr() if pw.bias is not None else 0
-            # activations are padded to a multiple of 8 columns (zeros), so loads may run to there
-            p.N, p.K, p.Np, p.Kp = pw.n, -(-pw.k // 8) * 8, pw.np_, pw.kp
+            # activations are padded to a multiple of 16 bytes (zeros), so loads may run to there
+            # (K, Kp in the kernel's K units: bytes / 2 for byte operands)
+            ku = pw.recipe.ku
+            p.N, p.K, p.Np, p.Kp = pw.n, -(-pw.k // (8 * ku)) * 8, pw.np_, pw.kp // ku
             p.groups = pw.groups
             p.out_mul = pw.out_mul
             lp = kern.plan(p, grid=(1, 1, 1))
@@ -541,7 +616,7 @@ class Launcher:
         pw = self.packed
         n_tiles = -(-pw.np_ // tile.bn)
         m_tiles = -(-m // tile.bm)
-        ksteps = -(-pw.kp // tile.bk)
+        ksteps = -(-(pw.kp // pw.recipe.ku) // tile.bk)
         if tile.stream:
             kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
             split = -(-ksteps // kps)
@@ -616,7 +691,7 @@ class Launcher:
         p.x = x.data_ptr()
         p.y = y.data_ptr()
         p.M = m
-        p.lda = x.stride(0)
+        p.lda = x.stride(0) * x.element_size() // 2  # in 16-bit units
         p.ldy = y.stride(0)
         p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
         if bias is not None:
@@ -722,9 +797,24 @@ def check_layer(layer, caps, compute) -> list[str]:
     """Reasons this version's mma_sync kernels cannot run ``layer`` with ``compute`` (empty: they can)."""
     reasons = []
     sixteen = compute.a in COMPUTE_TYPES and compute.b in COMPUTE_TYPES
-    if not sixteen:
-        reasons.append(f"the mma_sync kernels of this version multiply fp16 or bf16 operands; "
-                       f"{compute.a} x {compute.b} MMA is not implemented yet")
+    op8 = OP8_OF.get(compute.a, 0) if compute.a == compute.b else 0
+    if not sixteen and not op8:
+        reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8 or fp8 x fp8 "
+                       f"(alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
+    if op8:
+        acc = "int32" if op8 == 1 else "fp32"
+        ops = [op for op in caps.find_mma(compute.a, compute.b, acc, families="mma_sync", native_only=False)
+               if op.kind is None]
+        k32 = [op for op in ops if "m16n8k32" in op.shapes]
+        if not k32:
+            reasons.append(f"the byte-operand kernels issue mma.sync m16n8k32 {compute.a}; this chip lists "
+                           f"{', '.join(sorted({sh for op in ops for sh in op.shapes})) or 'none'}")
+        elif not any(op.native for op in k32):
+            # the compiler's emulation converts both operands of every MMA to 16 bits: the
+            # 16-bit kernels convert each weight once (H200, e4m3 per channel, 8192x8192:
+            # emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
+            reasons.append(f"{compute.a} mma.sync m16n8k32 is a compiler emulation on this chip (cvt + HMMA per "
+                           f"MMA), slower than dequantizing into 16-bit operands once")
     if layer.is_moe:
         reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
@@ -732,7 +822,7 @@ def check_layer(layer, caps, compute) -> list[str]:
     try:
         # what the weights would meet with the 16-bit operands this version multiplies
         recipe_for(layer.weight, bf16=compute.a == "bf16" if sixteen else False, out_bf16=False,
-                   caps_cp_async=True, k8mma=False, target="sm_80")
+                   caps_cp_async=True, k8mma=False, target="sm_80", op8=op8)
     except UnsupportedError as e:
         reasons.extend(e.reasons)
     act = layer.activation
@@ -756,12 +846,16 @@ def _sizing_recipe(layer, compute) -> Recipe:
     w = layer.weight
     try:
         return recipe_for(w, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=True, k8mma=False,
-                          target="sm_80")
+                          target="sm_80", op8=_op8(compute))
     except UnsupportedError:
         grouped = w.scale in ("group", "block")
         zp = {"none": 0, "int": 1, "float": 2}[w.zero_point]
         group = -(-w.group_size // 16) * 16 if grouped else (1 << 30 if zp else 64)
         return Recipe(bits=w.bits, wfloat=w.is_float, zp=zp, gscale=grouped or zp != 0, group=group)
+
+
+def _op8(compute) -> int:
+    return OP8_OF.get(compute.a, 0) if compute.a == compute.b else 0
 
 
 def split_config(tile: Tile) -> dict:
@@ -778,7 +872,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     from humming.planner.family import MRange
 
     recipe = _sizing_recipe(layer, compute)
-    kp = -(-layer.k // PAD_K) * PAD_K
+    kp = padded_k(layer.k, recipe) // recipe.ku  # in kernel K units
     smem = int(max_smem or _max_smem(caps))
     sms = caps.product.sm_count if caps.product is not None else None
     out = []
@@ -795,11 +889,36 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if hi is None and 4096 < layer.n <= 8192 and caps.has("cp_async"):
             nominal = TILE_64_WIDE
+        if recipe.op8:
+            nominal = byte_tile(nominal, lo, hi)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         out.append(MRange(lo, hi, {**fitted.to_dict(), **split_config(t)}))
     return out
+
+
+#: byte operands (int8 activations), from H200 sweeps (scripts/gpu_sweep.py --act int8, 8192x8192):
+#: 9-32 tokens: 64-row CTAs (W4A8 M=16 27.0 -> 22.8 us); more than 128 tokens: 128 x 128 CTAs of
+#: 2 x 4 warps, BK of 64 units (W4A8 M=256 85.9 -> 82.8 us, M=2048 667 -> 651; W8A8 int8 per
+#: channel M=256 139 -> 102)
+BYTE_TILE_16 = Tile(16, 64, 256, 1, 4, 2, 4)
+BYTE_TILE_LARGE = Tile(128, 128, 64, 2, 4, 1, 4)
+
+
+def byte_tile(tile: Tile, lo: int | None = None, hi: int | None = None) -> Tile:
+    """The tile of byte-operand kernels for the M range [lo, hi] whose 16-bit tile is ``tile``:
+    the swept ones above, else warp tiles of at most 32 tokens (they keep int32 partial sums
+    beside the fp32 accumulators: twice the warps along M; 64-token warps spill on sm_90)."""
+    if tile.stream:
+        return tile
+    if lo is not None and hi is None:
+        return BYTE_TILE_LARGE
+    if (lo, hi) == (9, 32):
+        return BYTE_TILE_16
+    if tile.bm // tile.wm <= 32:
+        return tile
+    return replace(tile, wm=tile.wm * 2)
 
 
 def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
@@ -835,9 +954,10 @@ def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
-    """Adapt a tile to a layer: BK must divide the padded K; then fewer stages
-    (then a narrower BK, then fewer tokens) until it fits the shared-memory limit
-    (``max_smem`` per block, less the kernel's own static bytes)."""
+    """Adapt a tile to a layer: BK must divide the padded K (``kp``, in kernel K units:
+    ``PackedWeight.kp // recipe.ku``); then fewer stages (then a narrower BK, then
+    fewer tokens) until it fits the shared-memory limit (``max_smem`` per block,
+    less the kernel's own static bytes)."""
     max_smem -= STATIC_SMEM_BYTES
     t = tile
     if t.stream:  # K slices of any length: the launcher keeps each launch within smem_bytes
@@ -845,7 +965,7 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
         if t.stream == 4:  # register slots: whole fold chunks
             t = replace(t, stages=max(2, -(-t.stages // fp) * fp))
         if t.stream == 3:  # a ring holds about `stages` 4-bit blocks' bytes per warp, in whole fold chunks
-            want = max(2, fp, round(t.stages * 4 / recipe.bits))
+            want = max(2, fp, round(t.stages * 4 / recipe.wpl))
             t = replace(t, stages=max(fp, want // fp * fp))
 
             def per_sm(t):  # `occupancy` CTAs with their rings and partial tiles, or their smallest K slice
@@ -870,6 +990,8 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             t = replace(t, stages=t.stages - 1)
         elif t.bk > 64 and (t.bk // 2 // 64) % t.wk == 0 and kp % (t.bk // 2) == 0:
             t = replace(t, bk=t.bk // 2)
+        elif t.wk > 1 and t.bk > 64:  # then BK can halve
+            t = replace(t, wk=t.wk // 2)
         elif t.bm >= 16 * t.wm:
             t = replace(t, bm=t.bm // 2)
         elif t.bm >= 16 and t.wm > 1:
@@ -891,9 +1013,10 @@ def tile_from_config(cfg) -> Tile | None:
 def recipe_from_plan(plan, hw) -> Recipe:
     layer = plan.layer
     c = plan.compute
-    if c.a not in ("fp16", "bf16"):
-        raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16; the plan asks for "
-                               f"{c.a} operands", [f"{c.a} x {c.b} MMA is not implemented yet"])
+    op8 = _op8(c)
+    if c.a not in ("fp16", "bf16") and not op8:
+        raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16, int8 or fp8; the plan "
+                               f"asks for {c.a} x {c.b} operands", [f"{c.a} x {c.b} MMA is not implemented yet"])
     act = layer.activation
     act_scale = {"dynamic_token": 1, "static_tensor": 2}.get(act.quant, 0)
     comps = plan.components
@@ -903,7 +1026,7 @@ def recipe_from_plan(plan, hw) -> Recipe:
     return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
                       caps_cp_async=str(comps.get("loader", "cp_async")) == "cp_async",
                       k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
-                      has_bias=layer.bias)
+                      has_bias=layer.bias, op8=op8)
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):
@@ -931,7 +1054,7 @@ def prepare(plan, qw, device, hw):
     """Family entry: (PackedWeight, Launcher) for ``qw`` under ``plan`` on ``device``."""
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
-    kp = -(-plan.layer.k // PAD_K) * PAD_K
+    kp = padded_k(plan.layer.k, recipe) // recipe.ku
     ranges = launch_ranges(plan, recipe, max_smem, kp)
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
@@ -949,7 +1072,7 @@ def spec_for_plan(plan, m: int, hw=None):
             hw = get_device(plan.device_chain[-1])
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
-    kp = -(-plan.layer.k // PAD_K) * PAD_K
+    kp = padded_k(plan.layer.k, recipe) // recipe.ku
     for lo, hi, tile in ranges_from_plan(plan, recipe, max_smem, kp):
         if m >= lo and (hi is None or m <= hi):
             return kernel_spec(recipe, tile)

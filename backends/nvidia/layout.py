@@ -28,16 +28,21 @@ def planes(bits: int) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _fragment_index(device_type: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(row, col) inside a 16x64 block of element e of pair j of lane l: [32, 16, 2]."""
+def _fragment_index(device_type: str, byte: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row, col) inside a block of element e of register j of lane l: [32, 16, E].
+
+    16-bit operands (16x64 blocks, E = 2): pair j = 4 kt + r holds row g + 8 (r & 1), columns
+    16 kt + 2 t + 8 (r >> 1) + e (mma.sync m16n8k16's A operand). Byte operands (16x128,
+    E = 4): register j = 4 kt + r, columns 32 kt + 4 t + 16 (r >> 1) + e (m16n8k32's)."""
+    per = 4 if byte else 2
     lane = torch.arange(LANES).view(LANES, 1, 1)
     j = torch.arange(PAIRS).view(1, PAIRS, 1)
-    e = torch.arange(2).view(1, 1, 2)
+    e = torch.arange(per).view(1, 1, per)
     g, t = lane // 4, lane % 4
     kt, r = j // 4, j % 4
     row = g + 8 * (r & 1) + 0 * e
-    col = 16 * kt + 2 * t + 8 * (r >> 1) + e
-    return row.expand(LANES, PAIRS, 2).contiguous(), col.expand(LANES, PAIRS, 2).contiguous()
+    col = 8 * per * kt + per * t + 4 * per * (r >> 1) + e
+    return row.expand(LANES, PAIRS, per).contiguous(), col.expand(LANES, PAIRS, per).contiguous()
 
 
 def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
@@ -62,6 +67,47 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
         words.append(w)
     allw = torch.cat(words, dim=-1).contiguous()  # [NB, KB, lane, bits]
     return ((allw + 2**31) % 2**32 - 2**31).to(torch.int32)
+
+
+#: The byte-operand variant (int8 / fp8 MMA, m16n8k32): blocks of 16 rows x 128 columns.
+BYTE_BLOCK_COLS, BYTE_REGS = 128, PAIRS
+
+
+def pack_bytes(values: torch.Tensor, bits: int) -> torch.Tensor:
+    """Pack unsigned ``bits``-bit values ``[N, K]`` (bits 1, 2, 4 or 8) for byte-operand
+    MMAs -> int32 ``[N/16, K/128, 32, 2*bits]``: register j of word q of a lane is
+    register 8/bits * q + j of its fragment, byte i at bits 8 i + bits j (see layout.cuh)."""
+    n, k = values.shape
+    if bits not in (1, 2, 4, 8):
+        raise ValueError(f"layout.pack_bytes: bits must be 1, 2, 4 or 8, got {bits}")
+    if n % BLOCK_ROWS or k % BYTE_BLOCK_COLS:
+        raise ValueError(f"layout.pack_bytes: N={n} must be a multiple of 16 and K={k} of 128 (pad first)")
+    dev = values.device
+    row, col = (t.to(dev) for t in _fragment_index(dev.type, True))
+    kb = k // BYTE_BLOCK_COLS
+    v = values.to(torch.int64).view(n // 16, 16, kb, BYTE_BLOCK_COLS).permute(0, 2, 1, 3)
+    flat = v.reshape(n // 16, kb, 16 * BYTE_BLOCK_COLS)
+    frag = flat[:, :, (row * BYTE_BLOCK_COLS + col).view(-1)].view(n // 16, kb, LANES, BYTE_REGS, 4)
+    per = 8 // bits
+    frag = (frag & ((1 << bits) - 1)).view(n // 16, kb, LANES, 2 * bits, per, 4)
+    shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
+    words = (frag << shift).sum(dim=(-1, -2))  # [NB, KB, lane, 2*bits] (disjoint bits)
+    return ((words + 2**31) % 2**32 - 2**31).to(torch.int32)
+
+
+def unpack_bytes(packed: torch.Tensor, bits: int) -> torch.Tensor:
+    """Inverse of :func:`pack_bytes` (for tests) -> int64 ``[N, K]``."""
+    nb, kb, lanes, wpl = packed.shape
+    assert wpl == 2 * bits and lanes == LANES
+    dev = packed.device
+    per = 8 // bits
+    w = (packed.to(torch.int64) & 0xFFFFFFFF).view(nb, kb, LANES, wpl, 1, 1)
+    shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
+    frag = ((w >> shift) & ((1 << bits) - 1)).view(nb, kb, LANES * BYTE_REGS * 4)
+    row, col = (t.to(dev) for t in _fragment_index(dev.type, True))
+    out = torch.zeros(nb, kb, 16 * BYTE_BLOCK_COLS, dtype=torch.int64, device=dev)
+    out[:, :, (row * BYTE_BLOCK_COLS + col).view(-1)] = frag
+    return out.view(nb, kb, 16, BYTE_BLOCK_COLS).permute(0, 2, 1, 3).reshape(nb * 16, kb * BYTE_BLOCK_COLS)
 
 
 def pair_scale_rows(t: torch.Tensor) -> torch.Tensor:

@@ -49,7 +49,11 @@ class PreparedWeight:
 
     @property
     def compute_dtype(self) -> torch.dtype:
-        return torch.bfloat16 if self.packed.recipe.bf16 else torch.float16
+        """The dtype of the activations fed to the kernel (int8 for byte operands)."""
+        r = self.packed.recipe
+        if r.op8:
+            return torch.int8
+        return torch.bfloat16 if r.bf16 else torch.float16
 
     @property
     def out_dtype(self) -> torch.dtype:
@@ -173,16 +177,19 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
     if act.format.bits == 4:
         raise UnsupportedError("gemm: 4-bit activations are not implemented in the mma_sync family yet",
                                [f"{act.fmt} activations"])
+    if pw.recipe.op8:  # byte operands: the codes go to the MMA as they are
+        return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
     xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16
     return _aligned(xq), s.reshape(-1).contiguous()
 
 
 def _aligned(x: torch.Tensor) -> torch.Tensor:
     """The kernel copies rows in 16-byte pieces: rows must start on 16 bytes and
-    hold a multiple of 8 elements (zeros appended when K is not)."""
-    if x.shape[1] % 8:
-        return torch.nn.functional.pad(x, (0, 8 - x.shape[1] % 8))
-    if x.stride(0) % 8 or x.data_ptr() % 16:
+    hold a multiple of 16 bytes (zeros appended when K is not)."""
+    per = 16 // x.element_size()
+    if x.shape[1] % per:
+        return torch.nn.functional.pad(x, (0, per - x.shape[1] % per))
+    if x.stride(0) % per or x.data_ptr() % 16:
         return x.contiguous() if not x.is_contiguous() else x.clone()
     return x
 

@@ -28,6 +28,16 @@ static_assert(sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(u64) == 8 && sizeof
 
 #define HUMMING_DEVICE __device__ __forceinline__
 
+// Sel<C, A, B>::T is A when C holds, else B (no <type_traits> under NVRTC).
+template <bool C, typename A, typename B>
+struct Sel {
+  using T = A;
+};
+template <typename A, typename B>
+struct Sel<false, A, B> {
+  using T = B;
+};
+
 template <int A, int B>
 struct ceil_div_t {
   static constexpr int value = (A + B - 1) / B;

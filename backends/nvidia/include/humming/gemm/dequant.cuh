@@ -169,5 +169,55 @@ struct Dequant {
   }
 };
 
+// ---- byte operands (int8 and fp8 MMA, m16n8k32; layout.cuh, byte operand).
+// Register R (k32 tile R / 4, fragment register R % 4) of a lane's block holds
+// four consecutive-K codes; a word holds 8 / BITS registers, register j of a word
+// taking bits 8 i + BITS j of it as its byte i. So
+//   offset binary (signed codes, or an implicit offset of 2^(BITS-1)), no zero
+//   point: shift the field to the top of each byte, mask, flip bit 7: one LOP3
+//   (and a shift) per register gives (v - 2^(BITS-1)) * 2^(8-BITS), exact; the
+//   host multiplies the output by 2^(BITS-8);
+//   integer zero points (or another constant offset): the field at the bottom of
+//   each byte, then (v + 128 - z) ^ 0x80 = v - z per byte (no carries: 0 <= v + 128 - z < 256);
+//   fp8 weights with fp8 activations: the codes as they are.
+// Power-of-two widths only (1, 2, 4, 8); the host refuses the rest.
+template <typename Cfg>
+struct DequantBytes {
+  static constexpr int P = Cfg::BITS;
+  static constexpr int PER = 8 / P;  // registers per word
+  static constexpr int WORDS = 2 * P;
+  static_assert(P == 1 || P == 2 || P == 4 || P == 8, "byte operands from 1, 2, 4 or 8-bit codes");
+  static_assert(!Cfg::WFLOAT || (P == 8 && Cfg::ZP == kZpNone), "fp8 operands are the 8-bit codes themselves");
+  static_assert(Cfg::ZP != kZpFloat, "no float zero points on integer MMA operands");
+  static constexpr bool FLIP = !Cfg::WFLOAT && Cfg::ZP == kZpNone && Cfg::OFFSET == (1 << (P - 1));
+  // zc: the row's zero-point word, (128 - z) in both 16-bit halves (ZP), else unused
+  template <int R>
+  static HUMMING_DEVICE u32 reg(const u32 (&w)[WORDS], u32 zc) {
+    constexpr int J = R % PER;
+    const u32 x = w[R / PER];
+    if constexpr (Cfg::WFLOAT || (FLIP && P == 8)) {  // (8-bit integers: the host stores two's complement)
+      return x;
+    } else if constexpr (FLIP) {
+      constexpr int SH = 8 - P - P * J;
+      constexpr u32 TOP = (((1u << P) - 1u) << (8 - P)) * 0x01010101u;
+      // one LOP3, (a & b) ^ c, with the bit-7 constant in a register (SASS takes one immediate:
+      // left to itself ptxas splits this into an AND and an XOR)
+      return ptx::lop3<0x6a>(SH ? x << SH : x, TOP, 0x80808080u);
+    } else {
+      constexpr u32 LOW = ((1u << P) - 1u) * 0x01010101u;
+      const u32 c = Cfg::ZP ? (zc & 0xffu) * 0x01010101u : static_cast<u32>(128 - Cfg::OFFSET) * 0x01010101u;
+      return ptx::lop3<0x3c>(ptx::lop3<0xc0>(J ? x >> (P * J) : x, LOW, 0u) + c, 0x80808080u, 0u);
+    }
+  }
+  // the four A registers of k32 tile KT: registers 0, 2 are rows g (z0), 1, 3 rows g + 8 (z1)
+  template <int KT>
+  static HUMMING_DEVICE void tile(const u32 (&w)[WORDS], u32 (&a)[4], u32 z0, u32 z1) {
+    a[0] = reg<4 * KT + 0>(w, z0);
+    a[1] = reg<4 * KT + 1>(w, z1);
+    a[2] = reg<4 * KT + 2>(w, z0);
+    a[3] = reg<4 * KT + 3>(w, z1);
+  }
+};
+
 }  // namespace dequant
 }  // namespace humming

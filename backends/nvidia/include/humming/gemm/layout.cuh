@@ -21,6 +21,15 @@
 // stored in the order 0, 8, 1, 9, ..., 7, 15, so the two rows of lane group g
 // (g and g + 8) are one aligned 4-byte (8-byte) word.
 //
+// Byte operands (int8 / fp8 MMA, m16n8k32): a block is 16 rows x 128 columns
+// (the kernel's 64 K units of two bytes). Lane l = 4*g + t owns 16 registers of
+// four codes: register R = 4*kt + r, byte i holds
+//     row  g + 8*(r & 1),  column 32*kt + 4*t + 16*(r >> 1) + i,
+// the A operand of mma.sync m16n8k32 for k32 tile kt. B-bit codes (B = 1, 2, 4,
+// 8) are packed 8/B registers per word, register j of word q (register 8/B*q + j)
+// taking bits 8*i + B*j for its byte i: 2*B words per lane, stored like the
+// 16-bit operand's ([lane][word], blocks [N/16][K/128]); see DequantBytes.
+//
 // This header compiles as plain C++ too, so the layout can be tested on a CPU.
 #pragma once
 

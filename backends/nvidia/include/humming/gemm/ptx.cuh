@@ -125,6 +125,35 @@ HUMMING_DEVICE void mma_m16n8k16_as_2xk8(float (&d)[4], const u32 (&a)[4], const
       : "r"(a[2]), "r"(a[3]), "r"(b[1]));
 }
 
+// D(16x8, s32) += A(16x32, s8) * B(32x8, s8). Byte for byte the fragments are
+// those of m16n8k16 with each 16-bit element replaced by two consecutive-K
+// int8s, so the same ldmatrix.b16 loads and weight register layout serve both.
+HUMMING_DEVICE void mma_m16n8k32_s8(int (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// D(16x8, f32) += A(16x32, fp8) * B(32x8, fp8) (sm_89+; E5M2 picks e5m2 for both), same fragments.
+template <bool E5M2>
+HUMMING_DEVICE void mma_m16n8k32_f8(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  if constexpr (E5M2) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
 // ---------------------------------------------------------------- bit tricks
 // d = lut(a, b, c): any 3-input boolean function in one instruction.
 template <int LUT>

@@ -46,6 +46,14 @@ struct GemmMmaSync {
   static constexpr int WM = Cfg::WM, WN = Cfg::WN, WK = Cfg::WK;
   static constexpr int STAGES = Cfg::STAGES;
   static constexpr int BITS = Cfg::BITS;
+  // Operands: 0 fp16/bf16 (m16n8k16); bytes (m16n8k32): 1 int8 (s32 accumulators), 2 e4m3, 3 e5m2.
+  // The kernel counts K in 16-bit units: one value of a 16-bit operand, two of a
+  // byte operand. A block (16 rows x 64 units) and an activation row's 128 bytes
+  // per block are the same either way; a lane holds WPL words of a block.
+  static constexpr int OP8 = Cfg::OP8;
+  static constexpr bool BYTES = OP8 != 0;
+  static constexpr int WPL = BYTES ? 2 * Cfg::BITS : Cfg::BITS;
+  using PT = typename Sel<OP8 == 1, int, float>::T;  // partial sums: int32 for int8 MMA
   static constexpr int THREADS = 32 * WM * WN * WK;
   static constexpr int TM = BM / WM;       // tokens per warp
   static constexpr int TN = BN / WN;       // weight rows per warp
@@ -60,7 +68,7 @@ struct GemmMmaSync {
   static_assert(!Cfg::GSCALE || Cfg::GROUP % 16 == 0, "group scales need groups of a multiple of 16");
 
   static constexpr int A_BYTES = BM * BK * 2;
-  static constexpr int W_BYTES = (BN / 16) * KB * BITS * 128;
+  static constexpr int W_BYTES = (BN / 16) * KB * WPL * 128;
   static constexpr int S_BYTES = GS_ROWS * BN * SZB;
   static constexpr int STAGE_BYTES = A_BYTES + W_BYTES + S_BYTES;
   static constexpr int BN_PAD = BN + 4;
@@ -76,8 +84,24 @@ struct GemmMmaSync {
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
   static constexpr int KC = Cfg::STREAM >= 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
-  static constexpr bool PARTIAL = SCALE_ACC || KC > 1;
+  // int8 MMAs always accumulate int32 partial sums, folded into the fp32 accumulators
+  // at the end of each group and at least every FOLD8 units (|sum| < 2^31: products
+  // are below 2^14 in magnitude, so 2^16 values per fold leave room)
+  static constexpr bool PARTIAL = SCALE_ACC || KC > 1 || OP8 == 1;
+  static constexpr int FOLD8 = 1 << 15;
+  static_assert(!BYTES || !SCALE_W, "byte operands take group scales on the partial sums");
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
+  using DQB = dequant::DequantBytes<Cfg>;
+
+  // d += a * b on this kernel's MMA: one m16n8k16 (two m16n8k8 on Turing), or one
+  // m16n8k32 of byte operands (int8 into int32, fp8 into fp32)
+  template <typename T>
+  static HUMMING_DEVICE void mma(T (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+    if constexpr (OP8 == 1) ptx::mma_m16n8k32_s8(d, a, b);
+    else if constexpr (OP8 >= 2) ptx::mma_m16n8k32_f8<OP8 == 3>(d, a, b);
+    else if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a, b);
+    else ptx::mma_m16n8k16<Cfg::BF16>(d, a, b);
+  }
 
   // ------------------------------------------------------------------ loading
   // Every thread copies the same chunks of every stage, so their offsets are
@@ -85,7 +109,7 @@ struct GemmMmaSync {
   static constexpr int A_CPR = BK / 8;                        // 16-byte chunks per activation row
   static constexpr int A_CHUNKS = BM * A_CPR;
   static constexpr int A_IT = (A_CHUNKS + THREADS - 1) / THREADS;
-  static constexpr int W_CPB = BITS * 8;                      // 16-byte chunks per 16x64 block
+  static constexpr int W_CPB = WPL * 8;                      // 16-byte chunks per 16x64 block
   static constexpr int W_CHUNKS = (BN / 16) * KB * W_CPB;
   static constexpr int W_IT = (W_CHUNKS + THREADS - 1) / THREADS;
   static constexpr int S_CPR = BN * SZB / 16;
@@ -119,7 +143,7 @@ struct GemmMmaSync {
         const int c = tid + i * THREADS;
         const int blk = c / W_CPB, cc = c % W_CPB;
         const int nb = blk / KB, kb = blk % KB;
-        w_ptr[i] = p.w + (static_cast<i64>(n0 / 16 + nb) * kblocks + k0 / 64 + kb) * (BITS * 32) + cc * 4;
+        w_ptr[i] = p.w + (static_cast<i64>(n0 / 16 + nb) * kblocks + k0 / 64 + kb) * (WPL * 32) + cc * 4;
         w_dst[i] = A_BYTES + c * 16;
       }
     }
@@ -158,7 +182,7 @@ struct GemmMmaSync {
       if ((i + 1) * THREADS <= W_CHUNKS || threadIdx.x + i * THREADS < W_CHUNKS) {
         if constexpr (Cfg::CP_ASYNC) ptx::cp_async16_prefetch<Cfg::L2_PREFETCH>(base + L.w_dst[i], L.w_ptr[i]);
         else copy16(base + L.w_dst[i], L.w_ptr[i], true);
-        L.w_ptr[i] += KB * BITS * 32;
+        L.w_ptr[i] += KB * WPL * 32;
       }
     }
     if constexpr (Cfg::GSCALE) {
@@ -180,12 +204,12 @@ struct GemmMmaSync {
   }
 
   // ------------------------------------------------------------------ compute
-  // One lane's BITS words of a 16x64 block: a single vector load where possible.
-  // Lanes sit BITS words apart, so the widest aligned vector is set by BITS.
-  static constexpr int VEC = (BITS % 4 == 0) ? 4 : (BITS % 2 == 0) ? 2 : 1;
-  static HUMMING_DEVICE void load_words(const u32* src, u32 (&w)[BITS]) {
+  // One lane's WPL words of a 16x64 block: a single vector load where possible.
+  // Lanes sit WPL words apart, so the widest aligned vector is set by WPL.
+  static constexpr int VEC = (WPL % 4 == 0) ? 4 : (WPL % 2 == 0) ? 2 : 1;
+  static HUMMING_DEVICE void load_words(const u32* src, u32 (&w)[WPL]) {
 #pragma unroll
-    for (int i = 0; i < BITS; i += VEC) {
+    for (int i = 0; i < WPL; i += VEC) {
       if constexpr (VEC == 4) {
         const uint4 v = *reinterpret_cast<const uint4*>(src + i);
         w[i] = v.x, w[i + 1] = v.y, w[i + 2] = v.z, w[i + 3] = v.w;
@@ -221,24 +245,24 @@ struct GemmMmaSync {
   }
 
   // acc[nt] += (sum of the partial chains of nt) * (sf0 for row g, sf1 for row g+8); part = 0
-  static HUMMING_DEVICE void fold(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4], int nt, float sf0,
+  static HUMMING_DEVICE void fold(float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4], int nt, float sf0,
                                   float sf1) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        float sum = part[0][nt][mt][q];
+        float sum = static_cast<float>(part[0][nt][mt][q]);
 #pragma unroll
-        for (int c = 1; c < KC; ++c) sum += part[c][nt][mt][q];
+        for (int c = 1; c < KC; ++c) sum += static_cast<float>(part[c][nt][mt][q]);
         acc[nt][mt][q] = fmaf(sum, (q >> 1) ? sf1 : sf0, acc[nt][mt][q]);
 #pragma unroll
-        for (int c = 0; c < KC; ++c) part[c][nt][mt][q] = 0.0f;
+        for (int c = 0; c < KC; ++c) part[c][nt][mt][q] = PT(0);
       }
   }
 
   // acc += (sum of the partial chains) * s (the rows' group scales in fp32, or 1), part = 0
   static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4],
-                                   float (&part)[KC][NT][MT][4], int wn, int g) {
+                                   PT (&part)[KC][NT][MT][4], int wn, int g) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       float sf[2] = {1.0f, 1.0f};
@@ -255,18 +279,27 @@ struct GemmMmaSync {
   }
 
   // k16 tile `kt` (a constant once the caller's loop is unrolled) of one 16x64 block
-  static HUMMING_DEVICE void dequant_tile(int kt, const u32 (&w)[BITS], u32 (&a)[4], const u32 (&s)[2],
+  static HUMMING_DEVICE void dequant_tile(int kt, const u32 (&w)[WPL], u32 (&a)[4], const u32 (&s)[2],
                                           const u32 (&aux)[2]) {
-    switch (kt) {
-      case 0: DQ::template tile<0>(w, a, s[0], s[1], aux[0], aux[1]); break;
-      case 1: DQ::template tile<1>(w, a, s[0], s[1], aux[0], aux[1]); break;
-      case 2: DQ::template tile<2>(w, a, s[0], s[1], aux[0], aux[1]); break;
-      default: DQ::template tile<3>(w, a, s[0], s[1], aux[0], aux[1]); break;
+    if constexpr (BYTES) {  // aux: the rows' zero-point words (scales go on the partial sums)
+      switch (kt) {
+        case 0: DQB::template tile<0>(w, a, aux[0], aux[1]); break;
+        case 1: DQB::template tile<1>(w, a, aux[0], aux[1]); break;
+        case 2: DQB::template tile<2>(w, a, aux[0], aux[1]); break;
+        default: DQB::template tile<3>(w, a, aux[0], aux[1]); break;
+      }
+    } else {
+      switch (kt) {
+        case 0: DQ::template tile<0>(w, a, s[0], s[1], aux[0], aux[1]); break;
+        case 1: DQ::template tile<1>(w, a, s[0], s[1], aux[0], aux[1]); break;
+        case 2: DQ::template tile<2>(w, a, s[0], s[1], aux[0], aux[1]); break;
+        default: DQ::template tile<3>(w, a, s[0], s[1], aux[0], aux[1]); break;
+      }
     }
   }
 
   static HUMMING_DEVICE void compute_stage(const char* base, int k0, bool last_stage, float (&acc)[NT][MT][4],
-                                           float (&part)[KC][NT][MT][4], int wm, int wn, int wk, int lane,
+                                           PT (&part)[KC][NT][MT][4], int wm, int wn, int wk, int lane,
                                            const u32 (&b_off)[4]) {
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
@@ -277,12 +310,12 @@ struct GemmMmaSync {
       const int kb = wk * KBW + kbw;
       // this block's weight words and row scales; the operands of each k16 tile are
       // dequantized just before its MMAs (fewer live registers for wide warp tiles)
-      u32 w[NT][BITS];
+      u32 w[NT][WPL];
       u32 s[NT][4][2], aux[NT][4][2];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int blk = (wn * NT + nt) * KB + kb;
-        load_words(w_s + (blk * 32 + lane) * BITS, w[nt]);
+        load_words(w_s + (blk * 32 + lane) * WPL, w[nt]);
         if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
           const int col = (wn * NT + nt) * 16 + 2 * g;  // rows g, g + 8 side by side
           if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
@@ -331,14 +364,13 @@ struct GemmMmaSync {
         for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            float(&d)[4] = PARTIAL ? part[kt % KC][nt][mt] : acc[nt][mt];
-            if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a[nt], b[mt]);
-            else ptx::mma_m16n8k16<Cfg::BF16>(d, a[nt], b[mt]);
+            if constexpr (PARTIAL) mma(part[kt % KC][nt][mt], a[nt], b[mt]);
+            else mma(acc[nt][mt], a[nt], b[mt]);
           }
         }
         if constexpr (PARTIAL) {
           const int k_next = k0 + kb * 64 + kt * 16 + 16;
-          const bool end_of_group = SCALE_ACC && (k_next % Cfg::GROUP) == 0;
+          const bool end_of_group = (SCALE_ACC && (k_next % Cfg::GROUP) == 0) || (OP8 == 1 && k_next % FOLD8 == 0);
           // with WK > 1 a warp's share of a stage need not end on a group boundary (nor
           // its next share continue the same group): flush at the end of every share
           const bool end_of_slice = (last_stage || WK > 1) && kbw == KBW - 1 && kt == 3;
@@ -390,7 +422,8 @@ struct GemmMmaSync {
     L.init(p, m0, n0, ks_begin);
     const u32 smem_base = ptx::smem_addr(smem);
 
-    float acc[NT][MT][4], part[KC][NT][MT][4];
+    float acc[NT][MT][4];
+    PT part[KC][NT][MT][4];
 #pragma unroll
     for (int i = 0; i < NT; ++i)
 #pragma unroll
@@ -399,7 +432,7 @@ struct GemmMmaSync {
         for (int q = 0; q < 4; ++q) {
           acc[i][j][q] = 0.0f;
 #pragma unroll
-          for (int c = 0; c < KC; ++c) part[c][i][j][q] = 0.0f;
+          for (int c = 0; c < KC; ++c) part[c][i][j][q] = PT(0);
         }
 
     // ldmatrix addresses of this lane for the four k16 tiles of a block
@@ -524,14 +557,14 @@ struct GemmMmaSync {
   static constexpr int SW = Cfg::ZP ? 2 : 1;                   // scale words per entry
   static constexpr int RING = STAGES;
   static constexpr int STREAM_RED_BYTES = WK * BM * BN_PAD * 4;
-  static constexpr bool RAW = Cfg::STREAM && DQ::RAW_OK;
+  static constexpr bool RAW = Cfg::STREAM && !BYTES && DQ::RAW_OK;
   static constexpr float RAW_F0 = RAW ? 1.0f / (1 << DQ::SUB0) : 1.0f;  // rows g
   static constexpr float RAW_F1 = RAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g+8
 
-  // weights of block `src` (this lane's BITS words) into registers
-  static HUMMING_DEVICE void stream_words(const u32* src, u32 (&w)[BITS]) {
+  // weights of block `src` (this lane's WPL words) into registers
+  static HUMMING_DEVICE void stream_words(const u32* src, u32 (&w)[WPL]) {
 #pragma unroll
-    for (int i = 0; i < BITS; i += VEC) {
+    for (int i = 0; i < WPL; i += VEC) {
       if constexpr (VEC == 4) {
         u32 v[4];
         ptx::ld_stream_v4(v, src + i);
@@ -546,10 +579,10 @@ struct GemmMmaSync {
     }
   }
 
-  // a lane's BITS words of a slot in shared memory (run_ring with STREAM == 3)
-  static HUMMING_DEVICE void ring_read(u32 at, u32 (&w)[BITS]) {
+  // a lane's WPL words of a slot in shared memory (run_ring with STREAM == 3)
+  static HUMMING_DEVICE void ring_read(u32 at, u32 (&w)[WPL]) {
 #pragma unroll
-    for (int i = 0; i < BITS; i += VEC) {
+    for (int i = 0; i < WPL; i += VEC) {
       if constexpr (VEC == 4) {
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3]) : "r"(at + i * 4));
@@ -586,17 +619,17 @@ struct GemmMmaSync {
   }
 
   // Ring slot d <- block kb (this lane's weight words from wsrc, its rows' scale words)
-  static HUMMING_DEVICE void ring_load(const GemmParams& p, const u32* wsrc, const char* sp, int kb, u32 (&wr)[BITS],
+  static HUMMING_DEVICE void ring_load(const GemmParams& p, const u32* wsrc, const char* sp, int kb, u32 (&wr)[WPL],
                                        u32 (&sr)[NSC][SW]) {
     stream_words(wsrc, wr);
     stream_scales(p, sp, kb, sr);
   }
 
   // block words and scale words out of a ring slot
-  static HUMMING_DEVICE void ring_take(const u32 (&wr)[BITS], const u32 (&sr)[NSC][SW], u32 (&w)[BITS],
+  static HUMMING_DEVICE void ring_take(const u32 (&wr)[WPL], const u32 (&sr)[NSC][SW], u32 (&w)[WPL],
                                        u32 (&sc)[NSC][SW]) {
 #pragma unroll
-    for (int i = 0; i < BITS; ++i) w[i] = wr[i];
+    for (int i = 0; i < WPL; ++i) w[i] = wr[i];
 #pragma unroll
     for (int e = 0; e < NSC; ++e)
 #pragma unroll
@@ -605,19 +638,19 @@ struct GemmMmaSync {
 
   // acc += (sum of the chains - corr) * f_h (rows g: h = 0, rows g + 8: h = 1);
   // chains and corr = 0
-  static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
+  static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
                                          float (&corr)[MT][4], const float (&f)[2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        float sum = part[0][0][mt][q];
+        float sum = static_cast<float>(part[0][0][mt][q]);
 #pragma unroll
-        for (int c = 1; c < KC; ++c) sum += part[c][0][mt][q];
+        for (int c = 1; c < KC; ++c) sum += static_cast<float>(part[c][0][mt][q]);
         if constexpr (RAW) sum -= corr[mt][q];
         acc[0][mt][q] = fmaf(sum, f[q >> 1], acc[0][mt][q]);
 #pragma unroll
-        for (int c = 0; c < KC; ++c) part[c][0][mt][q] = 0.0f;
+        for (int c = 0; c < KC; ++c) part[c][0][mt][q] = PT(0);
         if constexpr (RAW) corr[mt][q] = 0.0f;
       }
   }
@@ -636,9 +669,18 @@ struct GemmMmaSync {
   // (MAGIC + offset * 2^sub, or MAGIC + z * 2^sub per row with integer zero
   // points), else the dequantized weights (zero points taken away, no scale).
   // sc: the tile's scale entry.
-  static HUMMING_DEVICE void stream_operands(int kt, const u32 (&w)[BITS], const u32 (&sc)[SW], u32 (&a)[4],
+  static HUMMING_DEVICE void stream_operands(int kt, const u32 (&w)[WPL], const u32 (&sc)[SW], u32 (&a)[4],
                                              u32 (&ac)[4]) {
-    if constexpr (RAW) {
+    if constexpr (BYTES) {
+      const u32 z0 = Cfg::ZP ? ptx::dup2(sc[0] >> 16) : 0u, z1 = Cfg::ZP ? ptx::dup2(sc[SW - 1] >> 16) : 0u;
+      switch (kt) {
+        case 0: DQB::template tile<0>(w, a, z0, z1); break;
+        case 1: DQB::template tile<1>(w, a, z0, z1); break;
+        case 2: DQB::template tile<2>(w, a, z0, z1); break;
+        default: DQB::template tile<3>(w, a, z0, z1); break;
+      }
+      ac[0] = ac[1] = ac[2] = ac[3] = 0u;
+    } else if constexpr (RAW) {
       switch (kt) {
         case 0: DQ::template tile_raw<0>(w, a); break;
         case 1: DQ::template tile_raw<1>(w, a); break;
@@ -665,9 +707,9 @@ struct GemmMmaSync {
 
   // one 64-column block: global index kb; b_off: this lane's ldmatrix addresses in it
   // (fold at its end when `last`; constant once the caller's loop is unrolled)
-  static HUMMING_DEVICE void stream_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], int kb, bool last,
+  static HUMMING_DEVICE void stream_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], int kb, bool last,
                                           const u32 (&b_off)[4], float (&acc)[NT][MT][4],
-                                          float (&part)[KC][NT][MT][4], float (&corr)[MT][4]) {
+                                          PT (&part)[KC][NT][MT][4], float (&corr)[MT][4]) {
     u32 bx[4][MT][2];
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
 #pragma unroll
@@ -689,19 +731,14 @@ struct GemmMmaSync {
       }
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        float(&d)[4] = part[kt % KC][0][mt];
-        if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a, bx[kt][mt]);
-        else ptx::mma_m16n8k16<Cfg::BF16>(d, a, bx[kt][mt]);
-        if constexpr (RAW) {
-          if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(corr[mt], ac, bx[kt][mt]);
-          else ptx::mma_m16n8k16<Cfg::BF16>(corr[mt], ac, bx[kt][mt]);
-        }
+        mma(part[kt % KC][0][mt], a, bx[kt][mt]);
+        if constexpr (RAW) mma(corr[mt], ac, bx[kt][mt]);
       }
       const bool end_of_group = SCALE_ACC && ((kb * 64 + kt * 16 + 16) % Cfg::GROUP) == 0;
       // raw codes carry MAGIC x sum(x) in the chains: fold at least every 4 blocks so
       // the fp32 cancellation stays ~2^-14 of a 256-column sum (linear: any
       // fold point is exact in value, the group's scale applies to both parts)
-      const bool periodic = RAW && kt == 3 && (kb & 3) == 3;
+      const bool periodic = (RAW && kt == 3 && (kb & 3) == 3) || (OP8 == 1 && kt == 3 && ((kb + 1) * 64) % FOLD8 == 0);
       if (end_of_group || periodic || (last && kt == 3)) {
         float f[2];
         fold_factors(sc[e], f);
@@ -713,11 +750,11 @@ struct GemmMmaSync {
   // the first RING blocks (global index kb0 on) of weights and scales into the ring
   // (wp: block 0 of the slice, which is global block kb0; base: the warp's first block)
   static HUMMING_DEVICE void ring_fill(const GemmParams& p, const u32* wp, const char* sp, int kb0, int base, int n,
-                                       u32 (&wr)[RING][BITS], u32 (&sr)[RING][NSC][SW]) {
+                                       u32 (&wr)[RING][WPL], u32 (&sr)[RING][NSC][SW]) {
 #pragma unroll
     for (int d = 0; d < RING; ++d) {
       const int at = base + d;
-      if (d < n) ring_load(p, wp + at * (BITS * 32), sp, kb0 + at, wr[d], sr[d]);
+      if (d < n) ring_load(p, wp + at * (WPL * 32), sp, kb0 + at, wr[d], sr[d]);
     }
   }
 
@@ -807,8 +844,8 @@ struct GemmMmaSync {
 
     // ---- the first RING blocks of weights (and scales) into registers, then the
     // CTA's activations (one cp.async group)
-    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (BITS * 32) + lane * BITS;
-    u32 wr[RING][BITS];  // the register ring
+    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (WPL * 32) + lane * WPL;
+    u32 wr[RING][WPL];  // the register ring
     u32 sr[RING][NSC][SW];
     ring_fill(p, wp, sp, kb_begin, lo, n, wr, sr);
     stage_x(p, ptx::smem_addr(smem), m0, rows, kb_begin, nkb, slice);
@@ -818,7 +855,8 @@ struct GemmMmaSync {
     u32 b_off[4];  // ldmatrix addresses at block 0 of the slice
     stream_x_offsets(ptx::smem_addr(smem), rows, slice, b_off);
 
-    float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
+    float acc[NT][MT][4], corr[MT][4];
+    PT part[KC][NT][MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
@@ -826,7 +864,7 @@ struct GemmMmaSync {
         acc[0][j][q] = 0.0f;
         corr[j][q] = 0.0f;
 #pragma unroll
-        for (int c = 0; c < KC; ++c) part[c][0][j][q] = 0.0f;
+        for (int c = 0; c < KC; ++c) part[c][0][j][q] = PT(0);
       }
 
     // ---- main loop: slot d of the ring holds block j0 + d; once its math is
@@ -840,13 +878,13 @@ struct GemmMmaSync {
       for (int kt = 0; kt < 4; ++kt) bb[kt] = b_off[kt] + base * 128;
 #pragma unroll
       for (int d = 0; d < RING; ++d) {
-        u32 w[BITS], sc[NSC][SW], bd[4];
+        u32 w[WPL], sc[NSC][SW], bd[4];
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) bd[kt] = bb[kt] + d * 128;
         ring_take(wr[d], sr[d], w, sc);
         stream_block(w, sc, kb_begin + base + d, false, bd, acc, part, corr);
         const int at = next + d;
-        ring_load(p, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
+        ring_load(p, wp + at * (WPL * 32), sp, kb_begin + at, wr[d], sr[d]);
       }
     }
     for (; j0 < n; j0 += RING) {
@@ -855,14 +893,14 @@ struct GemmMmaSync {
       for (int d = 0; d < RING; ++d) {
         const int j = j0 + d;
         if (j < n) {
-          u32 w[BITS], sc[NSC][SW], bd[4];
+          u32 w[WPL], sc[NSC][SW], bd[4];
 #pragma unroll
           for (int kt = 0; kt < 4; ++kt) bd[kt] = b_off[kt] + (base + d) * 128;
           ring_take(wr[d], sr[d], w, sc);
           stream_block(w, sc, kb_begin + base + d, j == n - 1, bd, acc, part, corr);
           if (j + RING < n) {
             const int at = next + d;
-            ring_load(p, wp + at * (BITS * 32), sp, kb_begin + at, wr[d], sr[d]);
+            ring_load(p, wp + at * (WPL * 32), sp, kb_begin + at, wr[d], sr[d]);
           }
         }
       }
@@ -875,7 +913,7 @@ struct GemmMmaSync {
   // its 16 rows (weights, then the block's group-scale words), filled by
   // cp.async copies (one commit group per block), so STAGES - 1 blocks are in
   // flight per warp without holding a register. Each lane copies exactly the
-  // words it will read (its BITS weight words, its rows' scale words), so its
+  // words it will read (its WPL weight words, its rows' scale words), so its
   // own cp.async.wait_group is all the ordering it needs: no barrier, not even
   // __syncwarp, in the loop. Few registers per thread, so many warps per SM
   // (the tile's `occupancy` CTAs) keep the memory busy.
@@ -891,8 +929,8 @@ struct GemmMmaSync {
   // run_stream) accumulates what each fold takes away. (Summing the activations
   // once per CTA instead costs ~4 M instructions per block where the MMAs cost
   // 4 WN: measured slower on the H200 for the decode tiles.)
-  // a slot: [lane][BITS words] of weights, then [lane][NSC entries][SW words] of scales
-  static constexpr int RING_SLOT = BITS * 128 + (Cfg::GSCALE ? 32 * NSC * SW * 4 : 0);
+  // a slot: [lane][WPL words] of weights, then [lane][NSC entries][SW words] of scales
+  static constexpr int RING_SLOT = WPL * 128 + (Cfg::GSCALE ? 32 * NSC * SW * 4 : 0);
   static constexpr int G64 = Cfg::GROUP / 64;
   static constexpr int RING_FP = !Cfg::GSCALE ? 4 : (Cfg::GROUP % 64 != 0) ? 1 : (G64 % 4 == 0) ? 4 : (G64 % 2 == 0) ? 2 : 1;
   // groups that neither divide 64 nor are multiples of it: a fold per k16 tile
@@ -900,8 +938,8 @@ struct GemmMmaSync {
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
   // MMA for raw codes); with NSC == 4 the folds inside the block.
-  static HUMMING_DEVICE void ring_block(const u32 (&w)[BITS], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
-                                        u32 bo2, u32 bo3, float (&acc)[NT][MT][4], float (&part)[KC][NT][MT][4],
+  static HUMMING_DEVICE void ring_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
+                                        u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
                                         float (&corr)[MT][4]) {
     u32 bx[4][MT][2];
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
@@ -925,12 +963,8 @@ struct GemmMmaSync {
       stream_operands(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(part[0][0][mt], a, bx[kt][mt]);
-        else ptx::mma_m16n8k16<Cfg::BF16>(part[0][0][mt], a, bx[kt][mt]);
-        if constexpr (RAW) {
-          if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(corr[mt], ac, bx[kt][mt]);
-          else ptx::mma_m16n8k16<Cfg::BF16>(corr[mt], ac, bx[kt][mt]);
-        }
+        mma(part[0][0][mt], a, bx[kt][mt]);
+        if constexpr (RAW) mma(corr[mt], ac, bx[kt][mt]);
       }
       if constexpr (NSC == 4) {  // groups of 16, 32: fold where one ends; 48, 80, ...: every k16 tile
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
@@ -973,12 +1007,12 @@ struct GemmMmaSync {
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
-    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (BITS * 32) + lane * BITS;
+    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (WPL * 32) + lane * WPL;
     const char* srow = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
     const u32 np_bytes = static_cast<u32>(p.Np * SZB);
-    const u32 w_at = lane * BITS * 4;                                        // this lane's words in a slot
-    const u32 s_at = BITS * 128 + lane * NSC * SW * 4;                       // ... and its scale words
-    u32 wreg[REGS ? RING : 1][BITS], sreg[REGS ? RING : 1][NSC][SW];  // the register slots (REGS)
+    const u32 w_at = lane * WPL * 4;                                        // this lane's words in a slot
+    const u32 s_at = WPL * 128 + lane * NSC * SW * 4;                       // ... and its scale words
+    u32 wreg[REGS ? RING : 1][WPL], sreg[REGS ? RING : 1][NSC][SW];  // the register slots (REGS)
     // issue block `jb` (this lane's weight words at `src`) into slot `d`; no bytes are
     // read past the warp's last block (cp.async zero-fills: a group per block)
     auto issue = [&](int d, const u32* src, int jb, bool scales) {
@@ -1003,7 +1037,7 @@ struct GemmMmaSync {
         return;
       }
 #pragma unroll
-      for (int i = 0; i < BITS; i += VEC) {
+      for (int i = 0; i < WPL; i += VEC) {
         if constexpr (VEC == 4) ptx::cp_async16_if(slot + w_at + i * 4, src + i, ok);
         else if constexpr (VEC == 2) ptx::cp_async8_if(slot + w_at + i * 4, src + i, ok);
         else ptx::cp_async4_if(slot + w_at + i * 4, src + i, ok);
@@ -1025,7 +1059,7 @@ struct GemmMmaSync {
     // a chunk's scale entry travels with its first block (every block's with NSC == 4)
     constexpr bool EVERY = NSC > 1 || RING_FP == 1;
 #pragma unroll
-    for (int d = 0; d < RING - 1; ++d) issue(d, wsrc + d * (BITS * 32), d, EVERY || d % RING_FP == 0);
+    for (int d = 0; d < RING - 1; ++d) issue(d, wsrc + d * (WPL * 32), d, EVERY || d % RING_FP == 0);
     if constexpr (REGS && Cfg::CP_ASYNC) ptx::cp_async_wait<0>();  // the activations
     else if constexpr (!REGS) ptx::cp_async_wait<RING - 1>();
     __syncthreads();
@@ -1033,18 +1067,19 @@ struct GemmMmaSync {
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
     stream_x_offsets(base + lo * 128, rows, slice, b_off);
 
-    float acc[NT][MT][4], part[KC][NT][MT][4], corr[MT][4];
+    float acc[NT][MT][4], corr[MT][4];
+    PT part[KC][NT][MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[0][j][q] = part[0][0][j][q] = corr[j][q] = 0.0f;
+      for (int q = 0; q < 4; ++q) acc[0][j][q] = corr[j][q] = 0.0f, part[0][0][j][q] = PT(0);
 
     // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
     // turn sits in slot d; once it has landed, block d + STAGES - 1 goes into the
     // slot block d - 1 used. Slots, sources and ldmatrix offsets are constants.
 #pragma unroll 1
     for (int j0 = 0; j0 < n; j0 += RING) {
-      const u32* wturn = wsrc + j0 * (BITS * 32);
+      const u32* wturn = wsrc + j0 * (WPL * 32);
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
 #pragma unroll
@@ -1058,10 +1093,10 @@ struct GemmMmaSync {
           const u32 rd = ring + d * RING_SLOT;
           const int ahead = d + RING - 1;
           if constexpr (!REGS) ptx::cp_async_wait<RING - 2>();
-          u32 w[BITS];
+          u32 w[WPL];
           if constexpr (REGS) {  // take slot d before block d + STAGES - 1 lands in slot d - 1
 #pragma unroll
-            for (int i = 0; i < BITS; ++i) w[i] = wreg[d][i];
+            for (int i = 0; i < WPL; ++i) w[i] = wreg[d][i];
             if constexpr (Cfg::GSCALE) {
               if (EVERY || b == 0) {
 #pragma unroll
@@ -1071,7 +1106,7 @@ struct GemmMmaSync {
               }
             }
           }
-          issue(ahead % RING, wturn + ahead * (BITS * 32), j0 + ahead, EVERY || ahead % RING_FP == 0);
+          issue(ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, EVERY || ahead % RING_FP == 0);
           if constexpr (!REGS) ring_read(rd + w_at, w);
           if constexpr (Cfg::GSCALE && !REGS) {
             if (EVERY || b == 0) {
