@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|bytes|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -80,18 +80,25 @@ for part in "${@:-all}"; do
              --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
            cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
            grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
-    bytes) # the byte-operand kernels (int8 x int8, fp8 x fp8 m16n8k32): their GPU tests, then W4A8 / W8A8
-           # against W4A16 and cuBLAS fp16 from decode to large batch
+    bytes) # the byte-operand kernels (int8 x int8, fp8 x fp8 m16n8k32): their GPU tests, then the bench
            timeout 330 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
              -k "byte or quantized_activations" 2>&1 | tee "$OUT/bytes_tests.log" | tail -12
-           rc=$((rc | PIPESTATUS[0]))
+           rc=$((rc | PIPESTATUS[0])); bash "$0" bbench; rc=$((rc | $?)) ;;
+    bbench) # W4A8 / W8A8 (int8 MMA) against W4A16 and cuBLAS fp16 from decode to large batch; fp8 weights
+           # through the 16-bit path (fp8 mma.sync is emulated on Hopper)
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+             --m 1,16,64,256,1024 --weight int4 --group-size 128 --act int8 --act-quant dynamic_token \
+             --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out /tmp/b-w4a8-5 \
+             2>&1 | tee -a "$OUT/bytes_bench.log" | grep -E "^ *(1|16|64|256|1024|4096) |x stream|WRONG"
+           cp /tmp/b-w4a8-5/report.json "$OUT/bench-w4a8-shapes.json" 2>/dev/null
            b() { timeout 100 humming bench --shapes 8192x8192,28672x8192 --methods humming,cublas-fp16 --repeats 3 \
                    --no-plot --no-jit "$@" 2>&1 | tee -a "$OUT/bytes_bench.log" | grep -E "^ *(1|16|64|256|1024|4096) |x stream|WRONG"; }
            b --m 1,16,64,256,1024,4096 --weight int4 --group-size 128 --act int8 --act-quant dynamic_token --out /tmp/b-w4a8
            b --m 256,1024,4096 --weight int4 --group-size 128 --out /tmp/b-w4a16
            b --m 1,256,4096 --weight int8 --group-size 0 --act int8 --act-quant dynamic_token --out /tmp/b-w8a8
            b --m 1,256,4096 --weight e4m3 --group-size 0 --act e4m3 --act-quant dynamic_token --out /tmp/b-fp8
-           for d in w4a8 w4a16 w8a8 fp8; do cp /tmp/b-$d/report.json "$OUT/bench-$d.json" 2>/dev/null; done ;;
+           b --m 1,256,4096 --weight int8 --group-size 0 --out /tmp/b-w8a16
+           for d in w4a8 w4a16 w8a8 fp8 w8a16; do cp /tmp/b-$d/report.json "$OUT/bench-$d.json" 2>/dev/null; done ;;
     bsweep) # byte-operand tile ranking (int8 activations): int4 g128 and int8 per channel, prefill and M=16
            timeout 330 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "byte" \
              2>&1 | tee "$OUT/bytes_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))

@@ -2,8 +2,10 @@
 //
 // Slots (each a compile-time choice in Cfg, chosen by the planner):
 //   loader     : CP_ASYNC ? multi-stage cp.async pipeline : plain loads (sm_75)
-//   dequantizer: gemm/dequant.cuh (int_bittrick / float_rebias, group scales, zero points)
-//   mma        : m16n8k16 (f16 or bf16), or 2 x m16n8k8 (K8MMA, Turing)
+//   dequantizer: gemm/dequant.cuh (int_bittrick / float_rebias, group scales, zero points;
+//                DequantBytes for byte operands)
+//   mma        : m16n8k16 (f16 or bf16), or 2 x m16n8k8 (K8MMA, Turing); OP8: m16n8k32 on
+//                byte operands (int8 into int32 partial sums, fp8 into fp32)
 //   scheduler  : data-parallel tiles over (N, M) x split-K over gridDim.z; split-K
 //                partials are reduced in fp32, in a fixed order, by the last CTA of
 //                each tile (deterministic, no second kernel)
@@ -13,7 +15,7 @@
 // (tokens map to the MMA's n = 8), so a decode batch of 1-8 tokens wastes no rows.
 //
 // Cfg: BM BN BK WM WN WK STAGES | BITS WFLOAT FEXP FMAN OFFSET ZP GSCALE GROUP GS_ROWS |
-//      BF16 OUT_BF16 HAS_CHAN ACT_SCALE HAS_BIAS CP_ASYNC K8MMA THREADS
+//      BF16 OUT_BF16 HAS_CHAN ACT_SCALE HAS_BIAS CP_ASYNC K8MMA OP8 THREADS
 #pragma once
 #include "humming/common.cuh"
 #include "humming/gemm/dequant.cuh"
@@ -23,7 +25,7 @@
 namespace humming {
 
 struct GemmParams {
-  const void* x;          // activations [M, lda], 16-bit
+  const void* x;          // activations [M, lda]: 16-bit values, or int8 / fp8 codes (OP8)
   const u32* w;           // packed weights [Np/16][Kp/64][BITS][32]
   const void* sz;         // group scales [groups][Np]: u16 scale, or u32 (scale, aux) with zero points
   const float* chan;      // [Np] per-channel multiplier (channel scale x global), or null
@@ -32,9 +34,9 @@ struct GemmParams {
   void* y;                // output [M, ldy], 16-bit
   float* ws;              // split-K partials [gridDim.z][M][Np]
   int* counters;          // split-K arrival counters [m_tiles * n_tiles], zero between launches
-  int M, N, K;            // logical problem
-  int Np, Kp;             // padded weight (multiples of 16 and 64)
-  int lda, ldy;           // row strides in elements
+  int M, N, K;            // logical problem (K, Kp, lda in 16-bit units: bytes / 2 for OP8)
+  int Np, Kp;             // padded weight (multiples of 16 and 128 units)
+  int lda, ldy;           // row strides in elements (units)
   int groups;             // rows of sz
   int k_steps_per_split;  // BK steps per gridDim.z slice
   float out_mul;          // global multiplier (tensor scale, exponent re-bias)
