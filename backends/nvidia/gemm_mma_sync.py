@@ -884,13 +884,17 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 nominal = DECODE_INT4_LONG_K
             elif kp <= 4096 and caps.has("cp_async"):
                 nominal = DECODE_INT4_SHORT_K
-        nominal = shape_stream_tile(nominal, layer.n, kp, sms)
+        if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
+            # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
+            nominal = DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
+        else:
+            nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if hi is None and 4096 < layer.n <= 8192 and caps.has("cp_async"):
             nominal = TILE_64_WIDE
         if recipe.op8:
-            nominal = byte_tile(nominal, lo, hi)
+            nominal = byte_tile(nominal, lo, hi, layer.n)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
@@ -903,16 +907,23 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
 #: 2 x 4 warps, BK of 64 units (W4A8 M=256 85.9 -> 82.8 us, M=2048 667 -> 651; W8A8 int8 per
 #: channel M=256 139 -> 102)
 BYTE_TILE_16 = Tile(16, 64, 256, 1, 4, 2, 4)
+#: decode of int4 codes on the int8 MMA over K > 4096 values (shorter K: DECODE_INT4_SHORT_K):
+#: the lean shared-memory ring, 16 warps of 2 x 8 (H200, gpu_sweep.py --act int8, M=1, kernel
+#: alone: 8192x8192 16.0 -> 14.65 us, 1.14x the stream time; 28672x8192 48.7 -> 42.4;
+#: 4096x4096 takes the short-K tile: 9.73 -> 6.58)
+BYTE_DECODE_INT4 = Tile(8, 32, 512, 1, 2, 8, 8, stream=3, occupancy=2)
 BYTE_TILE_LARGE = Tile(128, 128, 64, 2, 4, 1, 4)
 
 
-def byte_tile(tile: Tile, lo: int | None = None, hi: int | None = None) -> Tile:
-    """The tile of byte-operand kernels for the M range [lo, hi] whose 16-bit tile is ``tile``:
-    the swept ones above, else warp tiles of at most 32 tokens (they keep int32 partial sums
-    beside the fp32 accumulators: twice the warps along M; 64-token warps spill on sm_90)."""
+def byte_tile(tile: Tile, lo: int | None = None, hi: int | None = None, n: int | None = None) -> Tile:
+    """The tile of byte-operand kernels for the M range [lo, hi] whose 16-bit tile is ``tile``
+    (layers of ``n`` rows): the swept ones above, else warp tiles of at most 32 tokens (they
+    keep int32 partial sums beside the fp32 accumulators: twice the warps along M; 64-token
+    warps spill on sm_90). Layers of at most 4096 rows keep 64-token CTAs above 128 tokens
+    (128 x 128 CTAs leave SMs idle there: W4A8 4096x14336 M=256 took 146 us)."""
     if tile.stream:
         return tile
-    if lo is not None and hi is None:
+    if lo is not None and hi is None and (n is None or n > 4096):
         return BYTE_TILE_LARGE
     if (lo, hi) == (9, 32):
         return BYTE_TILE_16
