@@ -257,8 +257,9 @@ def test_byte_operands(case, out_dtype):
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)
 
 
-def run_bytes_directly(qw, act, op8, out_dtype, act_scale):
-    """A byte-operand recipe packed and launched by hand over the default tiles of every M range."""
+def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS):
+    """A byte-operand recipe packed and launched by hand, over ``tiles`` ([(lo, hi, Tile)]; default:
+    the byte tiles of every default M range), checked against the reference at each of ``ms``."""
     from humming.ops import quantize_activation
     from humming_nvidia import gemm_mma_sync as G
 
@@ -270,10 +271,11 @@ def run_bytes_directly(qw, act, op8, out_dtype, act_scale):
                        act_scale=2 if act.quant == "static_tensor" else 1, has_bias=qw.bias is not None, op8=op8)
     pw = G.pack_weight(qw, rec, dev)
     smem = props.shared_memory_per_block_optin
-    ranges = [(lo, hi, G.fit_tile(G.byte_tile(t), rec, smem, pw.kp // rec.ku)) for lo, hi, t in G.DEFAULT_RANGES]
+    tiles = tiles or [(lo, hi, G.byte_tile(t, lo, hi, qw.n)) for lo, hi, t in G.DEFAULT_RANGES]
+    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp // rec.ku)) for lo, hi, t in tiles]
     launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
     dt = torch.bfloat16 if bf else torch.float16
-    for m in MS:
+    for m in ms:
         x = (torch.randn(m, qw.k, device=dev) * 2).to(dt)
         q, sc = quantize_activation(x, act.fmt, act.quant, scale=act_scale)
         q = q.view(torch.int8)
@@ -300,33 +302,12 @@ def run_bytes_directly(qw, act, op8, out_dtype, act_scale):
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_byte_operand_stream_tiles(scheme, k, ring):
     """The decode schedulers (register ring, lean shared and register rings) on int8 operands."""
-    from humming.ops import quantize_activation
     from humming_nvidia import gemm_mma_sync as G
 
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
-    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
-    rec = G.recipe_for(scheme, bf16=False, out_bf16=True, caps_cp_async=True, k8mma=False, target=target,
-                       act_scale=1, op8=1)
-    pw = G.pack_weight(qw, rec, dev)
-    smem = props.shared_memory_per_block_optin
-    kpu = pw.kp // rec.ku
-    ranges = [(1, 8, G.fit_tile(G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3), rec, smem, kpu)),
-              (9, None, G.fit_tile(G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2), rec, smem, kpu))]
-    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=64 * 1024)
-    for m in (1, 3, 8, 16):
-        x = (torch.randn(m, k, device=dev) * 2).to(torch.bfloat16)
-        q, sc = quantize_activation(x, "int8", "dynamic_token")
-        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=torch.bfloat16)
-        launcher(q, y, sc.reshape(-1).contiguous())
-        torch.cuda.synchronize()
-        ref = R.gemm(x.float(), qw, INT8_TOK)
-        qr, sr = R.quantize_activation(x.float(), INT8_TOK)
-        b = bound(R.dequantize_activation(qr, sr, INT8_TOK), qw, ref, 2.0 ** -8, pw.out_mul)
-        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
-        ratio = float(((y.double() - ref.double()).abs() / b).max())
-        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+    qw = R.quantize(torch.randn(N_ODD, k, device="cuda") * 0.02, scheme)
+    tiles = [(1, 8, G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3)),
+             (9, None, G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2))]
+    run_bytes_directly(qw, INT8_TOK, 1, "bf16", None, tiles=tiles, ms=(1, 3, 8, 16))
 
 
 @pytest.mark.parametrize("ring", [1, 3, 4], ids=["registers", "lean-shared", "lean-registers"])

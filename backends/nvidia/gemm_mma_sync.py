@@ -797,7 +797,7 @@ def check_layer(layer, caps, compute) -> list[str]:
     """Reasons this version's mma_sync kernels cannot run ``layer`` with ``compute`` (empty: they can)."""
     reasons = []
     sixteen = compute.a in COMPUTE_TYPES and compute.b in COMPUTE_TYPES
-    op8 = OP8_OF.get(compute.a, 0) if compute.a == compute.b else 0
+    op8 = _op8(compute)
     if not sixteen and not op8:
         reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8 or fp8 x fp8 "
                        f"(alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
