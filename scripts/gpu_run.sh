@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -107,6 +107,18 @@ for part in "${@:-all}"; do
            sw --m 2048 --groups b256 --shapes 8192x8192 --rounds 3 --json "$OUT/bsweep_w4_2048.json"
            sw --m 256 --groups b256 --shapes 8192x8192 --weight int8 --group 0 --rounds 3
            sw --m 16,64 --groups b16 --shapes 8192x8192,28672x8192 --rounds 3 ;;
+    lean)  # after a run_ring change: the stream-tile tests, the decode tile ranking, the M=1 row
+           timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
+             -k "stream_tiles or steady_state or large_shapes or graph" 2>&1 | tee "$OUT/lean_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 200 python3 scripts/gpu_sweep.py --m 1 --groups decode --rounds 3 --json "$OUT/sweep_m1.json" \
+             > "$OUT/sweep_m1.log" 2>&1; rc=$((rc | $?))
+           grep -E "stream  \(base" -A3 "$OUT/sweep_m1.log" | cut -c1-150
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
+           cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
+           grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

@@ -310,6 +310,34 @@ def test_byte_operand_stream_tiles(scheme, k, ring):
     run_bytes_directly(qw, INT8_TOK, 1, "bf16", None, tiles=tiles, ms=(1, 3, 8, 16))
 
 
+def run_stream_tiles(scheme, k, bf16, tiles, ms, **launcher_kw):
+    """Quantize an N_ODD x k layer, launch the (lo, hi, tile) ranges `tiles` (fitted to the
+    layer) directly at each M of `ms` and check them against reference.py (poisoned outputs)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
+    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
+    pw = G.pack_weight(qw, rec, dev)
+    smem = props.shared_memory_per_block_optin
+    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp)) for lo, hi, t in tiles]
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, **launcher_kw)
+    dt = torch.bfloat16 if bf16 else torch.float16
+    eps = 2.0 ** (-8 if bf16 else -11)
+    for m in ms:
+        x = (torch.randn(m, k, device=dev) * 2).to(dt)
+        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
+        launcher(x, y)
+        torch.cuda.synchronize()
+        ref = R.gemm(x.float(), qw)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul)
+        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+
+
 @pytest.mark.parametrize("ring", [1, 3, 4], ids=["registers", "lean-shared", "lean-registers"])
 @pytest.mark.parametrize("scheme,k,bf16", [
     (WeightScheme("int4", "group", 128), 4224, False),  # 66 blocks: a short last K slice
@@ -329,28 +357,27 @@ def test_stream_tiles_rings(scheme, k, bf16, ring):
     1 to 16 tokens, with split K."""
     from humming_nvidia import gemm_mma_sync as G
 
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
-    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
-    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
-    pw = G.pack_weight(qw, rec, dev)
-    smem = props.shared_memory_per_block_optin
-    ranges = [(1, 8, G.fit_tile(G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3), rec, smem, pw.kp)),
-              (9, None, G.fit_tile(G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2), rec, smem, pw.kp))]
-    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=64 * 1024)
-    dt = torch.bfloat16 if bf16 else torch.float16
-    eps = 2.0 ** (-8 if bf16 else -11)
-    for m in (1, 3, 8, 16):
-        x = (torch.randn(m, k, device=dev) * 2).to(dt)
-        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
-        launcher(x, y)
-        torch.cuda.synchronize()
-        ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul)
-        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
-        ratio = float(((y.double() - ref.double()).abs() / b).max())
-        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+    tiles = [(1, 8, G.Tile(8, 32, 256, 1, 2, 4, 8, stream=ring, occupancy=3)),
+             (9, None, G.Tile(16, 32, 256, 1, 2, 4, 4, stream=ring, occupancy=2))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16), smem_per_sm=64 * 1024)
+
+
+@pytest.mark.parametrize("ring", [3, 4], ids=["lean-shared", "lean-registers"])
+@pytest.mark.parametrize("scheme,k,bf16", [
+    (WeightScheme("int4", "group", 128), 8320, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 4160, False),  # past the last group: padded K
+    (WeightScheme("int4", "group", 256), 6144, True),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 4160, False),
+    (WeightScheme("int4", "group", 512), 8192, False),  # scales addressed per block, not per turn
+], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_ring_steady_state_turns(scheme, k, bf16, ring):
+    """Long runs per warp (one warp along K, no split), so that most ring turns take the
+    unchecked steady-state loop of run_ring and the last ones the checked loop."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tiles = [(1, 8, G.Tile(8, 32, 64, 1, 2, 1, 8, stream=ring, occupancy=2)),
+             (9, None, G.Tile(16, 16, 128, 1, 1, 2, 4, stream=ring, occupancy=2))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 16), max_split=1, smem_per_sm=228 * 1024)
 
 
 def test_large_shapes_split_k_and_tails():

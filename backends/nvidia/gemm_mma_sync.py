@@ -765,16 +765,20 @@ TILE_32_WK2 = Tile(32, 128, 128, 1, 4, 2, 4)
 #: more than 128 tokens on a layer of 4097-8192 rows: 256 rows per CTA, 8 warps
 #: (H200, int4 g128, M=256, 8192x8192: 126 -> 116 us; 28672x8192 loses: 398 -> 473)
 TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
-#: decode of 4-bit integer codes over a long K (> 4096) and up to 16384 rows: the
-#: lean register ring (run_ring, stream=4) with 8 blocks in flight per warp (H200,
-#: int4 g128, M=1, gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1;
-#: 28672x8192 42.3 -> 45.3, so not there; other formats and short K keep the
+#: decode of 4-bit integer codes over a long K (> 4096) on layers of fewer 64-row blocks
+#: than SMs: the lean register ring (run_ring, stream=4) with 8 blocks in flight per warp
+#: (H200, int4 g128, M=1, gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1;
+#: with the unchecked steady-state turns 13.9 and 13.9; other formats keep the
 #: register-streaming tile, which was as fast or faster)
 DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)
 #: ... and over a short K (<= 4096) on cp.async targets: the lean shared-memory ring,
 #: 16 warps, split between N and K per layer by shape_stream_tile (H200, gpu_sweep.py:
 #: 4096x4096 7.73 -> 7.21 us, 14336x4096 15.8 -> 15.3)
 DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
+#: ... and on layers of at least one 64-row block per SM, any K: the lean register ring,
+#: 64 rows per CTA (H200, gpu_sweep.py, after the unchecked steady-state turns: 28672x8192
+#: 42.3 us (register streaming) -> 39.6, 14336x4096 15.7 (shared ring) -> 13.1)
+DECODE_INT4_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, TILE_16),
@@ -880,7 +884,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
         if t.stream and recipe.bits == 4 and raw_codes(recipe):
-            if kp > 4096 and layer.n <= 16384:
+            if sms and -(-layer.n // 64) >= sms:
+                nominal = DECODE_INT4_WIDE
+            elif kp > 4096:
                 nominal = DECODE_INT4_LONG_K
             elif kp <= 4096 and caps.has("cp_async"):
                 nominal = DECODE_INT4_SHORT_K

@@ -657,12 +657,13 @@ struct GemmMmaSync {
       }
   }
 
-  // a fold's row factors f_h: 2^-sub (raw codes) x the rows' group scale in scale entry `sc`
+  // a fold's row factors f_h: the rows' group scale in scale entry `sc` (the raw codes'
+  // 2^-sub, a constant per row half, is applied once, in reduce_wk_and_finish)
   static HUMMING_DEVICE void fold_factors(const u32 (&sc)[SW], float (&f)[2]) {
-    f[0] = RAW_F0, f[1] = RAW_F1;
+    f[0] = f[1] = 1.0f;
     if constexpr (SCALE_ACC) {
-      f[0] *= f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
-      f[1] *= f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
+      f[0] = f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] & 0xffffu));
+      f[1] = f16_to_float<Cfg::BF16>(static_cast<u16>(Cfg::ZP ? (sc[SW - 1] & 0xffffu) : (sc[0] >> 16)));
     }
   }
 
@@ -797,9 +798,9 @@ struct GemmMmaSync {
     }
   }
 
-  // Stream tiles' epilogue: the WK warps' partial 16-row tiles summed in a fixed
-  // order in shared memory (over the activations: every warp is done with them),
-  // then finish_tile.
+  // Stream tiles' epilogue: the raw codes' 2^-sub per row half, then the WK warps'
+  // partial 16-row tiles summed in a fixed order in shared memory (over the
+  // activations: every warp is done with them), then finish_tile.
   static HUMMING_DEVICE void reduce_wk_and_finish(const GemmParams& p, char* smem, const float (&acc)[NT][MT][4],
                                                   int wn, int wk, int m0, int n0) {
     const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
@@ -811,7 +812,7 @@ struct GemmMmaSync {
       for (int q = 0; q < 4; ++q) {
         const int nn = wn * 16 + g + 8 * (q >> 1);
         const int m = mt * 8 + 2 * t + (q & 1);
-        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q];
+        red[(wk * BM + m) * BN_PAD + nn] = acc[0][mt][q] * ((q >> 1) ? RAW_F1 : RAW_F0);
       }
     __syncthreads();
     if constexpr (WK > 1) {
@@ -937,6 +938,9 @@ struct GemmMmaSync {
   static constexpr int RING_FP = !Cfg::GSCALE ? 4 : (Cfg::GROUP % 64 != 0) ? 1 : (G64 % 4 == 0) ? 4 : (G64 % 2 == 0) ? 2 : 1;
   // groups that neither divide 64 nor are multiples of it: a fold per k16 tile
   static constexpr bool FOLD_EVERY_TILE = NSC == 4 && 64 % Cfg::GROUP != 0;
+  // scale entries addressed from one pointer per ring turn (see run_ring): group scales of
+  // 64, 128 or 256 columns (a whole number of groups per fold chunk)
+  static constexpr bool FAST_SC = Cfg::GSCALE && NSC == 1 && RING_FP % G64 == 0;
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
   // MMA for raw codes); with NSC == 4 the folds inside the block.
@@ -1015,16 +1019,33 @@ struct GemmMmaSync {
     const u32 w_at = lane * WPL * 4;                                        // this lane's words in a slot
     const u32 s_at = WPL * 128 + lane * NSC * SW * 4;                       // ... and its scale words
     u32 wreg[REGS ? RING : 1][WPL], sreg[REGS ? RING : 1][NSC][SW];  // the register slots (REGS)
-    // issue block `jb` (this lane's weight words at `src`) into slot `d`; no bytes are
-    // read past the warp's last block (cp.async zero-fills: a group per block)
-    auto issue = [&](int d, const u32* src, int jb, bool scales) {
-      const bool ok = jb < n;
+    // FAST_SC: the warp's blocks start on a group boundary, so its block jb lies in group
+    // gw + jb / G64 and a chunk's scale words sit at sw0 + (jb / G64) x np_bytes: one
+    // multiply-add per chunk from a pointer per ring turn. Past the last group (the padded
+    // K, whose activations are zeros) nothing is loaded: a register slot keeps a finite
+    // scale (zeroed first), a shared one is zero-filled.
+    const int gw = FAST_SC ? kb0 / G64 : 0;
+    const int gleft = p.groups - gw;  // groups from the warp's first on
+    const char* sw0 = srow + static_cast<u64>(gw) * np_bytes;
+    if constexpr (REGS && FAST_SC) {
+#pragma unroll
+      for (int d = 0; d < RING; ++d) sreg[d][0][0] = sreg[d][0][SW - 1] = 0u;
+    }
+    // issue block `jb` (this lane's weight words at `src`) into slot `d` if `ok` (jb < n:
+    // no bytes are read past the warp's last block; cp.async zero-fills, a group per
+    // block). FAST_SC: the scale words at `sat` if `sin`.
+    auto issue = [&](int d, const u32* src, int jb, bool ok, bool scales, const char* sat, bool sin) {
       const u32 slot = ring + d * RING_SLOT;
       if constexpr (REGS) {
-        if (ok) {
-          stream_words(src, wreg[d]);
-          if constexpr (Cfg::GSCALE) {
-            if (scales) {
+        if (ok) stream_words(src, wreg[d]);
+        if constexpr (Cfg::GSCALE) {
+          if (scales) {
+            if constexpr (FAST_SC) {
+              if (sin) {
+                sreg[d][0][0] = ptx::ld_nc_u32(sat);
+                if constexpr (Cfg::ZP) sreg[d][0][SW - 1] = ptx::ld_nc_u32(sat + 4);
+              }
+            } else if (ok) {
 #pragma unroll
               for (int e = 0; e < NSC; ++e) {
                 const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
@@ -1046,13 +1067,18 @@ struct GemmMmaSync {
       }
       if constexpr (Cfg::GSCALE) {
         if (scales) {
+          if constexpr (FAST_SC) {
+            if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at, sat, sin);
+            else ptx::cp_async4_if(slot + s_at, sat, sin);
+          } else {
 #pragma unroll
-          for (int e = 0; e < NSC; ++e) {  // rows g, g + 8: one aligned word (two with zero points)
-            const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
-            const bool in = ok && gi < static_cast<u32>(p.groups);  // padded K past the last group: zeros
-            const char* at = srow + static_cast<u64>(in ? gi : 0u) * np_bytes;
-            if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, in);
-            else ptx::cp_async4_if(slot + s_at + e * 4, at, in);
+            for (int e = 0; e < NSC; ++e) {  // rows g, g + 8: one aligned word (two with zero points)
+              const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
+              const bool in = ok && gi < static_cast<u32>(p.groups);  // padded K past the last group: zeros
+              const char* at = srow + static_cast<u64>(in ? gi : 0u) * np_bytes;
+              if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, in);
+              else ptx::cp_async4_if(slot + s_at + e * 4, at, in);
+            }
           }
         }
       }
@@ -1061,7 +1087,9 @@ struct GemmMmaSync {
     // a chunk's scale entry travels with its first block (every block's with NSC == 4)
     constexpr bool EVERY = NSC > 1 || RING_FP == 1;
 #pragma unroll
-    for (int d = 0; d < RING - 1; ++d) issue(d, wsrc + d * (WPL * 32), d, EVERY || d % RING_FP == 0);
+    for (int d = 0; d < RING - 1; ++d)
+      issue(d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
+            d < n && d / G64 < gleft);
     if constexpr (REGS && Cfg::CP_ASYNC) ptx::cp_async_wait<0>();  // the activations
     else if constexpr (!REGS) ptx::cp_async_wait<RING - 1>();
     __syncthreads();
@@ -1079,19 +1107,21 @@ struct GemmMmaSync {
     // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
     // turn sits in slot d; once it has landed, block d + STAGES - 1 goes into the
     // slot block d - 1 used. Slots, sources and ldmatrix offsets are constants.
-#pragma unroll 1
-    for (int j0 = 0; j0 < n; j0 += RING) {
-      const u32* wturn = wsrc + j0 * (WPL * 32);
+    // Steady-state turns (every block of the turn and every block issued ahead inside
+    // the warp's run and its groups) go without bounds checks; the last turns check.
+    // (Pointers and bounds are carried from turn to turn: the loads take constant offsets.)
+    // (CHECKED is a literal at both calls: once inlined, the unchecked turn has no checks)
+    auto turn = [&](int j0, const u32* wturn, const char* sturn, int nl, int gl, const bool CHECKED) {
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
 #pragma unroll
       for (int c = 0; c < RING / RING_FP; ++c) {
-        if (c > 0 && j0 + c * RING_FP >= n) break;
+        if (CHECKED && c > 0 && c * RING_FP >= nl) break;
         u32 sc[NSC][SW];
 #pragma unroll
         for (int b = 0; b < RING_FP; ++b) {
           const int d = c * RING_FP + b;  // block of the turn
-          if (b >= 2 && j0 + d >= n) break;  // n is even: only the second pair of a 4-block chunk can run past it
+          if (CHECKED && b >= 2 && d >= nl) break;  // n is even: only the second pair of a 4-block chunk can run past it
           const u32 rd = ring + d * RING_SLOT;
           const int ahead = d + RING - 1;
           if constexpr (!REGS) ptx::cp_async_wait<RING - 2>();
@@ -1108,7 +1138,9 @@ struct GemmMmaSync {
               }
             }
           }
-          issue(ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, EVERY || ahead % RING_FP == 0);
+          issue(ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, !CHECKED || ahead < nl,
+                EVERY || ahead % RING_FP == 0, sturn + static_cast<u64>(ahead / G64) * np_bytes,
+                !CHECKED || (ahead < nl && ahead / G64 < gl));
           if constexpr (!REGS) ring_read(rd + w_at, w);
           if constexpr (Cfg::GSCALE && !REGS) {
             if (EVERY || b == 0) {
@@ -1136,7 +1168,20 @@ struct GemmMmaSync {
           fold_stream(acc, part, corr, f);
         }
       }
-    }
+    };
+    const u32* wturn = wsrc;
+    const char* sturn = sw0;
+    const u64 sstep = static_cast<u64>(RING / G64) * np_bytes;  // (FAST_SC: RING is a multiple of G64)
+    int j0 = 0, nl = n, gl = gleft;  // blocks and groups left from the turn's first block on
+    // (without FAST_SC the scale loads clamp their group themselves)
+    constexpr int GL_STEADY = FAST_SC ? (2 * RING - 2) / G64 : -(1 << 30);
+#pragma unroll 1
+    for (; nl >= 2 * RING - 1 && gl > GL_STEADY; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING,
+                                                 gl -= RING / G64)
+      turn(j0, wturn, sturn, nl, gl, false);
+#pragma unroll 1
+    for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= RING / G64)
+      turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
     reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
