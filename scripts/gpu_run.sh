@@ -57,7 +57,7 @@ for part in "${@:-all}"; do
            done ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)
-           timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+           timeout 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
            rc=$((rc | PIPESTATUS[0]))
            timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64,256 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \

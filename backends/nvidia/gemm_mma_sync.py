@@ -779,6 +779,11 @@ DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: 64 rows per CTA (H200, gpu_sweep.py, after the unchecked steady-state turns: 28672x8192
 #: 42.3 us (register streaming) -> 39.6, 14336x4096 15.7 (shared ring) -> 13.1)
 DECODE_INT4_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2)
+#: decode of the other formats (one scale entry per block) over a long K on up to 16384
+#: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
+#: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,
+#: int8 per channel 1.0x)
+DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, TILE_16),
@@ -890,6 +895,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 nominal = DECODE_INT4_LONG_K
             elif kp <= 4096 and caps.has("cp_async"):
                 nominal = DECODE_INT4_SHORT_K
+        elif t.stream and not recipe.op8 and kp > 4096 and layer.n <= 16384 and (not recipe.gscale or
+                                                                                recipe.group % 64 == 0):
+            nominal = DECODE_LONG_K
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
