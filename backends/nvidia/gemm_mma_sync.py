@@ -762,7 +762,7 @@ TILE_64 = Tile(64, 128, 128, 1, 4, 1, 4)
 #: 33-64 tokens on a layer of fewer 128-row blocks than SMs: K split over two warps
 #: of each weight-row warp as well (H200, int4 g128, M=64, 8192x8192: 62.0 -> 53.3 us)
 TILE_32_WK2 = Tile(32, 128, 128, 1, 4, 2, 4)
-#: more than 128 tokens on a layer of 4097-8192 rows: 256 rows per CTA, 8 warps
+#: 129-512 tokens on a layer of 4097-8192 rows: 256 rows per CTA, 8 warps
 #: (H200, int4 g128, M=256, 8192x8192: 126 -> 116 us; 28672x8192 loses: 398 -> 473)
 TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
 #: decode of 4-bit integer codes over a long K (> 4096) on layers of fewer 64-row blocks
@@ -789,10 +789,14 @@ DEFAULT_RANGES = (
     (9, 32, TILE_16),
     (33, 64, TILE_32),  # re-chosen per layer shape: shape_mid_tile
     (65, 128, TILE_32),
-    (129, None, TILE_64),
+    (129, 512, TILE_64),
+    (513, None, TILE_64),
 )
 #: the range whose tile :func:`shape_mid_tile` picks from the layer's N
 SHAPED_MID_RANGE = (33, 64)
+#: the range that takes TILE_64_WIDE on layers of 4097-8192 rows (above 512 tokens the
+#: 128-row CTAs win again: H200, 8192x8192 M=1024 477 -> 445 us)
+WIDE_RANGE = (129, 512)
 
 
 def _max_smem(caps) -> int:
@@ -905,14 +909,18 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
-        if hi is None and 4096 < layer.n <= 8192 and caps.has("cp_async"):
+        if (lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async"):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
-        out.append(MRange(lo, hi, {**fitted.to_dict(), **split_config(t)}))
+        cfg = {**fitted.to_dict(), **split_config(t)}
+        if out and dict(out[-1].config) == cfg:  # neighbouring ranges with one tile: one range
+            out[-1] = MRange(out[-1].lo, hi, cfg)
+        else:
+            out.append(MRange(lo, hi, cfg))
     return out
 
 
@@ -937,7 +945,7 @@ def byte_tile(tile: Tile, lo: int | None = None, hi: int | None = None, n: int |
     (128 x 128 CTAs leave SMs idle there: W4A8 4096x14336 M=256 took 146 us)."""
     if tile.stream:
         return tile
-    if lo is not None and hi is None and (n is None or n > 4096):
+    if lo is not None and lo > 128 and (n is None or n > 4096):
         return BYTE_TILE_LARGE
     if (lo, hi) == (9, 32):
         return BYTE_TILE_16
