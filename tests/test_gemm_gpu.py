@@ -94,6 +94,8 @@ ACTS = [
     ActivationScheme("int8", "dynamic_token"),
     ActivationScheme("e4m3", "static_tensor"),
     ActivationScheme("int8", "static_tensor"),
+    ActivationScheme("int4", "dynamic_token"),  # int4 codes on int8 (or 16-bit) operands
+    ActivationScheme("int4", "static_tensor"),
 ]
 
 
@@ -225,8 +227,9 @@ def test_weight_formats(case, act):
 @pytest.mark.parametrize("scheme", QACT_SCHEMES, ids=lambda s: s.describe().replace(" ", "_"))
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
 def test_quantized_activations(scheme, act, out_dtype):
-    """fp8 / int8 activations: quantized on the GPU exactly as reference.quantize_activation,
-    multiplied where the planner says (fp16/bf16 on mma_sync), scaled in the fp32 epilogue."""
+    """fp8 / int8 / int4 activations: quantized on the GPU exactly as reference.quantize_activation,
+    multiplied where the planner says (int8 or fp16/bf16 operands on mma_sync), scaled in the fp32
+    epilogue."""
     w = torch.randn(N_ODD, 640, device="cuda") * 0.02
     qw = R.quantize(w, scheme)
     scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None

@@ -108,7 +108,9 @@ EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
 # implementation limits of this version's mma_sync kernels (humming_nvidia.gemm_mma_sync.check_layer)
 MOE = "MoE GEMM is not implemented"
 GROUP_ACT = "per-group activation scales are not implemented"
-PACKED4 = "activations (4-bit, packed) are not implemented"
+#: int4 activations reach int8 or 16-bit operands (one code per byte); the int4 x int4 MMA is not built
+PACKED4 = "activations meet int8 or 16-bit operands in this version"
+FP4_ACT = "activations (4-bit floats) are not implemented"
 
 
 def ops(a: str, b: str | None = None) -> str:
@@ -186,27 +188,27 @@ CASES = [
     Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
     Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8")),
     # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not;
-    #    this version has no packed 4-bit activations at all
+    #    this version multiplies int4 activations as int8 (m16n8k32) or, on Turing, fp16 operands
     Case("w4a4i-sm75", "int4ch", "int4", "sm_75",
          E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough", limits=(ops("int4"), PACKED4)),
-         Raises((ops("int4"), K32 + "m8n8k16", "int4 " + PACKED4))),
+         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("int4", "int8", lim("int4")),
+                                                      ("int8", "fp16", (K32 + "m8n8k16",))))),
     Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4", limits=(ops("int4"),)),
-         Raises((ops("int4"), PACKED4))),
+         E("int8", mma="mma_sync.m16n8k32.s8", steps=(("int4", "int8", lim("int4")),))),
     Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4", limits=(PACKED4,)),
-         Raises((ops("int4"), PACKED4))),
+         E("int8", mma="mma_sync.m16n8k32.s8", steps=(("int4", "int8", lim("int4")),))),
     Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
          E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
            dequant="int_bittrick"),
-         Raises(("int4 x int4 MMA exists on sm_90 only as a compiler emulation", PACKED4))),
+         E("int8", mma="mma_sync.m16n8k32.s8", steps=(("int4", "int8", ("only as a compiler emulation",
+                                                                         "exact in int8")),))),
     Case("w4a4i-sm100", "int4ch", "int4", "sm_100",
          E("int8", family="tcgen05", kind="i8", steps=(("int4", "int8", ("compiler emulation",)),)),
-         Raises(("compiler emulation", PACKED4))),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
     Case("w4a4i-sm103", "int4ch", "int4", "sm_103",
-         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(PACKED4,)),
-         Raises(("compiler emulation", PACKED4))),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
     Case("w4a4i-sm120", "int4ch", "int4", "sm_120",
-         E("int8", steps=(("int4", "int8", ("compiler emulation",)),), limits=(PACKED4,)),
-         Raises(("compiler emulation", PACKED4))),
+         E("int8", steps=(("int4", "int8", ("compiler emulation",)),))),
     # -- NVFP4 W4A4: native block-scaled fp4 on Blackwell; e4m3 (exact) elsewhere. Per-group
     #    (block) activation scales and packed e2m1 activations are beyond this version.
     Case("nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
@@ -214,7 +216,7 @@ CASES = [
            scales={"weight_group": "mma_block_scale", "activation": "mma_block_scale",
                    "weight_global_tensor": "epilogue"}),
          Raises(("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented", FP8_OF + "e2m1", GROUP_ACT,
-                 "e2m1 " + PACKED4)), out="bf16"),
+                 "e2m1 " + FP4_ACT)), out="bf16"),
     *[Case(f"nvfp4-{d}", "nvfp4", "nvfp4", d,
            E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True, mma="mma_block_scaled.mxf4nvf4"),
            Raises(("only in mma_block_scaled (not implemented", GROUP_ACT)), out="bf16") for d in ("sm_120", "sm_121")],
@@ -225,11 +227,11 @@ CASES = [
          Raises(("no e2m1 x e2m1 MMA on sm_90", GROUP_ACT)), out="bf16"),
     Case("nvfp4-sm89", "nvfp4", "nvfp4", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),),
-           limits=(FP8_OF + "e2m1", GROUP_ACT, PACKED4)),
+           limits=(FP8_OF + "e2m1", GROUP_ACT, FP4_ACT)),
          Raises((GROUP_ACT,)), out="bf16"),
     Case("nvfp4-sm80", "nvfp4", "nvfp4", "sm_80",
          E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
-           limits=(GROUP_ACT, PACKED4)),
+           limits=(GROUP_ACT, FP4_ACT)),
          Raises(("no e4m3 x e4m3 MMA on sm_80", GROUP_ACT)), out="bf16"),
     # -- MXFP4 W4A4
     Case("mxfp4-sm100", "mxfp4", "mxfp4", "sm_100",
@@ -305,9 +307,7 @@ CASES = [
          fp16_past("e4m3", b="e5m2", emulated=True)),
     Case("e5m2a8-sm80", "e5m2ch", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w8a4-sm80", "int8ch", "int4", "sm_80",
-         E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),),
-           limits=(PACKED4,)),
-         Raises(("not exact in int4", PACKED4))),
+         E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),))),
     Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
          E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),),
            limits=("group size 8 is not a multiple of 16",)),
@@ -329,8 +329,9 @@ CASES = [
     Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16"), out="bf16"),
     Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
          E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),),
-           limits=("m16n8k32 int8; this chip lists m16n16k32", PACKED4)),
-         Raises(("no int4 x int4 MMA on zhenwu-810e", PACKED4))),
+           limits=("m16n8k32 int8; this chip lists m16n16k32",)),
+         E("fp16", mma="mma_sync.m16n16k16.f16", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),
+                                                        ("int8", "fp16", ("this chip lists m16n16k32",))))),
     Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MoE: the hardware runs it on the same instructions; this version has no MoE kernels yet
     Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16", limits=(MOE,)), Raises((MOE,)), experts=8),
