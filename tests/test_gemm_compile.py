@@ -102,6 +102,9 @@ BYTE_VARIANTS = [
     ("w2a8-g64", WeightScheme("int2", "group", 64), ActivationScheme("int8", "dynamic_token"), "IMMA"),
     ("w8a8-fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
      "QMMA"),
+    ("w4a4-g128", WeightScheme("int4", "group", 128), ActivationScheme("int4", "dynamic_token"), "IMMA4"),
+    ("w4a4-gptq-channel", WeightScheme("uint4", "channel", scale_fmt="fp32"), ActivationScheme("int4", "static_tensor"),
+     "IMMA4"),
 ]
 BYTE_DEVICES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_120"]
 
@@ -125,8 +128,10 @@ def compiled_bytes(tmp_path_factory):
 @pytest.mark.parametrize("dev", BYTE_DEVICES)
 def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     """int8 weights-and-activations plans issue IMMA.16832.S8.S8 (integer codes made into
-    int8 operands by LOP3s, no 16-bit conversions); fp8 plans QMMA.16832 where fp8 MMA is
-    native (sm_89, sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no local memory."""
+    int8 operands by LOP3s, no 16-bit conversions); int4 ones IMMA.16864.S4.S4 where int4 MMA
+    is native (sm_80-sm_89; on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8
+    MMA is native (sm_89, sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no
+    local memory."""
     plan, kernel = compiled_bytes[(dev, variant, m)]
     kind = next(v[3] for v in BYTE_VARIANTS if v[0] == variant)
     if kind == "QMMA" and dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
@@ -135,11 +140,17 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     if kind == "QMMA" and dev == "sm_90":  # fp8 mma.sync is emulated on Hopper: 16-bit operands instead
         assert plan.compute.a == "bf16" and "compiler emulation" in plan.fallbacks[0].reason
         return
+    if kind == "IMMA4" and dev in ("sm_90", "sm_120"):  # no int4 tensor cores: int8 operands, exact
+        assert plan.compute.a == "int8" and "compiler emulation" in plan.fallbacks[0].reason
+        kind = "IMMA"
     assert plan.runnable and plan.compute.a == plan.compute.b != "fp16", plan.explain()
-    assert plan.components["mma"].startswith("mma_sync.m16n8k32")
+    assert plan.components["mma"].startswith("mma_sync.m16n8k64" if kind == "IMMA4" else "mma_sync.m16n8k32")
     sass = I.disassemble(kernel.cubin)
     loop = main_loop(sass)
-    if kind == "IMMA":
+    if kind == "IMMA4":  # the packed codes go to the MMA as they are: not even a LOP3 on them
+        assert I.count(loop, r"^IMMA\.16864\.S4\.S4") > 0, "no int4 MMA in the main loop"
+        assert I.count(loop, r"^(HMMA|HFMA2|HMUL2|HADD2\s|IMMA\.16832)") == 0
+    elif kind == "IMMA":
         assert I.count(loop, r"^IMMA\.16832\.S8\.S8") > 0, "no int8 MMA in the main loop"
         # nothing goes through 16-bit floats (HADD2.F32: the fp16 group scales into fp32)
         assert I.count(loop, r"^(HMMA|HFMA2|HMUL2|HADD2\s)") == 0

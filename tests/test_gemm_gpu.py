@@ -107,6 +107,8 @@ QACT_SCHEMES = [WeightScheme("int4", "group", 128),
 
 INT8_TOK = ActivationScheme("int8", "dynamic_token")
 INT8_STATIC = ActivationScheme("int8", "static_tensor")
+INT4_TOK = ActivationScheme("int4", "dynamic_token")
+INT4_STATIC = ActivationScheme("int4", "static_tensor")
 
 #: byte-operand plans (mma.sync m16n8k32): (scheme, K, activations, Recipe.op8) -- every integer
 #: width an int8 operand is made from, each way of storing the zero, every scale kind, act
@@ -130,6 +132,11 @@ BYTE_CASES = [
     (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 640,
      ActivationScheme("e4m3", "static_tensor"), 2),
     (WeightScheme("e5m2", "tensor", scale_fmt="fp32"), 576, ActivationScheme("e5m2", "dynamic_token"), 3),
+    # int4 x int4 (m16n8k64; emulated by ptxas on sm_90, native on sm_80-sm_89): packed codes as they are
+    (WeightScheme("int4", "group", 128), 640, INT4_TOK, 4),
+    (WeightScheme("uint4", "group", 64), 576, INT4_TOK, 4),                      # implicit offset 8
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 3696, INT4_STATIC, 4),    # K not a multiple of 256
+    (WeightScheme("int4", "group", 128, act_order=True), 640, INT4_TOK, 4),
 ]
 
 
@@ -240,7 +247,8 @@ def test_quantized_activations(scheme, act, out_dtype):
 @pytest.mark.parametrize("case", BYTE_CASES, ids=lambda c: f"{c[0].describe()}-K{c[1]}-{c[2].describe()}"
                          .replace(" ", "_").replace(",", ""))
 def test_byte_operands(case, out_dtype):
-    """int8 x int8 (m16n8k32, int32 partial sums) and fp8 x fp8 plans on the GPU, every M."""
+    """int8 x int8 (m16n8k32, int32 partial sums), int4 x int4 (m16n8k64) and fp8 x fp8 plans on
+    the GPU, every M."""
     scheme, k, act, op8 = case
     n = N_ODD if scheme.scale != "block" else 256
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -251,12 +259,14 @@ def test_byte_operands(case, out_dtype):
     p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True))
     scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
     if op8 >= 2 and p.compute.a != act.fmt:
-        # fp8 mma.sync is the compiler's emulation here (Hopper): the planner computes in 16 bits,
-        # so the kernels Ada and consumer Blackwell run natively are launched directly
+        # fp8 (int4) mma.sync is the compiler's emulation here (Hopper): the planner computes in 16
+        # bits (int8), so the kernels Ada and consumer Blackwell (Ampere, Ada) run natively are
+        # launched directly
         assert "compiler emulation" in p.fallbacks[0].reason, p.explain()
         run_bytes_directly(qw, act, op8, out_dtype, scale)
         return
-    assert p.compute.a == p.compute.b == act.fmt and p.components["mma"].startswith("mma_sync.m16n8k32"), p.explain()
+    shape = "m16n8k64" if op8 == 4 else "m16n8k32"
+    assert p.compute.a == p.compute.b == act.fmt and p.components["mma"].startswith(f"mma_sync.{shape}"), p.explain()
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)
 
 
@@ -276,11 +286,15 @@ def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS):
     smem = props.shared_memory_per_block_optin
     tiles = tiles or [(lo, hi, G.byte_tile(t, lo, hi, qw.n)) for lo, hi, t in G.DEFAULT_RANGES]
     ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp // rec.ku)) for lo, hi, t in tiles]
+    from humming.jit import warmup
+
+    warmup(list(dict.fromkeys(G.kernel_spec(rec, t) for _, _, t in ranges)))  # (in parallel, not one by one)
     launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
     dt = torch.bfloat16 if bf else torch.float16
     for m in ms:
         x = (torch.randn(m, qw.k, device=dev) * 2).to(dt)
-        q, sc = quantize_activation(x, act.fmt, act.quant, scale=act_scale)
+        xk = x if pw.perm is None else x.index_select(1, pw.perm)  # act order: K as the weights hold it
+        q, sc = quantize_activation(xk, act.fmt, act.quant, scale=act_scale)
         q = q.view(torch.int8)
         if q.shape[1] % 16:
             q = torch.nn.functional.pad(q, (0, 16 - q.shape[1] % 16))

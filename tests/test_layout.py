@@ -152,3 +152,39 @@ def test_byte_operand_layout_is_the_m16n8k32_fragment(bits):
             assert (w >> (8 * i + bits * j)) & ((1 << bits) - 1) == want
             byte = (flipped >> (8 * i)) & 0xFF
             assert byte - 256 * (byte >= 128) == (want - (1 << (bits - 1))) * (1 << (8 - bits))
+
+
+def test_int4_operand_layout_is_the_m16n8k64_fragment():
+    """pack_nibbles (int4 MMA operands): nibble e of register R = 4 kt + r of lane 4 g + t is
+    W[g + 8 (r & 1), 64 kt + 8 t + 32 (r >> 1) + e] of its 16x256 block (mma.sync m16n8k64's A
+    operand: the m16n8k32 fragment with each byte holding two consecutive-K codes), and
+    pack_weight stores offset-binary codes flipped to two's complement (v - 8)."""
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia import layout as L
+
+    g = torch.Generator().manual_seed(4)
+    v = torch.randint(0, 16, (32, 512), generator=g)
+    p = L.pack_nibbles(v)
+    assert p.shape == (2, 2, 32, 16)
+    assert torch.equal(L.unpack_nibbles(p), v)
+    words = p.to(torch.int64) & 0xFFFFFFFF
+    for nb, kb, lane, reg in [(0, 0, 0, 0), (1, 1, 31, 15), (0, 1, 6, 5), (1, 0, 13, 10)]:
+        gi, t = lane // 4, lane % 4
+        kt, r = reg // 4, reg % 4
+        for e in range(8):
+            want = int(v[16 * nb + gi + 8 * (r & 1), 256 * kb + 64 * kt + 8 * t + 32 * (r >> 1) + e])
+            assert (int(words[nb, kb, lane, reg]) >> (4 * e)) & 0xF == want
+    with pytest.raises(ValueError, match="multiple of 16 and K=128 of 256"):
+        L.pack_nibbles(torch.zeros(16, 128, dtype=torch.int64))
+    # through pack_weight: GPTQ-style uint4 (offset 8) -> the nibbles of v - 8
+    from humming import reference as R
+    from humming.scheme import WeightScheme
+
+    qw = R.quantize(torch.randn(20, 320, generator=g), WeightScheme("uint4", "group", 64))
+    rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80",
+                       op8=4)
+    pw = G.pack_weight(qw, rec, "cpu")
+    assert rec.ku == 4 and pw.kp % 512 == 0 and pw.descriptor["operand"] == "int4" and pw.descriptor["block"] == "16x256"
+    nib = L.unpack_nibbles(pw.w.view(pw.np_ // 16, pw.kp // 256, 32, 16))[:20, :320]
+    signed = nib - 16 * (nib >= 8)
+    assert torch.equal(signed, qw.codes.to(torch.int64) - 8)

@@ -13,7 +13,8 @@ the plan is not runnable.
 
 ``impl`` is the default plan, with the implemented families only: this
 version's mma_sync kernels multiply fp16/bf16, int8 x int8 (m16n8k32, from
-1/2/4/8-bit integer codes) and fp8 x fp8 of the weight's own format, so other
+1/2/4/8-bit integer codes), int4 x int4 (m16n8k64, from 4-bit codes without zero
+points) and fp8 x fp8 of the weight's own format, so other
 plans compute in fp16/bf16 on mma_sync, with a fallback step naming the
 implementation limit it walked past, or raise (``Raises``) when nothing
 implemented fits. ``SAME``: the two plans agree.
@@ -122,6 +123,8 @@ def ops(a: str, b: str | None = None) -> str:
 FP8_OF = "MMAs take e4m3 weight codes as they are; found "
 #: the byte-operand kernels issue m16n8k32 (Turing has m8n8k16 only, Zhenwu m16n16k32)
 K32 = "the byte-operand kernels issue mma.sync m16n8k32 int8; this chip lists "
+#: the int4-operand kernels issue m16n8k64 (Turing has m8n8k32 only)
+K64 = "the int4-operand kernels issue mma.sync m16n8k64 int4; this chip lists "
 
 
 def lim(a: str, b: str | None = None, emulated: bool = False, why: str | None = None) -> tuple:
@@ -188,15 +191,14 @@ CASES = [
     Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
     Case("w8a8-sm120", "int8ch", "int8", "sm_120", E("int8")),
     # -- W4A4 int4: Turing/Ampere/Ada have int4 tensor cores, Hopper and Blackwell do not;
-    #    this version multiplies int4 activations as int8 (m16n8k32) or, on Turing, fp16 operands
+    #    this version multiplies int4 x int4 on m16n8k64 where it is native, elsewhere int4
+    #    activations as int8 (m16n8k32) or, on Turing (m8n8k32 only), fp16 operands
     Case("w4a4i-sm75", "int4ch", "int4", "sm_75",
-         E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough", limits=(ops("int4"), PACKED4)),
-         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("int4", "int8", lim("int4")),
+         E("int4", mma="mma_sync.m8n8k32.s4", dequant="passthrough", limits=(K64 + "m8n8k32",)),
+         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("int4", "int8", lim("int4", why=K64 + "m8n8k32")),
                                                       ("int8", "fp16", (K32 + "m8n8k16",))))),
-    Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4", limits=(ops("int4"),)),
-         E("int8", mma="mma_sync.m16n8k32.s8", steps=(("int4", "int8", lim("int4")),))),
-    Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4", limits=(PACKED4,)),
-         E("int8", mma="mma_sync.m16n8k32.s8", steps=(("int4", "int8", lim("int4")),))),
+    Case("w4a4i-sm80", "int4ch", "int4", "sm_80", E("int4", mma="mma_sync.m16n8k64.s4", dequant="passthrough")),
+    Case("w4a4i-sm89", "int4ch", "int4", "sm_89", E("int4", mma="mma_sync.m16n8k64.s4", dequant="passthrough")),
     Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
          E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
            dequant="int_bittrick"),
@@ -400,8 +402,8 @@ def test_plan_table(case: Case):
         return
     impl = plan(layer, case.device)
     _check(impl, case.hw if case.impl is SAME else case.impl, "implemented")
-    # what runs in this version: fp16/bf16, int8 or fp8 (of fp8 weights) operands on mma_sync, nothing left over
-    byte_ops = impl.compute.a == impl.compute.b and impl.compute.a in ("int8", "e4m3", "e5m2")
+    # what runs in this version: fp16/bf16, int8, int4 or fp8 (of fp8 weights) operands on mma_sync, nothing left over
+    byte_ops = impl.compute.a == impl.compute.b and impl.compute.a in ("int8", "int4", "e4m3", "e5m2")
     assert impl.mode == "implemented" and (impl.compute.is_16bit or byte_ops) and impl.family == "mma_sync"
     assert impl.runnable and impl.limits == ()
     if case.impl is SAME:

@@ -147,13 +147,14 @@ class Recipe:
     k8mma: bool = False      # two m16n8k8 instead of m16n8k16 (Turing)
     target: str = "sm_80"
     defines: tuple = ()
-    op8: int = 0             # MMA operands: 0 fp16/bf16; bytes (m16n8k32): 1 int8, 2 e4m3, 3 e5m2
+    op8: int = 0             # MMA operands: 0 fp16/bf16; bytes (m16n8k32): 1 int8, 2 e4m3, 3 e5m2; 4 int4 (m16n8k64)
 
     @property
     def ku(self) -> int:
         """K values per kernel K unit: the kernel counts K in 16-bit units (one value of a
-        16-bit operand, two of a byte operand); K, Kp, lda, group and tiles' BK are in units."""
-        return 2 if self.op8 else 1
+        16-bit operand, two of a byte operand, four of an int4 one); K, Kp, lda, group and
+        tiles' BK are in units."""
+        return 4 if self.op8 == 4 else 2 if self.op8 else 1
 
     @property
     def wpl(self) -> int:
@@ -359,7 +360,9 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
     vals = torch.zeros(np_, kp, dtype=torch.int64, device=dev)
     vals[:n, :k] = codes
-    if recipe.op8:
+    if recipe.op8 == 4:  # offset binary -> two's-complement nibbles: the int4 operand itself
+        w = layout.pack_nibbles(vals ^ 0x8).reshape(-1).contiguous()
+    elif recipe.op8:
         if recipe.bits == 8 and byte_flip(recipe):  # offset binary -> two's complement: the int8 operand itself
             vals ^= 0x80
         w = layout.pack_bytes(vals, recipe.bits).reshape(-1).contiguous()
@@ -369,7 +372,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     f64 = torch.float64
     bias16 = 127 if recipe.bf16 else 15
     if recipe.op8:  # byte operands: fp8 codes as they are; offset-binary integers flipped at the top of a byte
-        ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0
+        ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0  # (int4 operands: the values)
     else:
         ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
 
@@ -431,7 +434,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
-            "block": f"16x{layout.BYTE_BLOCK_COLS if recipe.op8 else layout.BLOCK_COLS}"}
+            "block": f"16x{64 * recipe.ku}"}
     return PackedWeight(recipe, n, k, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc)
 
 
@@ -453,7 +456,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
                            f"(exponent {fmt.exp} > {lim_e} bits)")
     gscale = scheme.scale in ("group", "block") or zp != 0
     group = scheme.group_size if scheme.scale in ("group", "block") else 0
-    ku = 2 if op8 else 1
+    ku = 4 if op8 == 4 else 2 if op8 else 1
     if gscale and scheme.scale in ("group", "block") and group % (16 * ku):
         reasons.append(f"group size {group} is not a multiple of {16 * ku} (the kernel applies scales per "
                        f"k{16 * ku} tile)")
@@ -474,8 +477,8 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
 
 
 #: Recipe.op8 -> the MMA operand type
-OP8_NAMES = {0: "16-bit", 1: "int8", 2: "e4m3", 3: "e5m2"}
-OP8_OF = {"int8": 1, "e4m3": 2, "e5m2": 3}
+OP8_NAMES = {0: "16-bit", 1: "int8", 2: "e4m3", 3: "e5m2", 4: "int4"}
+OP8_OF = {"int8": 1, "e4m3": 2, "e5m2": 3, "int4": 4}
 
 
 def byte_flip(recipe: Recipe) -> bool:
@@ -488,6 +491,12 @@ def byte_operand_limits(scheme, op8: int) -> list[str]:
     """Why weights of ``scheme`` cannot be the byte operand ``op8`` (empty: they can)."""
     fmt = scheme.format
     name = OP8_NAMES[op8]
+    if op8 == 4:
+        if isinstance(fmt, FloatFormat) or fmt.bits != 4:
+            return [f"int4 MMAs take 4-bit integer weight codes as they are; found {fmt.name} weights"]
+        if scheme.zero_point != "none" or not (fmt.signed or scheme.implicit_offset == 8):
+            return ["int4 weights minus a zero point (or unsigned without the offset 8) span more than int4"]
+        return []
     if op8 >= 2:
         if not (isinstance(fmt, FloatFormat) and fmt.name == name):
             return [f"{name} MMAs take {name} weight codes as they are; found {fmt.name} weights"]
@@ -812,22 +821,24 @@ def check_layer(layer, caps, compute) -> list[str]:
     sixteen = compute.a in COMPUTE_TYPES and compute.b in COMPUTE_TYPES
     op8 = _op8(compute)
     if not sixteen and not op8:
-        reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8 or fp8 x fp8 "
-                       f"(alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
+        reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8, int4 x int4 or "
+                       f"fp8 x fp8 (alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
     if op8:
-        acc = "int32" if op8 == 1 else "fp32"
+        acc = "int32" if op8 in (1, 4) else "fp32"
+        shape = "m16n8k64" if op8 == 4 else "m16n8k32"
         ops = [op for op in caps.find_mma(compute.a, compute.b, acc, families="mma_sync", native_only=False)
                if op.kind is None]
-        k32 = [op for op in ops if "m16n8k32" in op.shapes]
-        if not k32:
-            reasons.append(f"the byte-operand kernels issue mma.sync m16n8k32 {compute.a}; this chip lists "
+        ks = [op for op in ops if shape in op.shapes]
+        if not ks:
+            reasons.append(f"the {'int4' if op8 == 4 else 'byte'}-operand kernels issue mma.sync {shape} "
+                           f"{compute.a}; this chip lists "
                            f"{', '.join(sorted({sh for op in ops for sh in op.shapes})) or 'none'}")
-        elif not any(op.native for op in k32):
-            # the compiler's emulation converts both operands of every MMA to 16 bits: the
-            # 16-bit kernels convert each weight once (H200, e4m3 per channel, 8192x8192:
-            # emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
-            reasons.append(f"{compute.a} mma.sync m16n8k32 is a compiler emulation on this chip (cvt + HMMA per "
-                           f"MMA), slower than dequantizing into 16-bit operands once")
+        elif not any(op.native for op in ks):
+            # the compiler's emulation converts both operands of every MMA to 16 bits (fp8) or
+            # int8 (int4): the 16-bit or int8 kernels convert each weight once (H200, e4m3 per
+            # channel, 8192x8192: emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
+            reasons.append(f"{compute.a} mma.sync {shape} is a compiler emulation on this chip (conversions + "
+                           f"a wider MMA per MMA), slower than converting the weights once")
     if layer.is_moe:
         reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
@@ -842,13 +853,12 @@ def check_layer(layer, caps, compute) -> list[str]:
     if act.quant == "dynamic_group":
         reasons.append("per-group activation scales are not implemented in the mma_sync family yet")
     if act.is_quantized and act.format.bits == 4:
-        # int4 codes reach the int8 or 16-bit operands exactly, one per byte (humming.ops.gemm);
-        # an int4 x int4 MMA (m16n8k64) and fp4 activations are not built
+        # int4 codes meet int4 operands packed, int8 or 16-bit ones exactly, one per byte
+        # (humming.ops.gemm); fp4 activations are not built
         if act.format.is_float:
             reasons.append(f"{act.fmt} activations (4-bit floats) are not implemented in the mma_sync family yet")
-        elif not (sixteen or op8 == 1):
-            reasons.append(f"{act.fmt} activations meet int8 or 16-bit operands in this version (the "
-                           f"int4 x int4 MMA, m16n8k64, is not implemented yet)")
+        elif not (sixteen or op8 in (1, 4)):
+            reasons.append(f"{act.fmt} activations meet int4, int8 or 16-bit operands in this version")
     return reasons
 
 

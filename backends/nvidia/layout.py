@@ -28,13 +28,13 @@ def planes(bits: int) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _fragment_index(device_type: str, byte: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """(row, col) inside a block of element e of register j of lane l: [32, 16, E].
+def _fragment_index(device_type: str, per: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row, col) inside a block of element e of register j of lane l: [32, 16, per].
 
-    16-bit operands (16x64 blocks, E = 2): pair j = 4 kt + r holds row g + 8 (r & 1), columns
+    16-bit operands (16x64 blocks, per = 2): pair j = 4 kt + r holds row g + 8 (r & 1), columns
     16 kt + 2 t + 8 (r >> 1) + e (mma.sync m16n8k16's A operand). Byte operands (16x128,
-    E = 4): register j = 4 kt + r, columns 32 kt + 4 t + 16 (r >> 1) + e (m16n8k32's)."""
-    per = 4 if byte else 2
+    per = 4): register j = 4 kt + r, columns 32 kt + 4 t + 16 (r >> 1) + e (m16n8k32's).
+    4-bit operands (16x256, per = 8): columns 64 kt + 8 t + 32 (r >> 1) + e (m16n8k64's)."""
     lane = torch.arange(LANES).view(LANES, 1, 1)
     j = torch.arange(PAIRS).view(1, PAIRS, 1)
     e = torch.arange(per).view(1, 1, per)
@@ -73,21 +73,28 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
 BYTE_BLOCK_COLS, BYTE_REGS = 128, PAIRS
 
 
+def _fragments(values: torch.Tensor, per: int, what: str) -> torch.Tensor:
+    """``values [N, K]`` (int64) in fragment order for operands of ``per`` elements per 32-bit
+    register: ``[N/16, K/cols, 32 lanes, 16 registers, per]`` with cols = 32 per."""
+    n, k = values.shape
+    cols = 32 * per
+    if n % BLOCK_ROWS or k % cols:
+        raise ValueError(f"layout.{what}: N={n} must be a multiple of 16 and K={k} of {cols} (pad first)")
+    dev = values.device
+    row, col = (t.to(dev) for t in _fragment_index(dev.type, per))
+    kb = k // cols
+    flat = values.to(torch.int64).view(n // 16, 16, kb, cols).permute(0, 2, 1, 3).reshape(n // 16, kb, 16 * cols)
+    return flat[:, :, (row * cols + col).view(-1)].view(n // 16, kb, LANES, PAIRS, per)
+
+
 def pack_bytes(values: torch.Tensor, bits: int) -> torch.Tensor:
     """Pack unsigned ``bits``-bit values ``[N, K]`` (bits 1, 2, 4 or 8) for byte-operand
     MMAs -> int32 ``[N/16, K/128, 32, 2*bits]``: register j of word q of a lane is
     register 8/bits * q + j of its fragment, byte i at bits 8 i + bits j (see layout.cuh)."""
-    n, k = values.shape
     if bits not in (1, 2, 4, 8):
         raise ValueError(f"layout.pack_bytes: bits must be 1, 2, 4 or 8, got {bits}")
-    if n % BLOCK_ROWS or k % BYTE_BLOCK_COLS:
-        raise ValueError(f"layout.pack_bytes: N={n} must be a multiple of 16 and K={k} of 128 (pad first)")
-    dev = values.device
-    row, col = (t.to(dev) for t in _fragment_index(dev.type, True))
-    kb = k // BYTE_BLOCK_COLS
-    v = values.to(torch.int64).view(n // 16, 16, kb, BYTE_BLOCK_COLS).permute(0, 2, 1, 3)
-    flat = v.reshape(n // 16, kb, 16 * BYTE_BLOCK_COLS)
-    frag = flat[:, :, (row * BYTE_BLOCK_COLS + col).view(-1)].view(n // 16, kb, LANES, BYTE_REGS, 4)
+    frag = _fragments(values, 4, "pack_bytes")
+    n, kb, dev = frag.shape[0] * 16, frag.shape[1], values.device
     per = 8 // bits
     frag = (frag & ((1 << bits) - 1)).view(n // 16, kb, LANES, 2 * bits, per, 4)
     shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
@@ -104,10 +111,36 @@ def unpack_bytes(packed: torch.Tensor, bits: int) -> torch.Tensor:
     w = (packed.to(torch.int64) & 0xFFFFFFFF).view(nb, kb, LANES, wpl, 1, 1)
     shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
     frag = ((w >> shift) & ((1 << bits) - 1)).view(nb, kb, LANES * BYTE_REGS * 4)
-    row, col = (t.to(dev) for t in _fragment_index(dev.type, True))
+    row, col = (t.to(dev) for t in _fragment_index(dev.type, 4))
     out = torch.zeros(nb, kb, 16 * BYTE_BLOCK_COLS, dtype=torch.int64, device=dev)
     out[:, :, (row * BYTE_BLOCK_COLS + col).view(-1)] = frag
     return out.view(nb, kb, 16, BYTE_BLOCK_COLS).permute(0, 2, 1, 3).reshape(nb * 16, kb * BYTE_BLOCK_COLS)
+
+
+#: The 4-bit operand variant (int4 MMA, m16n8k64): blocks of 16 rows x 256 columns.
+NIBBLE_BLOCK_COLS = 256
+
+
+def pack_nibbles(values: torch.Tensor) -> torch.Tensor:
+    """Pack 4-bit values ``[N, K]`` (the low nibble of any int dtype) for int4 MMAs -> int32
+    ``[N/16, K/256, 32, 16]``: word j of a lane is register j of its fragment, element e in
+    bits 4 e .. 4 e + 3 (the register mma.sync m16n8k64 takes as it is)."""
+    frag = _fragments(values, 8, "pack_nibbles") & 0xF
+    words = (frag << (4 * torch.arange(8, device=values.device))).sum(dim=-1)  # [NB, KB, lane, 16] (disjoint bits)
+    return ((words + 2**31) % 2**32 - 2**31).to(torch.int32)
+
+
+def unpack_nibbles(packed: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`pack_nibbles` (for tests) -> int64 ``[N, K]`` of 0..15."""
+    nb, kb, lanes, wpl = packed.shape
+    assert wpl == PAIRS and lanes == LANES
+    dev = packed.device
+    w = (packed.to(torch.int64) & 0xFFFFFFFF).unsqueeze(-1)
+    frag = ((w >> (4 * torch.arange(8, device=dev))) & 0xF).view(nb, kb, -1)
+    row, col = (t.to(dev) for t in _fragment_index(dev.type, 8))
+    out = torch.zeros(nb, kb, 16 * NIBBLE_BLOCK_COLS, dtype=torch.int64, device=dev)
+    out[:, :, (row * NIBBLE_BLOCK_COLS + col).view(-1)] = frag
+    return out.view(nb, kb, 16, NIBBLE_BLOCK_COLS).permute(0, 2, 1, 3).reshape(nb * 16, kb * NIBBLE_BLOCK_COLS)
 
 
 def pair_scale_rows(t: torch.Tensor) -> torch.Tensor:

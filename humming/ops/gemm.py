@@ -178,7 +178,8 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         if act.format.is_float:
             raise UnsupportedError("gemm: 4-bit float activations are not implemented in the mma_sync family yet",
                                    [f"{act.fmt} activations"])
-        q = _int4_to_int8(q)  # the int8 or 16-bit operands take the int4 codes exactly
+        if pw.recipe.op8 != 4:
+            q = _int4_to_int8(q)  # the int8 or 16-bit operands take the int4 codes exactly
     if pw.recipe.op8:  # byte operands: the codes go to the MMA as they are
         return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
     xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16

@@ -181,11 +181,16 @@ struct Dequant {
 //   each byte, then (v + 128 - z) ^ 0x80 = v - z per byte (no carries: 0 <= v + 128 - z < 256);
 //   fp8 weights with fp8 activations: the codes as they are.
 // Power-of-two widths only (1, 2, 4, 8); the host refuses the rest.
+// int4 operands (OP8 == 4, m16n8k64): word R is register R itself, eight two's-complement
+// nibbles (the host flips offset-binary codes when it packs them): nothing to do here.
 template <typename Cfg>
 struct DequantBytes {
   static constexpr int P = Cfg::BITS;
-  static constexpr int PER = 8 / P;  // registers per word
-  static constexpr int WORDS = 2 * P;
+  static constexpr bool NIBBLES = Cfg::OP8 == 4;  // int4 operands: the host stores the registers themselves
+  static constexpr int PER = NIBBLES ? 1 : 8 / P;  // registers per word
+  static constexpr int WORDS = NIBBLES ? 16 : 2 * P;
+  static_assert(!NIBBLES || (P == 4 && !Cfg::WFLOAT && Cfg::ZP == kZpNone),
+                "int4 operands are 4-bit integer codes without zero points (two's complement nibbles)");
   static_assert(P == 1 || P == 2 || P == 4 || P == 8, "byte operands from 1, 2, 4 or 8-bit codes");
   static_assert(!Cfg::WFLOAT || (P == 8 && Cfg::ZP == kZpNone), "fp8 operands are the 8-bit codes themselves");
   static_assert(Cfg::ZP != kZpFloat, "no float zero points on integer MMA operands");
@@ -195,7 +200,7 @@ struct DequantBytes {
   static HUMMING_DEVICE u32 reg(const u32 (&w)[WORDS], u32 zc) {
     constexpr int J = R % PER;
     const u32 x = w[R / PER];
-    if constexpr (Cfg::WFLOAT || (FLIP && P == 8)) {  // (8-bit integers: the host stores two's complement)
+    if constexpr (NIBBLES || Cfg::WFLOAT || (FLIP && P == 8)) {  // (8-bit integers: the host stores two's complement)
       return x;
     } else if constexpr (FLIP) {
       constexpr int SH = 8 - P - P * J;

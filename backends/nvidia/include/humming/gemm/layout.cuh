@@ -30,6 +30,12 @@
 // taking bits 8*i + B*j for its byte i: 2*B words per lane, stored like the
 // 16-bit operand's ([lane][word], blocks [N/16][K/128]); see DequantBytes.
 //
+// int4 operands (int4 MMA, m16n8k64): a block is 16 rows x 256 columns (64 units of
+// four values). Register R = 4*kt + r of lane 4*g + t holds, in nibble e (bits 4e..4e+3),
+//   W[g + 8*(r & 1)][64*kt + 8*t + 32*(r >> 1) + e]
+// as a two's-complement code: word R of the lane is register R itself (16 words per
+// lane, [lane][word], blocks [N/16][K/256]; layout.pack_nibbles).
+//
 // This header compiles as plain C++ too, so the layout can be tested on a CPU.
 #pragma once
 

@@ -136,6 +136,16 @@ HUMMING_DEVICE void mma_m16n8k32_s8(int (&d)[4], const u32 (&a)[4], const u32 (&
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// D(16x8, s32) += A(16x64, s4) * B(64x8, s4) (sm_80+; native on sm_80-sm_89): the m16n8k32
+// fragments with each byte holding two consecutive-K nibbles, the lower K in the low nibble.
+HUMMING_DEVICE void mma_m16n8k64_s4(int (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // D(16x8, f32) += A(16x32, fp8) * B(32x8, fp8) (sm_89+; E5M2 picks e5m2 for both), same fragments.
 template <bool E5M2>
 HUMMING_DEVICE void mma_m16n8k32_f8(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {

@@ -5,7 +5,8 @@
 //   dequantizer: gemm/dequant.cuh (int_bittrick / float_rebias, group scales, zero points;
 //                DequantBytes for byte operands)
 //   mma        : m16n8k16 (f16 or bf16), or 2 x m16n8k8 (K8MMA, Turing); OP8: m16n8k32 on
-//                byte operands (int8 into int32 partial sums, fp8 into fp32)
+//                byte operands (int8 into int32 partial sums, fp8 into fp32), m16n8k64 on
+//                int4 operands (OP8 == 4, into int32)
 //   scheduler  : data-parallel tiles over (N, M) x split-K over gridDim.z; split-K
 //                partials are reduced in fp32, in a fixed order, by the last CTA of
 //                each tile (deterministic, no second kernel)
@@ -25,7 +26,7 @@
 namespace humming {
 
 struct GemmParams {
-  const void* x;          // activations [M, lda]: 16-bit values, or int8 / fp8 codes (OP8)
+  const void* x;          // activations [M, lda]: 16-bit values, or int8 / fp8 / packed int4 codes (OP8)
   const u32* w;           // packed weights [Np/16][Kp/64][BITS][32]
   const void* sz;         // group scales [groups][Np]: u16 scale, or u32 (scale, aux) with zero points
   const float* chan;      // [Np] per-channel multiplier (channel scale x global), or null
@@ -34,7 +35,7 @@ struct GemmParams {
   void* y;                // output [M, ldy], 16-bit
   float* ws;              // split-K partials [gridDim.z][M][Np]
   int* counters;          // split-K arrival counters [m_tiles * n_tiles], zero between launches
-  int M, N, K;            // logical problem (K, Kp, lda in 16-bit units: bytes / 2 for OP8)
+  int M, N, K;            // logical problem (K, Kp, lda in 16-bit units: 2 values for OP8 1-3, 4 for 4)
   int Np, Kp;             // padded weight (multiples of 16 and 128 units)
   int lda, ldy;           // row strides in elements (units)
   int groups;             // rows of sz
@@ -48,14 +49,17 @@ struct GemmMmaSync {
   static constexpr int WM = Cfg::WM, WN = Cfg::WN, WK = Cfg::WK;
   static constexpr int STAGES = Cfg::STAGES;
   static constexpr int BITS = Cfg::BITS;
-  // Operands: 0 fp16/bf16 (m16n8k16); bytes (m16n8k32): 1 int8 (s32 accumulators), 2 e4m3, 3 e5m2.
-  // The kernel counts K in 16-bit units: one value of a 16-bit operand, two of a
-  // byte operand. A block (16 rows x 64 units) and an activation row's 128 bytes
-  // per block are the same either way; a lane holds WPL words of a block.
+  // Operands: 0 fp16/bf16 (m16n8k16); bytes (m16n8k32): 1 int8 (s32 accumulators), 2 e4m3, 3 e5m2;
+  // 4 int4 (m16n8k64, s32). The kernel counts K in 16-bit units: one value of a 16-bit
+  // operand, two of a byte operand, four of an int4 one. A block (16 rows x 64 units) and
+  // an activation row's 128 bytes per block are the same either way; a lane holds WPL
+  // words of a block.
   static constexpr int OP8 = Cfg::OP8;
-  static constexpr bool BYTES = OP8 != 0;
-  static constexpr int WPL = BYTES ? 2 * Cfg::BITS : Cfg::BITS;
-  using PT = typename Sel<OP8 == 1, int, float>::T;  // partial sums: int32 for int8 MMA
+  static constexpr bool BYTES = OP8 != 0;  // (sub-16-bit operands: bytes or nibbles)
+  static constexpr bool INT_OP = OP8 == 1 || OP8 == 4;  // integer MMAs: int32 partial sums
+  static constexpr int KU = OP8 == 4 ? 4 : BYTES ? 2 : 1;  // K values per unit
+  static constexpr int WPL = KU * Cfg::BITS;
+  using PT = typename Sel<INT_OP, int, float>::T;  // partial sums: int32 for integer MMAs
   static constexpr int THREADS = 32 * WM * WN * WK;
   static constexpr int TM = BM / WM;       // tokens per warp
   static constexpr int TN = BN / WN;       // weight rows per warp
@@ -89,7 +93,7 @@ struct GemmMmaSync {
   // int8 MMAs always accumulate int32 partial sums, folded into the fp32 accumulators
   // at the end of each group and at least every FOLD8 units (|sum| < 2^31: products
   // are below 2^14 in magnitude, so 2^16 values per fold leave room)
-  static constexpr bool PARTIAL = SCALE_ACC || KC > 1 || OP8 == 1;
+  static constexpr bool PARTIAL = SCALE_ACC || KC > 1 || INT_OP;
   static constexpr int FOLD8 = 1 << 15;
   static_assert(!BYTES || !SCALE_W, "byte operands take group scales on the partial sums");
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
@@ -99,8 +103,9 @@ struct GemmMmaSync {
   // m16n8k32 of byte operands (int8 into int32, fp8 into fp32)
   template <typename T>
   static HUMMING_DEVICE void mma(T (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
-    if constexpr (OP8 == 1) ptx::mma_m16n8k32_s8(d, a, b);
-    else if constexpr (OP8 >= 2) ptx::mma_m16n8k32_f8<OP8 == 3>(d, a, b);
+    if constexpr (OP8 == 4) ptx::mma_m16n8k64_s4(d, a, b);
+    else if constexpr (OP8 == 1) ptx::mma_m16n8k32_s8(d, a, b);
+    else if constexpr (OP8 == 2 || OP8 == 3) ptx::mma_m16n8k32_f8<OP8 == 3>(d, a, b);
     else if constexpr (Cfg::K8MMA) ptx::mma_m16n8k16_as_2xk8(d, a, b);
     else ptx::mma_m16n8k16<Cfg::BF16>(d, a, b);
   }
@@ -372,7 +377,7 @@ struct GemmMmaSync {
         }
         if constexpr (PARTIAL) {
           const int k_next = k0 + kb * 64 + kt * 16 + 16;
-          const bool end_of_group = (SCALE_ACC && (k_next % Cfg::GROUP) == 0) || (OP8 == 1 && k_next % FOLD8 == 0);
+          const bool end_of_group = (SCALE_ACC && (k_next % Cfg::GROUP) == 0) || (INT_OP && k_next % FOLD8 == 0);
           // with WK > 1 a warp's share of a stage need not end on a group boundary (nor
           // its next share continue the same group): flush at the end of every share
           const bool end_of_slice = (last_stage || WK > 1) && kbw == KBW - 1 && kt == 3;
@@ -741,7 +746,7 @@ struct GemmMmaSync {
       // raw codes carry MAGIC x sum(x) in the chains: fold at least every 4 blocks so
       // the fp32 cancellation stays ~2^-14 of a 256-column sum (linear: any
       // fold point is exact in value, the group's scale applies to both parts)
-      const bool periodic = (RAW && kt == 3 && (kb & 3) == 3) || (OP8 == 1 && kt == 3 && ((kb + 1) * 64) % FOLD8 == 0);
+      const bool periodic = (RAW && kt == 3 && (kb & 3) == 3) || (INT_OP && kt == 3 && ((kb + 1) * 64) % FOLD8 == 0);
       if (end_of_group || periodic || (last && kt == 3)) {
         float f[2];
         fold_factors(sc[e], f);
