@@ -74,6 +74,18 @@ def test_reference_matches_the_number_formats():
 def test_quantized_dtypes():
     assert [quantized_dtype(f) for f in FORMATS] == [torch.int8, torch.float8_e4m3fn, torch.float8_e5m2,
                                                      torch.uint8, torch.uint8]
+    assert quantized_dtype("int4+bytes") == torch.int8  # int4 codes one per byte
+
+
+def test_one_code_per_byte_is_for_4bit_integers():
+    from humming.ops.act_quant import act_quant_spec
+
+    spec = act_quant_spec("int4+bytes", "dynamic_token", torch.float16, 4096, "sm_90a")
+    cfg = dict(spec.config)
+    assert (cfg["OUT_BITS"], cfg["QMIN"], cfg["QMAX"], cfg["OUT_FLOAT"]) == (8, -8.0, 7.0, False)
+    for fmt in ("e2m1+bytes", "int8+bytes"):
+        with pytest.raises(UnsupportedError, match="one code per byte is for 4-bit integer formats"):
+            quantized_dtype(fmt)
 
 
 @pytest.mark.parametrize("fmt", ["uint8", "e8m0", "fp16", "int2"])
@@ -236,6 +248,26 @@ def test_unaligned_strided_and_batched_inputs(fmt):
         else:
             _check(x, fmt, "dynamic_token")
     _check(base[:, 2:2 + 512], fmt, "dynamic_group", 64)  # unaligned rows, group path
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["dynamic_token", "static_tensor"])
+def test_int4_one_code_per_byte_matches_the_packed_codes(poison_cuda, mode):
+    """"int4+bytes": the int4 codes and scales, one code per byte (int8)."""
+    scale = torch.tensor([0.05], device="cuda") if mode == "static_tensor" else None
+    for i, (m, k) in enumerate(SHAPES):
+        if k % 2:
+            continue
+        poison_cuda()
+        x = _inputs(m, k, torch.float16, seed=i)
+        q, s = quantize_activation(x, "int4", mode, scale=scale)
+        qb, sb = quantize_activation(x, "int4+bytes", mode, scale=scale)
+        torch.cuda.synchronize()
+        assert qb.dtype == torch.int8 and qb.shape == (m, k)
+        lo, hi = (q & 0xF).to(torch.int16), (q >> 4).to(torch.int16)
+        codes = torch.stack((lo, hi), dim=-1).reshape(m, k)
+        assert torch.equal(codes - 16 * (codes >= 8), qb.to(torch.int16))
+        assert torch.equal(s, sb)
 
 
 @pytest.mark.gpu

@@ -5,7 +5,8 @@
 * ``q``: codes of ``fmt`` -- ``torch.int8`` (int8), ``torch.float8_e4m3fn``
   (e4m3), ``torch.float8_e5m2`` (e5m2), or for the 4-bit formats (int4, e2m1)
   ``torch.uint8 [..., K/2]`` with two codes per byte, the even element in the low
-  nibble (int4 codes are two's complement);
+  nibble (int4 codes are two's complement); ``"int4+bytes"``: int4 codes one per
+  byte, ``torch.int8 [..., K]``;
 * ``scales``: fp32, ``[..., 1]`` (``dynamic_token``), ``[..., K/group_size]``
   (``dynamic_group``), or the given ``scale`` (``static_tensor``, shape ``[1]``).
 
@@ -51,8 +52,24 @@ class ActQuantParams(ctypes.Structure):
                 ("ld_x", ctypes.c_longlong), ("ld_q", ctypes.c_longlong), ("ld_s", ctypes.c_longlong)]
 
 
+#: ``fmt + BYTES``: a 4-bit integer format's codes one per byte (``torch.int8 [..., K]``, the
+#: same values and scales), for kernels that multiply them as int8 or 16-bit operands
+BYTES = "+bytes"
+
+
+def _one_per_byte(fmt: str) -> tuple[str, bool]:
+    if fmt.endswith(BYTES):
+        base = fmt[: -len(BYTES)]
+        f = get_format(base)
+        if f.is_float or f.bits != 4:
+            raise UnsupportedError(f"quantize_activation: {fmt!r}: one code per byte is for 4-bit integer formats",
+                                   [f"found {f.name}"])
+        return base, True
+    return fmt, False
+
+
 def _output_format(fmt: str):
-    f = get_format(fmt)
+    f = get_format(_one_per_byte(fmt)[0])
     ok = f.signed and f.bits in (4, 8) and (not f.is_float or (f.exp >= 2 and f.man >= 1))
     if not ok:
         raise UnsupportedError(f"quantize_activation: no kernel writes {f.name} activations",
@@ -64,7 +81,7 @@ def _output_format(fmt: str):
 def quantized_dtype(fmt: str) -> torch.dtype:
     """The torch dtype of ``q`` for ``fmt`` (uint8 holds packed 4-bit codes)."""
     f = _output_format(fmt)
-    if f.bits == 4:
+    if f.bits == 4 and not _one_per_byte(fmt)[1]:
         return torch.uint8
     return torch.int8 if not f.is_float else f.torch_dtype
 
@@ -98,7 +115,7 @@ def act_quant_spec(fmt: str, mode: str, in_dtype: torch.dtype, k: int, target: s
     threads, row_threads = _layout(k)
     config = {
         "IN_BF16": in_dtype == torch.bfloat16, "MODE": _MODE_CODE[mode], "GROUP": group,
-        "OUT_BITS": f.bits, "OUT_FLOAT": f.is_float,
+        "OUT_BITS": 8 if _one_per_byte(fmt)[1] else f.bits, "OUT_FLOAT": f.is_float,
         "EXP": f.exp if f.is_float else 0, "MAN": f.man if f.is_float else 0,
         "BIAS": f.bias if f.is_float else 0,
         "QMIN": float(-f.max_value if f.is_float else f.min_value), "QMAX": float(f.max_value),
@@ -158,7 +175,7 @@ def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
             m *= d
     bits = _bits.get(fmt)
     if bits is None:
-        bits = _bits[fmt] = _output_format(fmt).bits
+        bits = _bits[fmt] = 8 if _one_per_byte(fmt)[1] else _output_format(fmt).bits
     if bits == 4 and k % 2:
         raise ShapeError(f"quantize_activation: 4-bit {fmt} codes are packed in pairs, so K must be even; found K={k}")
     q_shape = lead + (k * bits // 8,)

@@ -168,29 +168,23 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
             raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
                              f"(activation scheme {act.describe()})")
         return _aligned(x), None
-    from .act_quant import quantize_activation
+    from .act_quant import BYTES, quantize_activation
 
     if act.quant == "dynamic_group":
         raise UnsupportedError("gemm: per-group activation quantization is not implemented in the mma_sync "
                                "family yet", ["use dynamic_token or static_tensor activation schemes"])
-    q, s = quantize_activation(x.contiguous(), act.fmt, act.quant, scale=act_scale)
+    fmt = act.fmt
     if act.format.bits == 4:
         if act.format.is_float:
             raise UnsupportedError("gemm: 4-bit float activations are not implemented in the mma_sync family yet",
                                    [f"{act.fmt} activations"])
         if pw.recipe.op8 != 4:
-            q = _int4_to_int8(q)  # the int8 or 16-bit operands take the int4 codes exactly
+            fmt += BYTES  # the int8 or 16-bit operands take the int4 codes exactly, one per byte
+    q, s = quantize_activation(x.contiguous(), fmt, act.quant, scale=act_scale)
     if pw.recipe.op8:  # byte operands: the codes go to the MMA as they are
         return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
     xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16
     return _aligned(xq), s.reshape(-1).contiguous()
-
-
-def _int4_to_int8(q: torch.Tensor) -> torch.Tensor:
-    """Packed int4 codes (uint8 [M, K/2], two's complement, the even element in the low
-    nibble) -> int8 [M, K], one code per byte."""
-    v = torch.stack((q & 0xF, q >> 4), dim=-1).reshape(q.shape[0], -1).view(torch.int8)
-    return (v ^ 8) - 8
 
 
 def _aligned(x: torch.Tensor) -> torch.Tensor:
