@@ -125,6 +125,11 @@ class Tile:
         return d
 
 
+def op8_unit(op8: int) -> int:
+    """K values per 16-bit kernel unit for MMA operands ``op8`` (see Recipe.op8)."""
+    return 4 if op8 == 4 else 2 if op8 else 1
+
+
 @dataclass(frozen=True)
 class Recipe:
     """Compile-time facts of one prepared layer (independent of M)."""
@@ -154,7 +159,7 @@ class Recipe:
         """K values per kernel K unit: the kernel counts K in 16-bit units (one value of a
         16-bit operand, two of a byte operand, four of an int4 one); K, Kp, lda, group and
         tiles' BK are in units."""
-        return 4 if self.op8 == 4 else 2 if self.op8 else 1
+        return op8_unit(self.op8)
 
     @property
     def wpl(self) -> int:
@@ -372,7 +377,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     f64 = torch.float64
     bias16 = 127 if recipe.bf16 else 15
     if recipe.op8:  # byte operands: fp8 codes as they are; offset-binary integers flipped at the top of a byte
-        ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0  # (int4 operands: the values)
+        ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0  # (int4 operands: the codes' own values)
     else:
         ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
 
@@ -456,7 +461,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
                            f"(exponent {fmt.exp} > {lim_e} bits)")
     gscale = scheme.scale in ("group", "block") or zp != 0
     group = scheme.group_size if scheme.scale in ("group", "block") else 0
-    ku = 4 if op8 == 4 else 2 if op8 else 1
+    ku = op8_unit(op8)
     if gscale and scheme.scale in ("group", "block") and group % (16 * ku):
         reasons.append(f"group size {group} is not a multiple of {16 * ku} (the kernel applies scales per "
                        f"k{16 * ku} tile)")

@@ -90,17 +90,18 @@ struct GemmMmaSync {
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
   static constexpr int KC = Cfg::STREAM >= 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
-  // int8 MMAs always accumulate int32 partial sums, folded into the fp32 accumulators
-  // at the end of each group and at least every FOLD8 units (|sum| < 2^31: products
-  // are below 2^14 in magnitude, so 2^16 values per fold leave room)
+  // integer MMAs (int8, int4) always accumulate int32 partial sums, folded into the fp32
+  // accumulators at the end of each group and at least every FOLD8 units (|sum| < 2^31:
+  // products are below 2^14 in magnitude, so 2^16 values per fold leave room)
   static constexpr bool PARTIAL = SCALE_ACC || KC > 1 || INT_OP;
   static constexpr int FOLD8 = 1 << 15;
   static_assert(!BYTES || !SCALE_W, "byte operands take group scales on the partial sums");
   using DQ = dequant::Dequant<Cfg, SCALE_W>;
   using DQB = dequant::DequantBytes<Cfg>;
 
-  // d += a * b on this kernel's MMA: one m16n8k16 (two m16n8k8 on Turing), or one
-  // m16n8k32 of byte operands (int8 into int32, fp8 into fp32)
+  // d += a * b on this kernel's MMA: one m16n8k16 (two m16n8k8 on Turing), one
+  // m16n8k32 of byte operands (int8 into int32, fp8 into fp32), or one m16n8k64 of int4
+  // operands (into int32)
   template <typename T>
   static HUMMING_DEVICE void mma(T (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
     if constexpr (OP8 == 4) ptx::mma_m16n8k64_s4(d, a, b);
