@@ -75,6 +75,19 @@ def test_quantized_dtypes():
     assert [quantized_dtype(f) for f in FORMATS] == [torch.int8, torch.float8_e4m3fn, torch.float8_e5m2,
                                                      torch.uint8, torch.uint8]
     assert quantized_dtype("int4+bytes") == torch.int8  # int4 codes one per byte
+    assert quantized_dtype("e2m1+fp16") == torch.float16 and quantized_dtype("int8+bf16") == torch.bfloat16
+
+
+def test_values_and_scale_formats_in_the_spec():
+    s = act_quant_spec("e2m1+bf16", "dynamic_group", torch.float16, 4096, "sm_90a", 16, scale_fmt="e4m3")
+    assert (s.get("OUT16"), s.get("OUT_BITS"), s.get("EXP"), s.get("MAN")) == (2, 4, 2, 1)
+    assert (s.get("SC_EXP"), s.get("SC_MAN"), s.get("SC_BIAS"), s.get("SC_MAX")) == (4, 3, 7, 448.0)
+    m = act_quant_spec("int8", "dynamic_token", torch.float16, 4096, "sm_80", scale_fmt="e8m0")
+    assert (m.get("OUT16"), m.get("SC_EXP"), m.get("SC_MAN"), m.get("SC_BIAS")) == (0, 8, 0, 127)
+    f = act_quant_spec("int8+fp16", "dynamic_token", torch.float16, 4096, "sm_80")
+    assert (f.get("OUT16"), f.get("SC_EXP")) == (1, 0)
+    with pytest.raises(UnsupportedError, match="scale_fmt='int8'"):
+        act_quant_spec("int8", "dynamic_token", torch.float16, 4096, "sm_80", scale_fmt="int8")
 
 
 def test_one_code_per_byte_is_for_4bit_integers():
@@ -125,6 +138,8 @@ def _fake(*shape, dtype=torch.float16):
     ("e4m3", "dynamic_token", None, (5, 64), (5, 1)),
     ("int4", "dynamic_group", 16, (5, 32), (5, 4)),
     ("int8", "static_tensor", None, (5, 64), (0,)),
+    ("e2m1+fp16", "dynamic_group", 16, (5, 64), (5, 1)),  # 16-bit values: one power of two per row
+    ("int4+bf16", "dynamic_token", None, (5, 64), (5, 1)),
 ])
 def test_fake_implementation_gives_shapes_and_dtypes(fmt, mode, g, q_shape, s_shape):
     mode_, x = _fake(5, 64)
@@ -268,6 +283,87 @@ def test_int4_one_code_per_byte_matches_the_packed_codes(poison_cuda, mode):
         codes = torch.stack((lo, hi), dim=-1).reshape(m, k)
         assert torch.equal(codes - 16 * (codes >= 8), qb.to(torch.int16))
         assert torch.equal(s, sb)
+
+
+def _pow2_ceil(s: torch.Tensor) -> torch.Tensor:
+    """The smallest power of two >= s (exactly: frexp, not a rounded log2)."""
+    m, e = torch.frexp(s)  # s = m 2^e, m in [0.5, 1)
+    return torch.ldexp(torch.ones_like(s), torch.where(m == 0.5, e - 1, e))
+
+
+# (fmt, mode, group, scale format): what GEMMs on 16-bit operands ask for, NVFP4 / MXFP4 / MXFP8
+# / DeepSeek FP8-block activations among them
+VALUE_CASES = [("e2m1", "dynamic_group", 16, "e4m3"), ("e2m1", "dynamic_group", 32, "e8m0"),
+               ("e4m3", "dynamic_group", 32, "e8m0"), ("e4m3", "dynamic_group", 128, "fp32"),
+               ("int8", "dynamic_group", 64, "fp32"), ("int4", "dynamic_group", 128, "bf16"),
+               ("e2m1", "dynamic_token", None, "fp32"), ("int8", "dynamic_token", None, "fp32"),
+               ("e5m2", "dynamic_token", None, "e8m0"), ("e2m1", "static_tensor", None, "fp32"),
+               ("int4", "static_tensor", None, "fp32")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("out", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("case", VALUE_CASES, ids=lambda c: "-".join(str(v) for v in c))
+def test_values_match_the_library_reference(poison_cuda, case, out):
+    """16-bit values (``fmt + "+fp16"``): token and static modes hold reference.quantize_activation's
+    codes exactly, with its scales; dynamic_group holds fp16(code x scale / t) with t the row's power
+    of two >= every group scale (exact for e2m1/e4m3 codes over e4m3/e8m0 scales), and returns t."""
+    from humming import reference as R
+    from humming.ops.act_quant import VALUES
+    from humming.scheme import ActivationScheme
+
+    fmt, mode, g, sfmt = case
+    act = ActivationScheme(fmt, mode, g, sfmt)
+    for i, (m, k) in enumerate([(1, 4096), (3, 640), (37, 1024), (2, 16384), (5, 128)]):
+        x = _inputs(m, k, torch.float16 if i % 2 else torch.bfloat16, seed=300 + i)
+        scale = (x.float().abs().amax() / 3).reshape(1) if mode == "static_tensor" else None
+        poison_cuda()
+        v, s = quantize_activation(x, fmt + VALUES[out], mode, g, scale=scale, scale_fmt=sfmt)
+        rq, rs = R.quantize_activation(x, act, scale)
+        torch.cuda.synchronize()
+        assert v.dtype == out and v.shape == (m, k) and s.dtype == torch.float32
+        if mode == "dynamic_group":
+            t = _pow2_ceil(rs.amax(dim=-1, keepdim=True))
+            assert torch.equal(s, t), "row powers of two differ"
+            want = ((rq * rs.repeat_interleave(g, dim=-1)) / t).to(out)
+        else:
+            assert torch.equal(s.reshape(-1), rs.reshape(-1)), "scales differ"
+            want = rq.to(out)  # exact: the codes' values are 16-bit floats
+        diff = (v.view(torch.int16) != want.view(torch.int16)).nonzero()
+        assert diff.numel() == 0, f"{diff.shape[0]} values differ, first at {diff[0].tolist()}"
+        exact = fmt in ("e2m1", "e4m3") and sfmt in ("e4m3", "e8m0") or mode != "dynamic_group"
+        if exact:  # nothing rounded: value x t is the reference's own quantized activation
+            xe = R.dequantize_activation(rq, rs, act)
+            sv = s.reshape(1, 1) if mode == "static_tensor" else s.reshape(-1, 1)
+            assert torch.equal(v.float() * sv, xe), "value x scale is not the reference's activation"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sfmt", ["e4m3", "e8m0", "bf16"])
+@pytest.mark.parametrize("fmt", ["int8", "e4m3", "e2m1"])
+def test_scale_formats_round_up_like_the_reference(poison_cuda, fmt, sfmt):
+    """Dynamic scales rounded up into their storage format (saturating), codes divided by them."""
+    from humming import reference as R
+    from humming.scheme import ActivationScheme
+
+    for mode, g in (("dynamic_token", None), ("dynamic_group", 32)):
+        act = ActivationScheme(fmt, mode, g, sfmt)
+        x = _inputs(9, 2048, torch.float16, seed=17)
+        x[0] *= 1e-3  # scales near the bottom of e4m3's range
+        x[1, :32] = 60000.0  # and beyond its top: saturated at 448
+        poison_cuda()
+        q, s = quantize_activation(x, fmt, mode, g, scale_fmt=sfmt)
+        rq, rs = R.quantize_activation(x, act)
+        torch.cuda.synchronize()
+        assert torch.equal(s.cpu(), rs.cpu()), f"{mode}: scales differ"
+        f = get_format(fmt)
+        qc = q.cpu()
+        if f.bits == 4:
+            qc = torch.stack((qc & 0xF, qc >> 4), dim=-1).reshape(x.shape)
+            vals = f.decode(qc)
+        else:
+            vals = qc.float()
+        assert torch.equal(vals, rq.cpu()), f"{mode}: codes differ"
 
 
 @pytest.mark.gpu

@@ -34,7 +34,14 @@ VARIANTS = [
     ("int4", "dynamic_token", None, torch.bfloat16, 16384),
     ("e2m1", "dynamic_token", None, torch.float16, 1000),
     ("int8", "static_tensor", None, torch.bfloat16, 300),
+    # 16-bit values for 16-bit GEMM operands (group scales folded in over the row's power of two)
+    ("e2m1+bf16", "dynamic_group", 16, torch.bfloat16, 4096),
+    ("e4m3+fp16", "dynamic_group", 128, torch.float16, 7168),
+    ("int8+fp16", "dynamic_token", None, torch.float16, 1000),
 ]
+#: value variants with scales rounded into a storage format (NVFP4: e4m3, MX: e8m0)
+SCALED = {"nvfp4": ("e2m1+fp16", "dynamic_group", 16, "e4m3"), "mx": ("e4m3+bf16", "dynamic_group", 32, "e8m0"),
+          "token-e8m0": ("e4m3", "dynamic_token", None, "e8m0")}
 
 
 INT8_TARGETS = ("sm_75", "sm_90a", "sm_120a")
@@ -51,6 +58,9 @@ def sweep_specs():
     for v in VARIANTS:
         fmt, mode, g, dt, k = v
         specs[v] = act_quant_spec(fmt, mode, dt, k, "sm_90a", g)
+    for name, (fmt, mode, g, sfmt) in SCALED.items():
+        for target in ("sm_75", "sm_90a"):
+            specs[(name, target)] = act_quant_spec(fmt, mode, torch.float16, 4096, target, g, scale_fmt=sfmt)
     return specs
 
 
@@ -109,6 +119,20 @@ def test_act_quant_variants_have_no_local_memory(built, variant):
     assert b["res"]["LOCAL"] == 0 and b["res"]["STACK"] == 0, b["res"]
     assert count(b["sass"], r"^RET\b") == 0
     assert count(b["sass"], r"^LDG\.E\.128") >= 1
+
+
+@needs_tools
+@pytest.mark.parametrize("name", SCALED)
+@pytest.mark.parametrize("target", ["sm_75", "sm_90a"])
+def test_value_outputs_and_scale_formats(built, name, target):
+    """16-bit values go out 16 bytes at a time; rounding scales into e4m3/e8m0 and the row's
+    power of two add no division slow path, no calls and no local memory."""
+    b = built[(name, target)]
+    assert b["res"]["LOCAL"] == 0 and b["res"]["STACK"] == 0, b["res"]
+    assert count(b["sass"], r"^RET\b") == 0 and count(b["sass"], r"^CALL") == 0
+    assert count(b["sass"], r"^LDG\.E\.128") >= 1
+    if "+" in SCALED[name][0]:
+        assert count(b["sass"], r"^STG\.E\.128") >= 1  # 8 values per store
 
 
 @needs_tools

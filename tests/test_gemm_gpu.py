@@ -105,6 +105,23 @@ QACT_SCHEMES = [WeightScheme("int4", "group", 128),
                 WeightScheme("e4m3", "channel", scale_fmt="fp32")]
 
 
+#: per-group activation scales (and fp4 activations) on 16-bit operands: (weights, K, activations) --
+#: the formats that ship them (NVFP4 and MXFP4 W4A4, MXFP8, DeepSeek FP8 block) and integer groups,
+#: act order, e2m1 per token and static
+GROUP_ACT_CASES = [
+    (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"), 640,
+     ActivationScheme("e2m1", "dynamic_group", 16, "e4m3")),                                      # NVFP4
+    (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 576, ActivationScheme("e2m1", "dynamic_group", 32, "e8m0")),
+    (WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"), 576, ActivationScheme("e4m3", "dynamic_group", 32, "e8m0")),
+    (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 640,
+     ActivationScheme("e4m3", "dynamic_group", 128)),                                             # DeepSeek
+    (WeightScheme("int4", "group", 128), 3840, ActivationScheme("int8", "dynamic_group", 128)),
+    (WeightScheme("int4", "group", 128, act_order=True), 640, ActivationScheme("e4m3", "dynamic_group", 64)),
+    (WeightScheme("int4", "group", 128), 640, ActivationScheme("e2m1", "dynamic_token")),
+    (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"), 640,
+     ActivationScheme("e2m1", "static_tensor")),
+]
+
 INT8_TOK = ActivationScheme("int8", "dynamic_token")
 INT8_STATIC = ActivationScheme("int8", "static_tensor")
 INT4_TOK = ActivationScheme("int4", "dynamic_token")
@@ -156,6 +173,10 @@ def _compile_ahead():
         for act in ACTS:
             for od in ("fp16", "bf16"):
                 layers.append(LayerSpec(N_ODD, 640, scheme, act, out_dtype=od))
+    for scheme, k, act in GROUP_ACT_CASES:
+        n = N_ODD if scheme.scale != "block" else 256
+        for od in ("fp16", "bf16"):
+            layers.append(LayerSpec(n, k, scheme, act, out_dtype=od))
     for scheme, k, act, _ in BYTE_CASES:
         n = N_ODD if scheme.scale != "block" else 256
         for od in ("fp16", "bf16"):
@@ -241,6 +262,28 @@ def test_quantized_activations(scheme, act, out_dtype):
     qw = R.quantize(w, scheme)
     scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 16, 33, 300))
+
+
+@pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("case", GROUP_ACT_CASES, ids=lambda c: f"{c[0].describe()}-K{c[1]}-{c[2].describe()}"
+                         .replace(" ", "_").replace(",", ""))
+def test_group_and_fp4_activations(case, out_dtype):
+    """Per-group activation scales (NVFP4, MXFP4, MXFP8, FP8 block, integer groups) and e2m1
+    activations: the act-quant kernel writes the codes' values as 16-bit operands (group scales
+    folded in over a per-row power of two that the epilogue applies), act order permuting after.
+    Tolerance: the usual bound; where code x scale is not a 16-bit float (fp32 group scales) each
+    activation is rounded once more (eps relative), inside the bound's doubled weight term."""
+    import humming
+
+    scheme, k, act = case
+    n = N_ODD if scheme.scale != "block" else 256
+    w = torch.randn(n, k, device="cuda") * 0.02
+    perm = torch.randperm(k, device="cuda") if scheme.act_order else None
+    qw = R.quantize(w, scheme, perm=perm, bias=torch.randn(n, device="cuda"))
+    p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True))
+    assert p.compute.is_16bit and p.runnable, p.explain()
+    scale = torch.tensor([0.3], device="cuda") if act.quant == "static_tensor" else None
+    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 5, 16, 33, 300))
 
 
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])

@@ -8,13 +8,15 @@ in tcgen05 and in sm_120's mma.sync kind::mxf4nvf4...): ``hw`` is the plan with
 every family the chip has (``families="hardware"``). Where that family is the
 implemented ``mma_sync`` but this version's kernels cannot run the layer
 (4-bit operands, fp8 operands from other weight formats, int8 operands from
-3/5/6/7-bit codes, MoE, per-group activation scales), ``hw.limits`` says so and
-the plan is not runnable.
+3/5/6/7-bit codes, MoE, per-group activation scales on byte operands),
+``hw.limits`` says so and the plan is not runnable.
 
 ``impl`` is the default plan, with the implemented families only: this
 version's mma_sync kernels multiply fp16/bf16, int8 x int8 (m16n8k32, from
 1/2/4/8-bit integer codes), int4 x int4 (m16n8k64, from 4-bit codes without zero
-points) and fp8 x fp8 of the weight's own format, so other
+points) and fp8 x fp8 of the weight's own format, and take per-group
+activation scales (NVFP4, MXFP4, MXFP8, FP8 block activations) and e2m1
+activations on 16-bit operands only, so other
 plans compute in fp16/bf16 on mma_sync, with a fallback step naming the
 implementation limit it walked past, or raise (``Raises``) when nothing
 implemented fits. ``SAME``: the two plans agree.
@@ -57,6 +59,7 @@ A = {
     "nvfp4": ActivationScheme("e2m1", "dynamic_group", 16, "e4m3"),
     "mxfp4": ActivationScheme("e2m1", "dynamic_group", 32, "e8m0"),
     "mxfp8": ActivationScheme("e4m3", "dynamic_group", 32, "e8m0"),
+    "fp8g4": ActivationScheme("e4m3", "dynamic_group", 4),  # narrower than the quantization kernel's groups
 }
 
 SAME = "same"
@@ -108,10 +111,12 @@ EMU_WGMMA = ("native in wgmma (not implemented",)
 EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
 # implementation limits of this version's mma_sync kernels (humming_nvidia.gemm_mma_sync.check_layer)
 MOE = "MoE GEMM is not implemented"
-GROUP_ACT = "per-group activation scales are not implemented"
+GROUP_ACT = "per-group activation scales on byte operands are not implemented"
 #: int4 activations reach int8 or 16-bit operands (one code per byte); the int4 x int4 MMA is not built
 PACKED4 = "activations meet int8 or 16-bit operands in this version"
-FP4_ACT = "activations (4-bit floats) are not implemented"
+FP4_ACT = "e2m1 activations meet 16-bit operands in this version"
+#: per-group activation scales on 16-bit operands: folded into the values (humming.ops.act_quant)
+GROUP_VALUES = {"activation": "values_and_epilogue"}
 
 
 def ops(a: str, b: str | None = None) -> str:
@@ -131,6 +136,14 @@ def lim(a: str, b: str | None = None, emulated: bool = False, why: str | None = 
     """Substrings of a fallback reason that passed over mma_sync's limit on ``a x b`` operands."""
     pair = f"{a} x {b or a}" + (" (emulated)" if emulated else "")
     return (f"mma_sync (nvidia) implementation limit for {pair}: ", why or ops(a, b))
+
+
+def grouped(to: str, *steps, rounded: bool = False, **kw) -> E:
+    """An implemented plan for per-group activation scales: 16-bit operands ``to`` after ``steps``,
+    the group scales folded into the values (exactly, or ``rounded`` once)."""
+    note = f"rounded once to {to}" if rounded else "exact for these codes and scales"
+    return E(to, steps=steps, dequant="float_rebias", scales={**GROUP_VALUES, **kw.pop("scales", {})},
+             notes=(f"activation group scales are folded into the {to} values", note), **kw)
 
 
 def fp16_past(a: str, *more, b: str | None = None, emulated: bool = False, to: str = "fp16", why=None, **kw) -> E:
@@ -217,33 +230,43 @@ CASES = [
          E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True, dequant="passthrough",
            scales={"weight_group": "mma_block_scale", "activation": "mma_block_scale",
                    "weight_global_tensor": "epilogue"}),
-         Raises(("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented", FP8_OF + "e2m1", GROUP_ACT,
-                 "e2m1 " + FP4_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("e2m1 x e2m1 MMA is native on sm_100 only in tcgen05 (not implemented",)),
+                 ("e4m3", "bf16", lim("e4m3", emulated=True, why="compiler emulation") +
+                  (FP8_OF + "e2m1", GROUP_ACT, FP4_ACT, "exact in bf16"))), out="bf16"),
     *[Case(f"nvfp4-{d}", "nvfp4", "nvfp4", d,
            E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True, mma="mma_block_scaled.mxf4nvf4"),
-           Raises(("only in mma_block_scaled (not implemented", GROUP_ACT)), out="bf16") for d in ("sm_120", "sm_121")],
+           grouped("bf16", ("e2m1", "e4m3", ("only in mma_block_scaled (not implemented",)),
+                   ("e4m3", "bf16", lim("e4m3", why=FP8_OF + "e2m1") + (GROUP_ACT, FP4_ACT, "exact in bf16"))),
+           out="bf16") for d in ("sm_120", "sm_121")],
     Case("nvfp4-sm90", "nvfp4", "nvfp4", "sm_90",
          # wgmma's only fp8 K is 32: group-16 scales cannot be applied between its instructions
          E("bf16", family="wgmma", steps=(("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),
                                           ("e4m3", "bf16", ("multiple of an MMA K (32",)))),
-         Raises(("no e2m1 x e2m1 MMA on sm_90", GROUP_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("no e2m1 x e2m1 MMA on sm_90",)),
+                 ("e4m3", "bf16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in bf16",))),
+         out="bf16"),
     Case("nvfp4-sm89", "nvfp4", "nvfp4", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k16.e4m3", steps=(("e2m1", "e4m3", ("no e2m1",)),),
            limits=(FP8_OF + "e2m1", GROUP_ACT, FP4_ACT)),
-         Raises((GROUP_ACT,)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("no e2m1",)),
+                 ("e4m3", "bf16", lim("e4m3", why=FP8_OF + "e2m1") + (GROUP_ACT, FP4_ACT, "exact in bf16"))),
+         out="bf16"),
     Case("nvfp4-sm80", "nvfp4", "nvfp4", "sm_80",
-         E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
-           limits=(GROUP_ACT, FP4_ACT)),
-         Raises(("no e4m3 x e4m3 MMA on sm_80", GROUP_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
+         out="bf16"),
     # -- MXFP4 W4A4
     Case("mxfp4-sm100", "mxfp4", "mxfp4", "sm_100",
          E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
-         Raises(("tcgen05 (not implemented", GROUP_ACT))),
+         grouped("fp16", ("e2m1", "e4m3", ("tcgen05 (not implemented",)),
+                 ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)))),
     Case("mxfp4-sm103", "mxfp4", "mxfp4", "sm_103",
-         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True), Raises((GROUP_ACT,))),
+         E("e2m1", family="tcgen05", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
+         grouped("fp16", ("e2m1", "e4m3", ("tcgen05 (not implemented",)),
+                 ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)))),
     Case("mxfp4-sm120", "mxfp4", "mxfp4", "sm_120",
          E("e2m1", family="mma_block_scaled", kind=("mxf4", "mxf4nvf4"), block_scaled=True),
-         Raises(("mma_block_scaled (not implemented", GROUP_ACT))),
+         grouped("fp16", ("e2m1", "e4m3", ("mma_block_scaled (not implemented",)),
+                 ("e4m3", "fp16", lim("e4m3", why=FP8_OF + "e2m1") + (GROUP_ACT, "exact in fp16")))),
     # -- MXFP4 weights x fp8 activations: fused e2m1 -> e4m3 conversion where fp4 MMA is missing;
     #    this version re-biases the e2m1 codes into fp16
     Case("mxfp4a8-sm89", "mxfp4", "fp8", "sm_89",
@@ -262,11 +285,12 @@ CASES = [
     Case("mxfp4a8-sm80", "mxfp4", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MXFP8
     Case("mxfp8-sm100", "mxfp8", "mxfp8", "sm_100", E("e4m3", family="tcgen05", kind="mxf8f6f4", block_scaled=True),
-         Raises((GROUP_ACT,))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)))),
     Case("mxfp8-sm120", "mxfp8", "mxfp8", "sm_120",
-         E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True), Raises((GROUP_ACT,))),
+         E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)))),
     Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough", limits=(GROUP_ACT,)),
-         Raises((GROUP_ACT,))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)))),
     # -- FP8 per channel and DeepSeek-style blocks
     Case("fp8-sm89", "fp8ch", "fp8", "sm_89",
          E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3", scales={"weight_channel": "epilogue"})),
@@ -278,9 +302,11 @@ CASES = [
     Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
-         Raises((GROUP_ACT,))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
+                 rounded=True, scales={"weight_block": "dequantized_weights"})),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)), Raises((GROUP_ACT,))),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True)),
     # -- weights that do not fit the activation's type
     Case("w8a8fp8-sm89", "int8ch", "fp8", "sm_89",
          E("fp16", dequant="int_bittrick",
@@ -320,13 +346,18 @@ CASES = [
     Case("w4a8-a100", "gptq4", "fp8", "A100", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w4a16-t4", "gptq4", "fp16", "T4", FP16_SM75),
     Case("nvfp4-b200", "nvfp4", "nvfp4", "B200", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
-         Raises(("tcgen05 (not implemented", GROUP_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("tcgen05 (not implemented",)),
+                 ("e4m3", "bf16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in bf16",))),
+         out="bf16"),
     Case("nvfp4-rtx5090", "nvfp4", "nvfp4", "RTX-5090",
          E("e2m1", family="mma_block_scaled", kind="mxf4nvf4", block_scaled=True),
-         Raises(("mma_block_scaled (not implemented", GROUP_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("mma_block_scaled (not implemented",)),
+                 ("e4m3", "bf16", lim("e4m3", why=FP8_OF + "e2m1") + ("exact in bf16",))), out="bf16"),
     Case("w8a8-b300", "int8ch", "int8", "B300", E("int8")),
     Case("nvfp4-rubin", "nvfp4", "nvfp4", "Rubin", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
-         Raises(("tcgen05 (not implemented", GROUP_ACT)), out="bf16"),
+         grouped("bf16", ("e2m1", "e4m3", ("tcgen05 (not implemented",)),
+                 ("e4m3", "bf16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in bf16",))),
+         out="bf16"),
     # -- Zhenwu 810E: sm_80-class ppu.mma.sync with N=16, no int4 or fp8 tensor cores
     Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16"), out="bf16"),
     Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
@@ -337,6 +368,26 @@ CASES = [
     Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MoE: the hardware runs it on the same instructions; this version has no MoE kernels yet
     Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16", limits=(MOE,)), Raises((MOE,)), experts=8),
+    Case("moe-w4a8i-sm89", "gptq4", "int8", "sm_89", E("int8", mma="mma_sync.m16n8k32.s8", limits=(MOE,)),
+         Raises((MOE,)), experts=8),
+    Case("moe-fp8blk-sm80", "fp8blk", "fp8g128", "sm_80",
+         E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=(MOE,)), Raises(("no e4m3 x e4m3 MMA on sm_80", MOE)),
+         experts=16),
+    Case("moe-mxfp4-sm80", "mxfp4", "mxfp4", "sm_80",
+         E("bf16", steps=(("e2m1", "e4m3", ("no e2m1",)), ("e4m3", "bf16", ("no e4m3", "exact in bf16"))),
+           limits=(MOE,)), Raises((MOE,)), out="bf16", experts=32),
+    Case("moe-w4a16-zhenwu", "gptq4", "fp16", "zhenwu-810e", E("fp16", mma="mma_sync.m16n16k16.f16", limits=(MOE,)),
+         Raises((MOE,)), experts=8),
+    Case("fp8g8-sm80", "fp8g8", "fp8", "sm_80",
+         E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=("group size 8 is not a multiple of 16",)),
+         Raises(("group size 8 is not a multiple of 16",))),
+    Case("fp8g8-sm75", "fp8g8", "fp8", "sm_75",
+         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("e4m3", "fp16", NO_FP8),),
+           limits=("group size 8 is not a multiple of 16",)),
+         Raises(("group size 8 is not a multiple of 16",))),
+    Case("fp8g4-sm80", "fp8ch", "fp8g4", "sm_80",
+         E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=("activation groups of 4",)),
+         Raises(("activation groups of 4: the quantization kernel takes groups of 8, 16",))),
     Case("moe-nvfp4-sm100", "nvfp4", "nvfp4", "sm_100",
          E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),
          Raises(("tcgen05 (not implemented", MOE, GROUP_ACT)), out="bf16", experts=64),

@@ -856,12 +856,19 @@ def check_layer(layer, caps, compute) -> list[str]:
         reasons.extend(e.reasons)
     act = layer.activation
     if act.quant == "dynamic_group":
-        reasons.append("per-group activation scales are not implemented in the mma_sync family yet")
+        if not sixteen:
+            reasons.append("per-group activation scales on byte operands are not implemented in the mma_sync "
+                           "family yet (16-bit operands take them folded into the values)")
+        g = act.group_size
+        if not (g in (8, 16, 32, 64, 128, 256) or (g > 256 and g % 256 == 0)):
+            reasons.append(f"activation groups of {g}: the quantization kernel takes groups of 8, 16, 32, 64, "
+                           f"128, 256 or a multiple of 256")
     if act.is_quantized and act.format.bits == 4:
-        # int4 codes meet int4 operands packed, int8 or 16-bit ones exactly, one per byte
-        # (humming.ops.gemm); fp4 activations are not built
-        if act.format.is_float:
-            reasons.append(f"{act.fmt} activations (4-bit floats) are not implemented in the mma_sync family yet")
+        # int4 codes meet int4 operands packed, int8 ones one per byte, and 16-bit ones as their
+        # values (humming.ops.gemm); e2m1 codes meet 16-bit operands as their values
+        if act.format.is_float and not sixteen:
+            reasons.append(f"{act.fmt} activations meet 16-bit operands in this version (their values are "
+                           f"exact in fp16 and bf16)")
         elif not (sixteen or op8 in (1, 4)):
             reasons.append(f"{act.fmt} activations meet int4, int8 or 16-bit operands in this version")
     return reasons
@@ -1072,7 +1079,8 @@ def recipe_from_plan(plan, hw) -> Recipe:
         raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16, int8 or fp8; the plan "
                                f"asks for {c.a} x {c.b} operands", [f"{c.a} x {c.b} MMA is not implemented yet"])
     act = layer.activation
-    act_scale = {"dynamic_token": 1, "static_tensor": 2}.get(act.quant, 0)
+    # (dynamic_group on 16-bit operands: the per-row power of two the group scales are folded over)
+    act_scale = {"dynamic_token": 1, "dynamic_group": 1, "static_tensor": 2}.get(act.quant, 0)
     comps = plan.components
     caps = hw.caps
     compiler = "nvrtc" if caps.targets.get("nvrtc") else "nvcc"

@@ -6,9 +6,23 @@
   (e4m3), ``torch.float8_e5m2`` (e5m2), or for the 4-bit formats (int4, e2m1)
   ``torch.uint8 [..., K/2]`` with two codes per byte, the even element in the low
   nibble (int4 codes are two's complement); ``"int4+bytes"``: int4 codes one per
-  byte, ``torch.int8 [..., K]``;
+  byte, ``torch.int8 [..., K]``; ``fmt + "+fp16"`` or ``"+bf16"``: the codes'
+  values as 16-bit floats ``[..., K]``, for GEMMs on 16-bit operands (see below);
 * ``scales``: fp32, ``[..., 1]`` (``dynamic_token``), ``[..., K/group_size]``
   (``dynamic_group``), or the given ``scale`` (``static_tensor``, shape ``[1]``).
+
+With 16-bit values, token and static scales stay apart (``x = value * scale``,
+the values exact), and ``dynamic_group`` folds each group's scale into its
+values over a per-row power of two ``t`` that is at least every group scale of
+the row: ``value = fp16(code * scale_g / t)`` and ``scales`` is ``t`` ``[..., 1]``.
+The values stay within the format's range (no fp16 overflow whatever the
+activations), and are exact where ``code * scale_g / t`` is in 16 bits (e2m1 or
+e4m3 codes with e4m3 or e8m0 scales: NVFP4, MXFP8, MXFP4 activations); fp32 group
+scales are rounded once to 16 bits.
+
+``scale_fmt`` (default fp32) rounds every dynamic scale up into that storage
+format (e4m3, e8m0, fp16, bf16; saturating at its largest value), as
+:func:`humming.reference.quantize_activation` does.
 
 Numerics (the contract the tests hold the kernel to, bit for bit): a dynamic
 scale is ``absmax / fmt.max`` in fp32, and **1 when the absmax is 0** (an
@@ -53,23 +67,34 @@ class ActQuantParams(ctypes.Structure):
 
 
 #: ``fmt + BYTES``: a 4-bit integer format's codes one per byte (``torch.int8 [..., K]``, the
-#: same values and scales), for kernels that multiply them as int8 or 16-bit operands
+#: same values and scales), for kernels that multiply them as int8 operands
 BYTES = "+bytes"
+#: ``fmt + VALUES[dtype]``: the codes' values as 16-bit floats (group scales folded in)
+VALUES = {torch.float16: "+fp16", torch.bfloat16: "+bf16"}
+_OUT16 = {"+fp16": 1, "+bf16": 2}
+
+
+def _split(fmt: str) -> tuple[str, str]:
+    """``fmt`` -> (element format, output: "" codes, BYTES or a VALUES suffix)."""
+    for suffix in (BYTES, *_OUT16):
+        if fmt.endswith(suffix):
+            base = fmt[: -len(suffix)]
+            if suffix == BYTES:
+                f = get_format(base)
+                if f.is_float or f.bits != 4:
+                    raise UnsupportedError(f"quantize_activation: {fmt!r}: one code per byte is for 4-bit "
+                                           f"integer formats", [f"found {f.name}"])
+            return base, suffix
+    return fmt, ""
 
 
 def _one_per_byte(fmt: str) -> tuple[str, bool]:
-    if fmt.endswith(BYTES):
-        base = fmt[: -len(BYTES)]
-        f = get_format(base)
-        if f.is_float or f.bits != 4:
-            raise UnsupportedError(f"quantize_activation: {fmt!r}: one code per byte is for 4-bit integer formats",
-                                   [f"found {f.name}"])
-        return base, True
-    return fmt, False
+    base, out = _split(fmt)
+    return base, out == BYTES
 
 
 def _output_format(fmt: str):
-    f = get_format(_one_per_byte(fmt)[0])
+    f = get_format(_split(fmt)[0])
     ok = f.signed and f.bits in (4, 8) and (not f.is_float or (f.exp >= 2 and f.man >= 1))
     if not ok:
         raise UnsupportedError(f"quantize_activation: no kernel writes {f.name} activations",
@@ -81,7 +106,10 @@ def _output_format(fmt: str):
 def quantized_dtype(fmt: str) -> torch.dtype:
     """The torch dtype of ``q`` for ``fmt`` (uint8 holds packed 4-bit codes)."""
     f = _output_format(fmt)
-    if f.bits == 4 and not _one_per_byte(fmt)[1]:
+    out = _split(fmt)[1]
+    if out in _OUT16:
+        return torch.bfloat16 if out == "+bf16" else torch.float16
+    if f.bits == 4 and out != BYTES:
         return torch.uint8
     return torch.int8 if not f.is_float else f.torch_dtype
 
@@ -102,11 +130,25 @@ def _check_group(group_size) -> int:
     return g
 
 
+_SCALE_FORMATS = ("fp32", "fp16", "bf16", "e4m3", "e5m2", "e8m0")
+
+
+def _scale_config(scale_fmt: str) -> dict:
+    if scale_fmt not in _SCALE_FORMATS:
+        raise UnsupportedError(f"quantize_activation: scale_fmt={scale_fmt!r} is not supported",
+                               [f"scale formats: {', '.join(_SCALE_FORMATS)}"])
+    if scale_fmt == "fp32":
+        return {"SC_EXP": 0, "SC_MAN": 0, "SC_BIAS": 0, "SC_MAX": 0.0}
+    sf = get_format(scale_fmt)
+    return {"SC_EXP": sf.exp, "SC_MAN": sf.man, "SC_BIAS": sf.bias, "SC_MAX": float(sf.max_value)}
+
+
 def act_quant_spec(fmt: str, mode: str, in_dtype: torch.dtype, k: int, target: str,
-                   group_size: int | None = None, soft_cvt: bool = False) -> KernelSpec:
+                   group_size: int | None = None, soft_cvt: bool = False, scale_fmt: str = "fp32") -> KernelSpec:
     """The kernel for one variant. ``soft_cvt`` forces the software float encoder
     even where the target has a native fp8 conversion."""
     f = _output_format(fmt)
+    out = _split(fmt)[1]
     if mode not in _MODE_CODE:
         raise ValueError(f"quantize_activation: mode must be one of {MODES}, found {mode!r}")
     if in_dtype not in _IN_DTYPES:
@@ -115,11 +157,12 @@ def act_quant_spec(fmt: str, mode: str, in_dtype: torch.dtype, k: int, target: s
     threads, row_threads = _layout(k)
     config = {
         "IN_BF16": in_dtype == torch.bfloat16, "MODE": _MODE_CODE[mode], "GROUP": group,
-        "OUT_BITS": 8 if _one_per_byte(fmt)[1] else f.bits, "OUT_FLOAT": f.is_float,
+        "OUT_BITS": 8 if out == BYTES else f.bits, "OUT_FLOAT": f.is_float,
         "EXP": f.exp if f.is_float else 0, "MAN": f.man if f.is_float else 0,
         "BIAS": f.bias if f.is_float else 0,
         "QMIN": float(-f.max_value if f.is_float else f.min_value), "QMAX": float(f.max_value),
-        "SOFT_CVT": bool(soft_cvt), "ROW_THREADS": row_threads,
+        "SOFT_CVT": bool(soft_cvt), "ROW_THREADS": row_threads, "OUT16": _OUT16.get(out, 0),
+        **_scale_config(scale_fmt),
     }
     return KernelSpec(family="act_quant", header="humming/kernels/act_quant.cuh", entry="humming::act_quant",
                       params="humming::ActQuantParams", config=config, target=target, threads=threads,
@@ -152,7 +195,7 @@ def device_target(index: int) -> str:
     return _device(index)[0]
 
 
-_bits: dict[str, int] = {}  # format name -> code bits, for formats already validated
+_bits: dict[str, int] = {}  # output name -> bits per element written, for formats already validated
 
 
 def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
@@ -175,10 +218,12 @@ def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
             m *= d
     bits = _bits.get(fmt)
     if bits is None:
-        bits = _bits[fmt] = 8 if _one_per_byte(fmt)[1] else _output_format(fmt).bits
+        out = _split(fmt)[1]
+        bits = _output_format(fmt).bits
+        bits = _bits[fmt] = 16 if out in _OUT16 else 8 if out == BYTES else bits
     if bits == 4 and k % 2:
         raise ShapeError(f"quantize_activation: 4-bit {fmt} codes are packed in pairs, so K must be even; found K={k}")
-    q_shape = lead + (k * bits // 8,)
+    q_shape = lead + (k * bits // 8 if bits < 16 else k,)
     if mode == "static_tensor":
         if not isinstance(scale, torch.Tensor) or scale.numel() != 1 or scale.dtype != torch.float32:
             found = (f"{tuple(scale.shape)} {scale.dtype}" if isinstance(scale, torch.Tensor) else repr(scale))
@@ -194,7 +239,7 @@ def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
     g = _check_group(group_size)
     if k % g:
         raise ShapeError(f"quantize_activation: group_size={g} must divide K, found K={k}")
-    return m, k, q_shape, lead + (k // g,)
+    return m, k, q_shape, lead + ((k // g,) if bits < 16 else (1,))  # (16-bit values: the row's t)
 
 
 class _Prepared:
@@ -210,19 +255,20 @@ _local = threading.local()  # each thread its own parameter structs
 
 
 def _prepare(key) -> _Prepared:
-    device, in_dtype, fmt, mode, group_size, k = key
+    device, in_dtype, fmt, mode, group_size, k, scale_fmt = key
     target, caps = _device(device)
     f = _output_format(fmt)
     # Ask the capability table whether fp32 -> fmt is a native conversion here.
     soft = f.is_float and caps is not None and not caps.can_convert("fp32", f.name)
-    spec = act_quant_spec(fmt, mode, in_dtype, k, target, group_size, soft_cvt=soft)
+    spec = act_quant_spec(fmt, mode, in_dtype, k, target, group_size, soft_cvt=soft, scale_fmt=scale_fmt)
     kernel = get_kernel(spec)
     return _Prepared(kernel.plan(ActQuantParams()), spec.threads // spec.get("ROW_THREADS"),
                      quantized_dtype(fmt))
 
 
 def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optional[int] = None,
-                         scale: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+                         scale: Optional[torch.Tensor] = None, scale_fmt: str = "fp32"
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
     """The op: as quantize_activation, but static_tensor returns an empty scales tensor."""
     if x.device.type != "cuda":
         raise DeviceError(f"quantize_activation: x must be a CUDA tensor, found one on {x.device}")
@@ -231,13 +277,13 @@ def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optio
     if k > 1 and x2.stride(1) != 1:
         x2 = x2.contiguous()
     device = x.device.index
-    key = (device, x.dtype, fmt, mode, group_size, _layout(k))
+    key = (device, x.dtype, fmt, mode, group_size, _layout(k), scale_fmt)
     plans = getattr(_local, "plans", None)
     if plans is None:
         plans = _local.plans = {}
     prep = plans.get(key)
     if prep is None:
-        prep = plans[key] = _prepare((device, x.dtype, fmt, mode, group_size, k))
+        prep = plans[key] = _prepare((device, x.dtype, fmt, mode, group_size, k, scale_fmt))
     q = torch.empty(q_shape, dtype=prep.q_dtype, device=x.device)
     scales = torch.empty(s_shape if s_shape is not None else (0,), dtype=torch.float32, device=x.device)
     if m == 0:
@@ -249,7 +295,7 @@ def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optio
     p.m = m
     p.k = k
     p.ld_x = x2.stride(0) if m > 1 else k
-    p.ld_q = q_shape[-1]
+    p.ld_q = q_shape[-1] * q.element_size()
     p.ld_s = 0 if s_shape is None else s_shape[-1]
     grid = (m + prep.rows_per_block - 1) // prep.rows_per_block
     if device != torch.cuda.current_device():
@@ -260,7 +306,7 @@ def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optio
     return q, scales
 
 
-def _fake(x, fmt, mode, group_size=None, scale=None):
+def _fake(x, fmt, mode, group_size=None, scale=None, scale_fmt="fp32"):
     m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale)
     q = x.new_empty(q_shape, dtype=quantized_dtype(fmt))
     return q, x.new_empty(s_shape if s_shape is not None else (0,), dtype=torch.float32)
@@ -270,9 +316,12 @@ _op = register_op("quantize_activation", _quantize_activation, _fake)
 
 
 def quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: int | None = None,
-                        scale: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                        scale: torch.Tensor | None = None, scale_fmt: str = "fp32"
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """Quantize ``x`` (see the module docstring)."""
-    q, scales = _op(x, fmt, mode, group_size, scale)
+    if scale_fmt not in _SCALE_FORMATS:
+        _scale_config(scale_fmt)  # raises with the supported formats
+    q, scales = _op(x, fmt, mode, group_size, scale, scale_fmt)
     if mode == "static_tensor":
         return q, scale.reshape(1)
     return q, scales

@@ -161,30 +161,35 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
     """-> (x16 fed to the kernel, per-token or per-tensor scale or None)."""
     act = w.layer.activation
     pw = w.packed
-    if pw.perm is not None:
-        x = x.index_select(1, pw.perm)
     if not act.is_quantized:
+        if pw.perm is not None:
+            x = x.index_select(1, pw.perm)
         if x.dtype != w.compute_dtype:
             raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
                              f"(activation scheme {act.describe()})")
         return _aligned(x), None
-    from .act_quant import BYTES, quantize_activation
+    from .act_quant import BYTES, VALUES, quantize_activation
 
-    if act.quant == "dynamic_group":
-        raise UnsupportedError("gemm: per-group activation quantization is not implemented in the mma_sync "
-                               "family yet", ["use dynamic_token or static_tensor activation schemes"])
+    if not pw.recipe.op8:
+        # 16-bit operands: the kernel writes the codes' values in the compute type (exact; group
+        # scales folded in over a per-row power of two, returned as the row's scale). Act order
+        # permutes after, so that groups are the checkpoint's columns.
+        v, s = quantize_activation(x.contiguous(), act.fmt + VALUES[w.compute_dtype], act.quant,
+                                   act.group_size, scale=act_scale, scale_fmt=act.scale_fmt)
+        if pw.perm is not None:
+            v = v.index_select(1, pw.perm)
+        return _aligned(v), s.reshape(-1).contiguous()
+    if act.quant == "dynamic_group":  # (the planner does not choose byte operands for these)
+        raise UnsupportedError("gemm: per-group activation scales on byte operands are not implemented",
+                               [f"activation scheme {act.describe()}"])
+    if pw.perm is not None:
+        x = x.index_select(1, pw.perm)
     fmt = act.fmt
-    if act.format.bits == 4:
-        if act.format.is_float:
-            raise UnsupportedError("gemm: 4-bit float activations are not implemented in the mma_sync family yet",
-                                   [f"{act.fmt} activations"])
-        if pw.recipe.op8 != 4:
-            fmt += BYTES  # the int8 or 16-bit operands take the int4 codes exactly, one per byte
-    q, s = quantize_activation(x.contiguous(), fmt, act.quant, scale=act_scale)
-    if pw.recipe.op8:  # byte operands: the codes go to the MMA as they are
-        return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
-    xq = q.to(w.compute_dtype)  # exact: 8-bit formats are subsets of fp16 and bf16
-    return _aligned(xq), s.reshape(-1).contiguous()
+    if act.format.bits == 4 and pw.recipe.op8 != 4:
+        fmt += BYTES  # the int8 operands take the int4 codes exactly, one per byte
+    q, s = quantize_activation(x.contiguous(), fmt, act.quant, scale=act_scale, scale_fmt=act.scale_fmt)
+    # byte operands: the codes go to the MMA as they are
+    return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
 
 
 def _aligned(x: torch.Tensor) -> torch.Tensor:

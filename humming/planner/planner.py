@@ -211,7 +211,9 @@ def _activation_scale_place(layer: LayerSpec, compute: Compute) -> str:
     if a.quant == "dynamic_group":
         if compute.block_scaled:
             return "mma_block_scale"
-        return "on_load" if compute.is_16bit else "partial_accumulators"
+        # 16-bit operands: the quantization kernel folds each group's scale into the values
+        # over a per-row power of two, which the epilogue applies
+        return "values_and_epilogue" if compute.is_16bit else "partial_accumulators"
     return "epilogue"
 
 
@@ -219,7 +221,9 @@ def _activation(layer: LayerSpec, compute: Compute) -> ActivationHandling:
     a = layer.activation
     if a.quant == "none":
         stored = a.fmt
-    elif a.fmt != compute.a and not compute.is_16bit:
+    elif compute.is_16bit:
+        stored = compute.a  # the quantization kernel writes the codes' values as 16-bit floats
+    elif a.fmt != compute.a:
         stored = compute.a  # e.g. int4 values written as int8, e2m1 values as e4m3 bytes
     else:
         stored = a.fmt
@@ -241,6 +245,14 @@ def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list
     if w.act_order:
         notes.append("act order: activation columns are permuted by the stored permutation "
                      "before the GEMM")
+    a = layer.activation
+    if a.quant == "dynamic_group" and compute.is_16bit and not compute.block_scaled:
+        exact = a.format.is_float and a.format.bits <= 8 and a.scale_fmt in ("e4m3", "e8m0")
+        notes.append(f"activation group scales are folded into the {compute.a} values over a per-row power "
+                     f"of two (the epilogue applies it): "
+                     + ("exact for these codes and scales" + (" down to 2^-14 of the row's largest scale"
+                                                                  if compute.a == "fp16" else "") if exact else
+                        f"each value code x scale is rounded once to {compute.a}"))
     if not compute.is_16bit and w.scale in ("group", "block") and not compute.block_scaled \
             and dequantizer != "fused_e2m1_to_e4m3":
         conv = " (converted to fp32)" if compute.acc == "int32" else ""

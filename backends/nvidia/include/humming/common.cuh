@@ -165,6 +165,50 @@ HUMMING_DEVICE u32 encode_small_float(float v, float max_finite) {
   return sign | (e << MAN) | m;
 }
 
+// The value of a code of that format (any code encode_small_float returns; the
+// all-ones NaN code of formats that have one is not expected here).
+template <int EXP, int MAN, int BIAS>
+HUMMING_DEVICE float decode_small_float(u32 code) {
+  constexpr int SIGN_SHIFT = EXP + MAN;
+  const u32 e = (code >> MAN) & ((1u << EXP) - 1u), m = code & ((1u << MAN) - 1u);
+  // normal: (2^MAN + m) * 2^(e - BIAS - MAN); subnormal (e = 0): m * 2^(1 - BIAS - MAN)
+  const float units = static_cast<float>(e ? (1u << MAN) | m : m);
+  const int ex = (e ? static_cast<int>(e) : 1) - BIAS - MAN;
+  const float v = units * __uint_as_float(static_cast<u32>(ex + 127) << 23);
+  return ((code >> SIGN_SHIFT) & 1u) ? -v : v;
+}
+
+// The smallest value of an unsigned-use small float (EXP exponent bits, MAN
+// mantissa bits, bias BIAS; subnormals below 2^(1 - BIAS)) that is >= v > 0,
+// saturated at max_finite: how a scale is rounded into its storage format so that
+// dividing by it never pushes an element past the element format's range (e4m3,
+// e8m0, fp16, bf16 scales). EXP == 0: fp32, v itself.
+template <int EXP, int MAN, int BIAS>
+HUMMING_DEVICE float round_up_scale(float v, float max_finite) {
+  if constexpr (EXP == 0) {
+    return v;
+  } else {
+    // the grid step 2^(e - MAN) at v's exponent e (the subnormal step below 2^EMIN), kept
+    // inside fp32's normal range (bf16's subnormal steps are not: a coarser step there)
+    constexpr int EMIN = 1 - BIAS;
+    constexpr int ELO = EMIN > MAN - 126 ? EMIN : MAN - 126, EHI = MAN + 126;
+    const u32 b = __float_as_uint(v);
+    int e = static_cast<int>((b >> 23) & 0xffu) - 127;  // floor(log2 v) for normal fp32 v
+    e = e < ELO ? ELO : (e > EHI ? EHI : e);
+    const float ulp = __uint_as_float(static_cast<u32>(e - MAN + 127) << 23);
+    const float inv = __uint_as_float(static_cast<u32>(MAN - e + 127) << 23);
+    const float r = ceilf(v * inv) * ulp;  // exact: scaling by powers of two
+    return fminf(r, max_finite);
+  }
+}
+
+// The smallest power of two >= v (v > 0, finite; fp32 subnormals give 2^-126).
+HUMMING_DEVICE float pow2_ceil(float v) {
+  const u32 b = __float_as_uint(v);
+  const u32 r = (b + 0x007fffffu) & 0xff800000u;
+  return __uint_as_float(r ? r : 0x00800000u);
+}
+
 // Native two-at-a-time conversions: first argument -> low byte. Only for
 // targets whose PTX has them (sm_89 and newer); callers check
 // HUMMING_HAS_CVT_FP8 or pass a software flag.
@@ -209,6 +253,10 @@ HUMMING_DEVICE u16 ld_global_nc_u16(const void* p) {
 
 HUMMING_DEVICE void st_global_v2(void* p, u32 a, u32 b) {  // 8 bytes
   asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(a), "r"(b) : "memory");
+}
+
+HUMMING_DEVICE void st_global_v4(void* p, u32 a, u32 b, u32 c, u32 d) {  // 16 bytes
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 
 HUMMING_DEVICE void st_global_u32(void* p, u32 a) {

@@ -9,7 +9,17 @@
 // Output formats: 8-bit codes (int8, e4m3, e5m2), or 4-bit codes (int4, e2m1)
 // packed two per byte, the even element in the low nibble. Floats use the
 // native sm_89+ cvt for e4m3/e5m2 unless C::SOFT_CVT, else the bit-exact
-// software encoder of common.cuh.
+// software encoder of common.cuh. C::OUT16 (1 fp16, 2 bf16): the codes' values
+// instead, as 16-bit floats, for GEMMs on 16-bit operands. Token and static
+// scales stay apart (the values are exact); dynamic_group folds each group's
+// scale into its values over a per-row power of two t >= every group scale of
+// the row (written as the row's scale, so x = value * t): values stay within
+// the format's range, and are exact where code x scale / t is (e2m1 or e4m3
+// codes with e4m3 or e8m0 scales), else rounded once to 16 bits.
+//
+// Scales are rounded up into their storage format when C::SC_EXP != 0 (e4m3,
+// e8m0, fp16, bf16: SC_EXP/SC_MAN/SC_BIAS, saturating at SC_MAX), as the
+// reference does.
 //
 // Work split: a team of ROW_THREADS threads (a warp, or the whole block) owns a
 // row. Rows are read with 16-byte loads; any K works: elements before the first
@@ -17,7 +27,8 @@
 // (token/static), and rows that are not aligned fall back to narrow accesses.
 //
 // Config (struct C): THREADS, IN_BF16, MODE, GROUP, OUT_BITS, OUT_FLOAT, EXP,
-// MAN, BIAS, QMIN, QMAX, SOFT_CVT, ROW_THREADS.
+// MAN, BIAS, QMIN, QMAX, SOFT_CVT, ROW_THREADS, OUT16, SC_EXP, SC_MAN, SC_BIAS,
+// SC_MAX.
 #pragma once
 
 #include "humming/common.cuh"
@@ -26,7 +37,7 @@ namespace humming {
 
 struct ActQuantParams {
   const void* x;  // [m, k] fp16 or bf16; row stride ld_x elements
-  void* q;        // codes [m, k] (8-bit) or [m, k / 2] (4-bit); row stride ld_q bytes
+  void* q;        // codes [m, k] (8-bit) or [m, k / 2] (4-bit), or 16-bit values [m, k]; row stride ld_q bytes
   float* scales;  // token: [m] stride ld_s; group: [m, k / GROUP] row stride ld_s; static: [1], read
   int m;
   int k;
@@ -38,6 +49,22 @@ struct ActQuantParams {
 namespace act_quant_detail {
 
 enum Mode : int { kStatic = 0, kToken = 1, kGroup = 2 };
+
+// output bytes per two elements: 16-bit values, 8-bit codes, packed 4-bit codes
+template <class C>
+constexpr int kPairBytes = C::OUT16 ? 4 : C::OUT_BITS == 8 ? 2 : 1;
+
+// where element e (even for packed codes) of an output row starts
+template <class C>
+HUMMING_DEVICE u8* out_at(u8* row, int e) {
+  return row + e * kPairBytes<C> / 2;
+}
+
+// a dynamic scale: absmax / QMAX (1 when the absmax is 0), rounded up into its storage format
+template <class C>
+HUMMING_DEVICE float dynamic_scale(float amax) {
+  return amax > 0.f ? round_up_scale<C::SC_EXP, C::SC_MAN, C::SC_BIAS>(div_rn(amax, C::QMAX), C::SC_MAX) : 1.f;
+}
 
 template <class C>
 HUMMING_DEVICE u32 encode1(float v) {
@@ -57,6 +84,21 @@ HUMMING_DEVICE u32 encode2(float lo, float hi) {
   return encode1<C>(lo) | (encode1<C>(hi) << C::OUT_BITS);
 }
 
+// the format's value nearest v (saturated): the value of encode1(v)
+template <class C>
+HUMMING_DEVICE float grid_value(float v) {
+  if constexpr (C::OUT_FLOAT) {
+    return decode_small_float<C::EXP, C::MAN, C::BIAS>(encode_small_float<C::EXP, C::MAN, C::BIAS>(v, C::QMAX));
+  } else {
+    return fminf(fmaxf(rintf(v), C::QMIN), C::QMAX) + 0.0f;  // (+ 0: an integer code has no -0)
+  }
+}
+
+template <class C>
+HUMMING_DEVICE u32 to16(float v) {
+  return C::OUT16 == 2 ? float_to_bf16(v) : float_to_half(v);
+}
+
 template <class C>
 HUMMING_DEVICE float absmax8(const uint4& v) {
   float f[8];
@@ -68,11 +110,27 @@ HUMMING_DEVICE float absmax8(const uint4& v) {
 }
 
 // Eight elements (one 16-byte vector) -> codes -> memory at dst (8 bytes for
-// 8-bit codes, 4 for 4-bit), with one wide store when `wide`.
+// 8-bit codes, 4 for 4-bit; OUT16: 16 bytes of values x mul), with one wide
+// store when `wide`.
 template <class C>
-HUMMING_DEVICE void quantize8(const uint4& v, const Divisor& scale, u8* dst, bool wide) {
+HUMMING_DEVICE void quantize8(const uint4& v, const Divisor& scale, u8* dst, bool wide, float mul = 1.f) {
   float f[8];
   unpack8<C::IN_BF16>(v, f);
+  if constexpr (C::OUT16 != 0) {
+    u32 h[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      h[i] = to16<C>(grid_value<C>(scale.divide(f[2 * i])) * mul) |
+             (to16<C>(grid_value<C>(scale.divide(f[2 * i + 1])) * mul) << 16);
+    if (wide) {
+      st_global_v4(dst, h[0], h[1], h[2], h[3]);
+    } else {
+      u16* d = reinterpret_cast<u16*>(dst);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) d[2 * i] = static_cast<u16>(h[i] & 0xffffu), d[2 * i + 1] = static_cast<u16>(h[i] >> 16);
+    }
+    return;
+  }
   u32 p[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) p[i] = encode2<C>(scale.divide(f[2 * i]), scale.divide(f[2 * i + 1]));
@@ -99,7 +157,9 @@ HUMMING_DEVICE void quantize8(const uint4& v, const Divisor& scale, u8* dst, boo
 template <class C>
 HUMMING_DEVICE void quantize_scalar(const u16* xr, u8* qr, int e, const Divisor& scale) {
   const float a = f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + e));
-  if constexpr (C::OUT_BITS == 8) {
+  if constexpr (C::OUT16 != 0) {
+    reinterpret_cast<u16*>(qr)[e] = static_cast<u16>(to16<C>(grid_value<C>(scale.divide(a))));
+  } else if constexpr (C::OUT_BITS == 8) {
     qr[e] = static_cast<u8>(encode1<C>(scale.divide(a)));
   } else {
     const float b = f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + e + 1));
@@ -119,7 +179,7 @@ HUMMING_DEVICE uint4 load8(const u16* p, bool aligned) {
 template <class C>
 HUMMING_DEVICE void token_row(const ActQuantParams& p, long long row, int lane) {
   constexpr int G = C::ROW_THREADS;
-  constexpr int PACK = C::OUT_BITS == 4 ? 2 : 1;  // elements per output byte
+  constexpr int PACK = (C::OUT_BITS == 4 && !C::OUT16) ? 2 : 1;  // elements per output unit
   const u16* xr = static_cast<const u16*>(p.x) + row * p.ld_x;
   u8* qr = static_cast<u8*>(p.q) + row * p.ld_q;
   const int k = p.k;
@@ -150,17 +210,18 @@ HUMMING_DEVICE void token_row(const ActQuantParams& p, long long row, int lane) 
       __shared__ float scratch[G / 32];
       amax = block_max<G>(amax, scratch);
     }
-    scale = amax > 0.f ? div_rn(amax, C::QMAX) : 1.f;
+    scale = dynamic_scale<C>(amax);
     if (lane == 0) p.scales[row * p.ld_s] = scale;
   } else {
     scale = *p.scales;
   }
   const Divisor divisor(scale);
 
-  u8* qv = qr + pre / PACK;
-  const bool wide = is_aligned(qv, 8 / PACK);
+  u8* qv = out_at<C>(qr, pre);
+  constexpr int VB = 4 * kPairBytes<C>;  // output bytes per vector of 8
+  const bool wide = is_aligned(qv, VB);
 #pragma unroll 1
-  for (int v = lane; v < nvec; v += G) quantize8<C>(ld_global_nc_v4(xv + 8 * v), divisor, qv + v * (8 / PACK), wide);
+  for (int v = lane; v < nvec; v += G) quantize8<C>(ld_global_nc_v4(xv + 8 * v), divisor, qv + v * VB, wide);
 #pragma unroll 1
   for (int i = PACK * lane; i < nloose; i += PACK * G) quantize_scalar<C>(xr, qr, loose(i), divisor);
 }
@@ -169,7 +230,6 @@ template <class C>
 HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) {
   constexpr int G = C::ROW_THREADS;
   constexpr int GS = C::GROUP;
-  constexpr int PACK = C::OUT_BITS == 4 ? 2 : 1;
   constexpr int L = GS / 8 < 32 ? GS / 8 : 32;  // lanes sharing a group
   constexpr int VPL = GS / 8 / L;                // vectors per lane
   static_assert(GS % 8 == 0 && L >= 1 && (L & (L - 1)) == 0 && GS == 8 * L * VPL,
@@ -178,30 +238,54 @@ HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) 
   const u16* xr = static_cast<const u16*>(p.x) + row * p.ld_x;
   u8* qr = static_cast<u8*>(p.q) + row * p.ld_q;
   const bool aligned = is_aligned(xr, 16);
-  const bool wide = is_aligned(qr, 8 / PACK);
+  const bool wide = is_aligned(qr, 4 * kPairBytes<C>);
   const int ngroups = p.k / GS;
   const int sub = lane % L;
-  for (int g0 = 0; g0 < ngroups; g0 += GPI) {  // same trip count for the whole team
-    const int gi = g0 + lane / L;
-    const bool active = gi < ngroups;
-    uint4 vals[VPL];
-    float amax = 0.f;
+  // 16-bit values: pass 1 finds the row's power of two t >= every group scale; pass 2
+  // (the row again, from L1/L2) writes code x (scale / t), exact powers of two apart.
+  // Codes: one pass (2), writing each group's scale.
+  constexpr bool VALUES = C::OUT16 != 0;
+  float smax = 0.f, inv_t = 1.f;
+  auto pass = [&](const int what) {  // 1: the largest scale, 2: the outputs (a constant once inlined)
+    for (int g0 = 0; g0 < ngroups; g0 += GPI) {  // same trip count for the whole team
+      const int gi = g0 + lane / L;
+      const bool active = gi < ngroups;
+      uint4 vals[VPL];
+      float amax = 0.f;
 #pragma unroll
-    for (int j = 0; j < VPL; ++j) {
-      if (active) {
-        vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
-        amax = fmaxf(amax, absmax8<C>(vals[j]));
+      for (int j = 0; j < VPL; ++j) {
+        if (active) {
+          vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
+          amax = fmaxf(amax, absmax8<C>(vals[j]));
+        }
       }
-    }
-    amax = warp_max<L>(amax);
-    const float scale = amax > 0.f ? div_rn(amax, C::QMAX) : 1.f;
-    if (active) {
-      if (sub == 0) p.scales[row * p.ld_s + gi] = scale;
+      amax = warp_max<L>(amax);
+      const float scale = dynamic_scale<C>(amax);
+      if (!active) continue;
+      if (what == 1) {
+        smax = fmaxf(smax, scale);
+        continue;
+      }
+      if (!VALUES && sub == 0) p.scales[row * p.ld_s + gi] = scale;
       const Divisor divisor(scale);
 #pragma unroll
-      for (int j = 0; j < VPL; ++j) quantize8<C>(vals[j], divisor, qr + (gi * GS + 8 * (sub + j * L)) / PACK, wide);
+      for (int j = 0; j < VPL; ++j)
+        quantize8<C>(vals[j], divisor, out_at<C>(qr, gi * GS + 8 * (sub + j * L)), wide, VALUES ? scale * inv_t : 1.f);
     }
+  };
+  if constexpr (VALUES) {
+    pass(1);
+    if constexpr (G == 32) {
+      smax = warp_max<32>(smax);
+    } else {
+      __shared__ float scratch[G / 32];
+      smax = block_max<G>(smax, scratch);
+    }
+    const float t = pow2_ceil(smax);
+    inv_t = __uint_as_float(0x7f000000u - __float_as_uint(t));  // 1 / t, exact (t = 2^e, |e| < 127)
+    if (lane == 0) p.scales[row * p.ld_s] = t;
   }
+  pass(2);
 }
 
 }  // namespace act_quant_detail
