@@ -68,9 +68,17 @@ for part in "${@:-all}"; do
                --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "/tmp/bench-${w%%:*}" >> "$OUT/bench.log" 2>&1
              rc=$((rc | $?))
            done
+           # per-group (NVFP4 W4A4, fp8 g128) activations against weight-only NVFP4: the act-quant cost
+           for a in "e2m1 16 e4m3 e2m1" "e2m1 16 e4m3 fp16" "e4m3 128 fp32 e4m3"; do
+             read -r wf gs sf af <<< "$a"; q=(); [ "$af" != fp16 ] && q=(--act-quant dynamic_group --act-group-size "$gs")
+             timeout 60 humming bench --shapes 8192x8192 --m 1,16,256 --weight "$wf" --group-size "$gs" --scale-fmt "$sf" \
+               --act "$af" "${q[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "/tmp/bench-grp-$wf-$af" >> "$OUT/bench_group_act.log" 2>&1; rc=$((rc | $?))
+           done
            timeout 60 python3 scripts/gpu_host.py --json "$OUT/host.json" > "$OUT/host.log" 2>&1
            timeout 60 humming demo > "$OUT/demo.log" 2>&1; rc=$((rc | $?))
-           grep -E "x stream|humming|WRONG|passed|failed" "$OUT/bench.log" | head -60; tail -5 "$OUT/host.log"; tail -6 "$OUT/demo.log" ;;
+           grep -E "x stream|humming|WRONG|passed|failed" "$OUT/bench.log" | head -60
+           grep -E "humming|cublas|WRONG|stream" "$OUT/bench_group_act.log"; tail -5 "$OUT/host.log"; tail -6 "$OUT/demo.log" ;;
     decode) # the M=1 row of the issue-6 table and the stream-tile tests (after a decode-only change)
            timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
              -k "stream_tiles_rings or large_shapes or graph" 2>&1 | tee "$OUT/decode_tests.log" | tail -3
