@@ -114,7 +114,7 @@ def test_spec_carries_the_format_and_layout():
     assert (s.threads, s.get("ROW_THREADS")) == (128, 32) and s.params_size == ctypes.sizeof(ActQuantParams) == 56
     i4 = act_quant_spec("int4", "dynamic_token", torch.float16, 9000, "sm_80")
     assert (i4.get("QMIN"), i4.get("QMAX"), i4.get("OUT_BITS"), i4.get("OUT_FLOAT")) == (-8.0, 7.0, 4, False)
-    assert (i4.threads, i4.get("ROW_THREADS")) == (512, 512)
+    assert (i4.threads, i4.get("ROW_THREADS")) == (1024, 1024)
     with pytest.raises(UnsupportedError, match="group_size=48"):
         act_quant_spec("int8", "dynamic_group", torch.float16, 480, "sm_80", group_size=48)
     with pytest.raises(ValueError, match="'per_row'"):

@@ -115,10 +115,13 @@ def quantized_dtype(fmt: str) -> torch.dtype:
 
 
 def _layout(k: int) -> tuple[int, int]:
-    """(threads per block, threads per row) for a row of k elements."""
+    """(threads per block, threads per row) for a row of k elements: a warp per row (4 rows per
+    block) up to 1024, else a block per row of one 8-element vector per thread up to 8192 (the
+    kernel then holds the row in registers: one memory round trip), 1024 threads beyond."""
     if k <= 1024:
-        return 128, 32  # a warp per row, 4 rows per block
-    return (256, 256) if k <= 8192 else (512, 512)
+        return 128, 32
+    t = 256 if k <= 2048 else 512 if k <= 4096 else 1024
+    return t, t
 
 
 def _check_group(group_size) -> int:

@@ -195,12 +195,17 @@ HUMMING_DEVICE void token_row(const ActQuantParams& p, long long row, int lane) 
   const u16* xv = xr + pre;
   auto loose = [&](int i) { return i < pre ? i : tail + (i - pre); };
 
+  // A row of at most one vector per thread (the host sizes teams so for K <= 8192) is
+  // loaded once and kept in registers: one memory round trip before the reduction, none after.
+  const bool one = nvec <= G;
+  uint4 v0 = make_uint4(0u, 0u, 0u, 0u);
+  if (one && lane < nvec) v0 = ld_global_nc_v4(xv + 8 * lane);
   float scale;
   if constexpr (C::MODE == kToken) {
-    // Pass 1: absmax. Pass 2 reads the row again; it is in L1/L2 by then.
-    float amax = 0.f;
+    // Pass 1: absmax. Pass 2 reads the row again (unless it is held); it is in L1/L2 by then.
+    float amax = one ? absmax8<C>(v0) : 0.f;
 #pragma unroll 2
-    for (int v = lane; v < nvec; v += G) amax = fmaxf(amax, absmax8<C>(ld_global_nc_v4(xv + 8 * v)));
+    for (int v = lane; !one && v < nvec; v += G) amax = fmaxf(amax, absmax8<C>(ld_global_nc_v4(xv + 8 * v)));
 #pragma unroll 1
     for (int i = lane; i < nloose; i += G)
       amax = fmaxf(amax, fabsf(f16_to_float<C::IN_BF16>(ld_global_nc_u16(xr + loose(i)))));
@@ -220,8 +225,12 @@ HUMMING_DEVICE void token_row(const ActQuantParams& p, long long row, int lane) 
   u8* qv = out_at<C>(qr, pre);
   constexpr int VB = 4 * kPairBytes<C>;  // output bytes per vector of 8
   const bool wide = is_aligned(qv, VB);
+  if (one) {
+    if (lane < nvec) quantize8<C>(v0, divisor, qv + lane * VB, wide);
+  } else {
 #pragma unroll 1
-  for (int v = lane; v < nvec; v += G) quantize8<C>(ld_global_nc_v4(xv + 8 * v), divisor, qv + v * VB, wide);
+    for (int v = lane; v < nvec; v += G) quantize8<C>(ld_global_nc_v4(xv + 8 * v), divisor, qv + v * VB, wide);
+  }
 #pragma unroll 1
   for (int i = PACK * lane; i < nloose; i += PACK * G) quantize_scalar<C>(xr, qr, loose(i), divisor);
 }
@@ -274,6 +283,38 @@ HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) 
     }
   };
   if constexpr (VALUES) {
+    if (ngroups <= GPI) {  // one group (or none) per lane team: the row loaded once, held in registers
+      const int gi = lane / L;
+      const bool active = gi < ngroups;
+      uint4 vals[VPL];
+      float amax = 0.f;
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) {
+        vals[j] = make_uint4(0u, 0u, 0u, 0u);
+        if (active) {
+          vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
+          amax = fmaxf(amax, absmax8<C>(vals[j]));
+        }
+      }
+      amax = warp_max<L>(amax);
+      const float scale = dynamic_scale<C>(amax);
+      float sm = active ? scale : 0.f;
+      if constexpr (G == 32) {
+        sm = warp_max<32>(sm);
+      } else {
+        __shared__ float scratch1[G / 32];
+        sm = block_max<G>(sm, scratch1);
+      }
+      const float t = pow2_ceil(sm);
+      if (lane == 0) p.scales[row * p.ld_s] = t;
+      if (active) {
+        const Divisor divisor(scale);
+        const float mul = scale * __uint_as_float(0x7f000000u - __float_as_uint(t));  // scale / t, exact
+#pragma unroll
+        for (int j = 0; j < VPL; ++j) quantize8<C>(vals[j], divisor, out_at<C>(qr, gi * GS + 8 * (sub + j * L)), wide, mul);
+      }
+      return;
+    }
     pass(1);
     if constexpr (G == 32) {
       smax = warp_max<32>(smax);
