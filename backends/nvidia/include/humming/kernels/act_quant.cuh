@@ -254,32 +254,47 @@ HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) 
   // (the row again, from L1/L2) writes code x (scale / t), exact powers of two apart.
   // Codes: one pass (2), writing each group's scale.
   constexpr bool VALUES = C::OUT16 != 0;
+  // group gi's vectors into vals (if active) -> its scale (the team's lanes L at a time)
+  auto load_group = [&](int gi, bool active, uint4 (&vals)[VPL]) {
+    float amax = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPL; ++j) {
+      vals[j] = make_uint4(0u, 0u, 0u, 0u);
+      if (active) {
+        vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
+        amax = fmaxf(amax, absmax8<C>(vals[j]));
+      }
+    }
+    return dynamic_scale<C>(warp_max<L>(amax));
+  };
+  auto quantize_group = [&](int gi, const uint4 (&vals)[VPL], float scale, float mul) {
+    const Divisor divisor(scale);
+#pragma unroll
+    for (int j = 0; j < VPL; ++j) quantize8<C>(vals[j], divisor, out_at<C>(qr, gi * GS + 8 * (sub + j * L)), wide, mul);
+  };
+  // (VALUES) the team's largest scale -> the row's t, stored; returns 1 / t (exact: t = 2^e, |e| < 127)
+  __shared__ float scratch[G / 32];
+  auto row_factor = [&](float smax) {
+    if constexpr (G == 32) smax = warp_max<32>(smax);
+    else smax = block_max<G>(smax, scratch);
+    const float t = pow2_ceil(smax);
+    if (lane == 0) p.scales[row * p.ld_s] = t;
+    return __uint_as_float(0x7f000000u - __float_as_uint(t));
+  };
   float smax = 0.f, inv_t = 1.f;
   auto pass = [&](const int what) {  // 1: the largest scale, 2: the outputs (a constant once inlined)
     for (int g0 = 0; g0 < ngroups; g0 += GPI) {  // same trip count for the whole team
       const int gi = g0 + lane / L;
       const bool active = gi < ngroups;
       uint4 vals[VPL];
-      float amax = 0.f;
-#pragma unroll
-      for (int j = 0; j < VPL; ++j) {
-        if (active) {
-          vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
-          amax = fmaxf(amax, absmax8<C>(vals[j]));
-        }
-      }
-      amax = warp_max<L>(amax);
-      const float scale = dynamic_scale<C>(amax);
+      const float scale = load_group(gi, active, vals);
       if (!active) continue;
       if (what == 1) {
         smax = fmaxf(smax, scale);
         continue;
       }
       if (!VALUES && sub == 0) p.scales[row * p.ld_s + gi] = scale;
-      const Divisor divisor(scale);
-#pragma unroll
-      for (int j = 0; j < VPL; ++j)
-        quantize8<C>(vals[j], divisor, out_at<C>(qr, gi * GS + 8 * (sub + j * L)), wide, VALUES ? scale * inv_t : 1.f);
+      quantize_group(gi, vals, scale, VALUES ? scale * inv_t : 1.f);
     }
   };
   if constexpr (VALUES) {
@@ -287,44 +302,13 @@ HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) 
       const int gi = lane / L;
       const bool active = gi < ngroups;
       uint4 vals[VPL];
-      float amax = 0.f;
-#pragma unroll
-      for (int j = 0; j < VPL; ++j) {
-        vals[j] = make_uint4(0u, 0u, 0u, 0u);
-        if (active) {
-          vals[j] = load8(xr + gi * GS + 8 * (sub + j * L), aligned);
-          amax = fmaxf(amax, absmax8<C>(vals[j]));
-        }
-      }
-      amax = warp_max<L>(amax);
-      const float scale = dynamic_scale<C>(amax);
-      float sm = active ? scale : 0.f;
-      if constexpr (G == 32) {
-        sm = warp_max<32>(sm);
-      } else {
-        __shared__ float scratch1[G / 32];
-        sm = block_max<G>(sm, scratch1);
-      }
-      const float t = pow2_ceil(sm);
-      if (lane == 0) p.scales[row * p.ld_s] = t;
-      if (active) {
-        const Divisor divisor(scale);
-        const float mul = scale * __uint_as_float(0x7f000000u - __float_as_uint(t));  // scale / t, exact
-#pragma unroll
-        for (int j = 0; j < VPL; ++j) quantize8<C>(vals[j], divisor, out_at<C>(qr, gi * GS + 8 * (sub + j * L)), wide, mul);
-      }
+      const float scale = load_group(gi, active, vals);
+      const float it = row_factor(active ? scale : 0.f);
+      if (active) quantize_group(gi, vals, scale, scale * it);
       return;
     }
     pass(1);
-    if constexpr (G == 32) {
-      smax = warp_max<32>(smax);
-    } else {
-      __shared__ float scratch[G / 32];
-      smax = block_max<G>(smax, scratch);
-    }
-    const float t = pow2_ceil(smax);
-    inv_t = __uint_as_float(0x7f000000u - __float_as_uint(t));  // 1 / t, exact (t = 2^e, |e| < 127)
-    if (lane == 0) p.scales[row * p.ld_s] = t;
+    inv_t = row_factor(smax);
   }
   pass(2);
 }
