@@ -63,6 +63,8 @@ def test_parsing():
     assert weight_scheme_from("e4m3", 0, "fp32").scale == "channel"
     assert activation_scheme_from("e4m3").quant == "dynamic_token"
     assert activation_scheme_from("int8", group_size=64).quant == "dynamic_group"
+    nvfp4 = activation_scheme_from("e2m1", "dynamic_group", 16, "e4m3")  # --act-scale-fmt
+    assert (nvfp4.group_size, nvfp4.scale_fmt) == (16, "e4m3")
 
 
 def _args(*argv):

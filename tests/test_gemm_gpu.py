@@ -283,7 +283,7 @@ def test_group_and_fp4_activations(case, out_dtype):
     p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True))
     assert p.compute.is_16bit and p.runnable, p.explain()
     scale = torch.tensor([0.3], device="cuda") if act.quant == "static_tensor" else None
-    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale, ms=(1, 5, 16, 33, 300))
+    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)  # every M of the module
 
 
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])

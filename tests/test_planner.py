@@ -329,3 +329,21 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(28672, 8192, 100).bm == 32          # 65-128 keeps its tile
     assert tile(4096, 4096, 1).bn == 16 and tile(8192, 8192, 1).bn == 32
     assert tile(4096, 4096, 64, "sm_90").bm == 32   # no SM count: nominal
+
+
+@pytest.mark.parametrize("act, out, compute, exact", [
+    (ActivationScheme("e2m1", "dynamic_group", 16, "e4m3"), "fp16", "fp16", True),   # NVFP4: 2 + 4 bits
+    (ActivationScheme("int8", "dynamic_group", 32, "e8m0"), "bf16", "fp16", True),   # 7 + 1 bits
+    (ActivationScheme("int8", "dynamic_group", 128, "e4m3"), "fp16", "fp16", True),  # 7 + 4: fp16's 11
+    (ActivationScheme("e4m3", "dynamic_group", 128, "e4m3"), "bf16", "bf16", True),  # 4 + 4: bf16's 8
+    (ActivationScheme("e4m3", "dynamic_group", 128, "bf16"), "bf16", "bf16", False),  # 4 + 8 bits
+    (ActivationScheme("e4m3", "dynamic_group", 128), "fp16", "fp16", False),          # fp32 scales
+])
+def test_group_activation_note_says_when_values_are_exact(act, out, compute, exact):
+    """Per-group activation scales on 16-bit operands are folded into the values: the plan says
+    whether code x scale is a 16-bit float (exact) or rounded once."""
+    layer = LayerSpec(4096, 4096, WeightScheme("int4", "group", 128), act, out_dtype=out)
+    p = plan(layer, "sm_80")
+    assert p.compute.a == compute and p.scales["activation"] == "values_and_epilogue"
+    (note,) = [n for n in p.notes if "activation group scales" in n]
+    assert ("exact for these codes and scales" in note) == exact and ("rounded once" in note) == (not exact), note

@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument("--act", default="fp16", help="activations: fp16, bf16, e4m3, e5m2, int8, int4, e2m1")
     g.add_argument("--act-quant", default=None, choices=("dynamic_token", "dynamic_group"))
     g.add_argument("--act-group-size", type=int, default=None)
+    g.add_argument("--act-scale-fmt", default="fp32", help="activation scale format (fp32, e4m3 for NVFP4, "
+                   "e8m0 for MX)")
     g = p.add_argument_group("method")
     g.add_argument("--methods", default=None, help="comma-separated subset of the methods (default: all)")
     g.add_argument("--external", action="append", default=[], metavar="NAME=PYTHONPATH",
@@ -58,7 +60,7 @@ def build_workloads(args) -> list:
                             weight_scheme_from)
 
     weight = weight_scheme_from(args.weight, args.group_size or None, args.scale_fmt, args.zero_point)
-    act = activation_scheme_from(args.act, args.act_quant, args.act_group_size)
+    act = activation_scheme_from(args.act, args.act_quant, args.act_group_size, args.act_scale_fmt)
     out = []
     for name in filter(None, (args.preset or "").split(",")):
         out += preset_workloads(name.strip(), weight, act, args.kind)

@@ -141,10 +141,10 @@ def weight_scheme_from(fmt: str = "int4", group_size: int | None = 128, scale_fm
 
 
 def activation_scheme_from(fmt: str = "fp16", quant: str | None = None,
-                           group_size: int | None = None) -> ActivationScheme:
+                           group_size: int | None = None, scale_fmt: str = "fp32") -> ActivationScheme:
     """An ActivationScheme from CLI options: quantized formats default to
     per-token dynamic scales."""
     if fmt in ("fp16", "bf16"):
         return ActivationScheme(fmt)
     q = quant or ("dynamic_group" if group_size else "dynamic_token")
-    return ActivationScheme(fmt, q, group_size)
+    return ActivationScheme(fmt, q, group_size, scale_fmt)

@@ -234,6 +234,14 @@ def _activation(layer: LayerSpec, compute: Compute) -> ActivationHandling:
         scales=_activation_scale_place(layer, compute))
 
 
+def _significant_bits(fmt) -> int:
+    """Bits of significand a value of ``fmt`` may need (int8: 7, e4m3: 4, e8m0: 1, fp32: 24):
+    a product of two such values is exact in 16 bits when their sum fits the significand."""
+    if not fmt.is_float:
+        return fmt.bits - 1 if fmt.signed else fmt.bits
+    return fmt.man + 1
+
+
 def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list[str]:
     notes = []
     w = layer.weight
@@ -247,7 +255,7 @@ def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list
                      "before the GEMM")
     a = layer.activation
     if a.quant == "dynamic_group" and compute.is_16bit and not compute.block_scaled:
-        exact = a.format.is_float and a.format.bits <= 8 and a.scale_fmt in ("e4m3", "e8m0")
+        exact = _significant_bits(a.format) + _significant_bits(a.scale_format) <= (8 if compute.a == "bf16" else 11)
         notes.append(f"activation group scales are folded into the {compute.a} values over a per-row power "
                      f"of two (the epilogue applies it): "
                      + ("exact for these codes and scales" + (" down to 2^-14 of the row's largest scale"
