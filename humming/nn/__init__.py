@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 
 from .. import reference as R
+from ..errors import ShapeError
 from ..scheme import ActivationScheme, LayerSpec, WeightScheme
 
 __all__ = ["QuantLinear"]
@@ -21,19 +22,36 @@ class QuantLinear(torch.nn.Module):
 
     Build it from a :class:`~humming.reference.QuantizedWeight`, a float weight
     (:meth:`from_float`) or a checkpoint (:meth:`from_checkpoint`).
+
+    ``act_scale`` is the calibrated fp32 activation scale of a ``static_tensor``
+    activation scheme (one value; ``from_checkpoint`` takes the checkpoint's
+    ``input_scale``), kept as a buffer and passed to every call.
     """
 
     def __init__(self, qw: R.QuantizedWeight, activation: ActivationScheme | None = None,
-                 out_dtype: str | None = None, device=None):
+                 out_dtype: str | None = None, device=None, act_scale: torch.Tensor | float | None = None):
         super().__init__()
         act = activation or ActivationScheme("fp16")
         self.activation = act
+        if act.quant == "static_tensor":
+            if act_scale is None:
+                raise ShapeError(f"QuantLinear: {act.describe()} activations need act_scale (the calibrated fp32 "
+                                 f"scale, one value), got None")
+            sc = torch.as_tensor(act_scale, dtype=torch.float32).reshape(-1)
+            if sc.numel() != 1 or not bool(torch.isfinite(sc).all()) or not float(sc) > 0:
+                raise ShapeError(f"QuantLinear: act_scale must be one finite positive value, got "
+                                 f"{sc.tolist() if sc.numel() <= 4 else list(sc.shape)}")
+        elif act_scale is not None:
+            raise ShapeError(f"QuantLinear: act_scale is for static_tensor activations, these are {act.describe()}")
+        else:
+            sc = None
         self.out_dtype = out_dtype or ("bf16" if act.fmt == "bf16" else "fp16")
         self.in_features, self.out_features = qw.k, qw.n
         self.layer = LayerSpec(qw.n, qw.k, qw.scheme, act, out_dtype=self.out_dtype, bias=qw.bias is not None)
         dev = torch.device(device) if device is not None else (
             torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
         self.qweight = qw
+        self.register_buffer("act_scale", None if sc is None else sc.to(dev), persistent=False)
         self.prepared = None
         if dev.type == "cuda":
             from ..ops import prepare_weight
@@ -44,13 +62,13 @@ class QuantLinear(torch.nn.Module):
     @classmethod
     def from_float(cls, weight, scheme: WeightScheme, activation: ActivationScheme | None = None,
                    bias: torch.Tensor | None = None, perm: torch.Tensor | None = None, out_dtype=None,
-                   device=None) -> "QuantLinear":
+                   device=None, act_scale: torch.Tensor | float | None = None) -> "QuantLinear":
         """Quantize a float weight ``[N, K]`` (or an ``nn.Linear``) round-to-nearest with ``scheme``."""
         if isinstance(weight, torch.nn.Linear):
             bias = weight.bias if bias is None else bias
             weight = weight.weight
         qw = R.quantize(weight, scheme, perm=perm, bias=bias)
-        return cls(qw, activation, out_dtype, device)
+        return cls(qw, activation, out_dtype, device, act_scale=act_scale)
 
     @classmethod
     def from_checkpoint(cls, checkpoint, prefix: str, activation: ActivationScheme | None = None,
@@ -62,7 +80,14 @@ class QuantLinear(torch.nn.Module):
             checkpoint, "__fspath__") else checkpoint
         qw = ckpt.layers[prefix]
         act = activation or ckpt.schemes(prefix)[1]
-        return cls(qw, act, out_dtype, device)
+        scale = None
+        if act.quant == "static_tensor":
+            found = [qw.meta[k] for k in ("input_scale", "activation_scale") if k in qw.meta]
+            if not found:
+                raise ShapeError(f"QuantLinear.from_checkpoint: layer {prefix} has {act.describe()} activations "
+                                 f"but the checkpoint holds no {prefix}.input_scale (or activation_scale)")
+            scale = found[0]
+        return cls(qw, act, out_dtype, device, act_scale=scale)
 
     # -- forward ---------------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -71,9 +96,9 @@ class QuantLinear(torch.nn.Module):
         if self.prepared is not None:
             from ..ops import gemm
 
-            y = gemm(x2.contiguous(), self.prepared)
+            y = gemm(x2.contiguous(), self.prepared, act_scale=self.act_scale)
         else:
-            y = R.gemm(x2, self.qweight, self.activation).to(_OUT[self.out_dtype])
+            y = R.gemm(x2, self.qweight, self.activation, act_scale=self.act_scale).to(_OUT[self.out_dtype])
         return y.reshape(*lead, self.out_features)
 
     def extra_repr(self) -> str:

@@ -1,0 +1,83 @@
+"""humming.nn.QuantLinear on the CPU (the reference path) and, where a GPU is, on humming's
+kernels: construction, static activation scales (a calibrated ``input_scale``), checkpoints."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from humming import reference as R
+from humming.errors import ShapeError
+from humming.formats import load_checkpoint
+from humming.nn import QuantLinear
+from humming.scheme import ActivationScheme, WeightScheme
+
+FP8_STATIC = ActivationScheme("e4m3", "static_tensor")
+
+
+def _modelopt_fp8(tmp_path, input_scale: float | None = 0.05):
+    """A ModelOpt FP8 checkpoint (e4m3 weights with a tensor scale, static e4m3 activations) of
+    one layer "l" [96, 256]; the QuantizedWeight it was written from."""
+    g = torch.Generator().manual_seed(3)
+    qw = R.quantize(torch.randn(96, 256, generator=g) * 0.02, WeightScheme("e4m3", "tensor", scale_fmt="fp32"))
+    t = {"l.weight": qw.codes.view(torch.float8_e4m3fn).contiguous(), "l.weight_scale": qw.scales.reshape(())}
+    if input_scale is not None:
+        t["l.input_scale"] = torch.tensor(input_scale)
+    save_file(t, str(tmp_path / "model.safetensors"))
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps(
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}}))
+    return qw
+
+
+def test_from_float_runs_the_reference_on_cpu():
+    w = torch.randn(64, 256) * 0.02
+    ql = QuantLinear.from_float(w, WeightScheme("int4", "group", 128), device="cpu")
+    assert ql.prepared is None and "reference (CPU)" in repr(ql)
+    x = torch.randn(2, 3, 256)
+    y = ql(x)
+    assert y.shape == (2, 3, 64) and y.dtype == torch.float16
+    want = R.gemm(x.reshape(-1, 256), ql.qweight, ActivationScheme("fp16")).to(torch.float16)  # x as fp16 sees it
+    assert torch.equal(y, want.reshape(2, 3, 64))
+
+
+def test_static_activations_need_one_positive_scale():
+    w = torch.randn(32, 128) * 0.02
+    with pytest.raises(ShapeError, match="e4m3 static tensor .* need act_scale"):
+        QuantLinear.from_float(w, WeightScheme("int4", "group", 128), FP8_STATIC, device="cpu")
+    for bad in (torch.tensor([0.1, 0.2]), -1.0, float("nan")):
+        with pytest.raises(ShapeError, match="one finite positive value"):
+            QuantLinear.from_float(w, WeightScheme("int4", "group", 128), FP8_STATIC, device="cpu", act_scale=bad)
+    with pytest.raises(ShapeError, match="act_scale is for static_tensor activations"):
+        QuantLinear.from_float(w, WeightScheme("int4", "group", 128), ActivationScheme("e4m3", "dynamic_token"),
+                               device="cpu", act_scale=0.1)
+
+
+def test_checkpoint_input_scale_is_the_static_scale(tmp_path):
+    """ModelOpt FP8: the layer's input_scale is the activations' static scale, on every call."""
+    qw = _modelopt_fp8(tmp_path)
+    ql = QuantLinear.from_checkpoint(tmp_path, "l", device="cpu")
+    assert ql.activation == FP8_STATIC and ql.act_scale.tolist() == [pytest.approx(0.05)]
+    x = torch.randn(5, 256)
+    want = R.gemm(x, qw, FP8_STATIC, act_scale=torch.tensor([0.05])).to(torch.float16)
+    assert torch.equal(ql(x), want)
+    # a different scale quantizes differently: the module really uses its own
+    assert not torch.equal(want, R.gemm(x, qw, FP8_STATIC, act_scale=torch.tensor([0.5])).to(torch.float16))
+
+
+def test_checkpoint_without_input_scale_names_the_layer(tmp_path):
+    _modelopt_fp8(tmp_path, input_scale=None)
+    with pytest.raises(ShapeError, match=r"layer l has e4m3 static tensor .* no l\.input_scale"):
+        QuantLinear.from_checkpoint(load_checkpoint(tmp_path), "l", device="cpu")
+
+
+@pytest.mark.gpu
+def test_checkpoint_static_activations_on_the_gpu(tmp_path):
+    qw = _modelopt_fp8(tmp_path)
+    ql = QuantLinear.from_checkpoint(tmp_path, "l", device="cuda")
+    assert ql.prepared is not None and ql.act_scale.device.type == "cuda"
+    x = torch.randn(16, 256, device="cuda", dtype=torch.float16)
+    ref = R.gemm(x.float(), qw.to("cuda"), FP8_STATIC, act_scale=ql.act_scale)
+    y = ql(x)
+    assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max()))
