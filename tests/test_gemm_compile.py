@@ -27,6 +27,11 @@ VARIANTS = [
     ("mxfp4", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "bf16"),
     ("fp8-block", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), "fp16"),
     ("int4-g128-longk", WeightScheme("int4", "group", 128), "fp16"),  # K = 8192: the lean register ring decode
+    # per-group activation scales: 16-bit operands, the scales folded into the activation values
+    ("nvfp4-w4a4", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+     ActivationScheme("e2m1", "dynamic_group", 16, "e4m3")),
+    ("fp8-block-a8g128", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
+     ActivationScheme("e4m3", "dynamic_group", 128)),
 ]
 K_OF = {"int4-g128-longk": 8192}
 
@@ -53,10 +58,11 @@ def compiled(tmp_path_factory):
     plans, specs = {}, []
     for dev in DEVICES:
         for name, scheme, act in VARIANTS:
-            act_s = ActivationScheme(act)
+            act_s = act if isinstance(act, ActivationScheme) else ActivationScheme(act)
             if act == "bf16" and dev == "sm_75":
                 act_s = ActivationScheme("fp16")  # Turing has no bf16 MMA (the planner says so)
-            p = humming.plan(LayerSpec(4096, K_OF.get(name, 4096), scheme, act_s, out_dtype=act_s.fmt), dev)
+            out = act_s.fmt if not act_s.is_quantized else "fp16"
+            p = humming.plan(LayerSpec(4096, K_OF.get(name, 4096), scheme, act_s, out_dtype=out), dev)
             assert p.runnable and p.family == "mma_sync", p.explain()
             for m in (1, 1024):
                 spec = p.kernel(m)
@@ -177,9 +183,13 @@ def test_every_planned_kernel_fits_the_targets_shared_memory(dev):
     caps = load(dev)
     limit = caps.limit("smem_per_block_optin") or caps.limit("smem_per_block")
     for name, scheme, act in VARIANTS:
-        act_s = ActivationScheme("fp16" if dev == "sm_75" else act)
+        if isinstance(act, ActivationScheme):
+            act_s, out = act, "fp16"
+        else:
+            act_s = ActivationScheme("fp16" if dev == "sm_75" else act)
+            out = act_s.fmt
         for k in (4096, 14336):
-            p = humming.plan(LayerSpec(4096, k, scheme, act_s, out_dtype=act_s.fmt), dev)
+            p = humming.plan(LayerSpec(4096, k, scheme, act_s, out_dtype=out), dev)
             for m in (1, 16, 64, 1024):
                 spec = p.kernel(m)
                 assert spec.smem_bytes + 16 <= limit, (name, k, m, spec.smem_bytes, limit)
