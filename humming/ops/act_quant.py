@@ -48,6 +48,7 @@ import torch
 from ..dtypes import get_format
 from ..errors import DeviceError, ShapeError, UnsupportedError
 from ..jit import KernelSpec, get_kernel
+from ..scheme import SCALE_FORMATS
 from .library import register_op
 
 __all__ = ["MODES", "ActQuantParams", "act_quant_spec", "quantize_activation", "quantized_dtype",
@@ -133,13 +134,10 @@ def _check_group(group_size) -> int:
     return g
 
 
-_SCALE_FORMATS = ("fp32", "fp16", "bf16", "e4m3", "e5m2", "e8m0")
-
-
 def _scale_config(scale_fmt: str) -> dict:
-    if scale_fmt not in _SCALE_FORMATS:
+    if scale_fmt not in SCALE_FORMATS:
         raise UnsupportedError(f"quantize_activation: scale_fmt={scale_fmt!r} is not supported",
-                               [f"scale formats: {', '.join(_SCALE_FORMATS)}"])
+                               [f"scale formats: {', '.join(SCALE_FORMATS)}"])
     if scale_fmt == "fp32":
         return {"SC_EXP": 0, "SC_MAN": 0, "SC_BIAS": 0, "SC_MAX": 0.0}
     sf = get_format(scale_fmt)
@@ -322,8 +320,6 @@ def quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: int | 
                         scale: torch.Tensor | None = None, scale_fmt: str = "fp32"
                         ) -> tuple[torch.Tensor, torch.Tensor]:
     """Quantize ``x`` (see the module docstring)."""
-    if scale_fmt not in _SCALE_FORMATS:
-        _scale_config(scale_fmt)  # raises with the supported formats
     q, scales = _op(x, fmt, mode, group_size, scale, scale_fmt)
     if mode == "static_tensor":
         return q, scale.reshape(1)

@@ -29,6 +29,8 @@ __all__ = [
     "integer_run",
     "exact_shifts",
     "exactness_reason",
+    "significand_bits",
+    "products_exact",
 ]
 
 ValueSet = tuple
@@ -109,6 +111,21 @@ def integer_run(target: str) -> int:
         n = 1 << (fmt.man + 1)
         return int(min(n, fmt.max_value))
     return 0
+
+
+def significand_bits(name: str) -> int:
+    """Significand bits the values of format ``name`` may need: an integer's magnitude bits
+    (int8: 7), a float's mantissa plus the implicit bit (e4m3: 4, e8m0: 1, bf16: 8, fp32: 24)."""
+    fmt = get_format(name)
+    if isinstance(fmt, IntFormat):
+        return fmt.bits - 1 if fmt.signed else fmt.bits
+    return fmt.man + 1
+
+
+def products_exact(a: str, b: str, target: str) -> bool:
+    """Whether every product of a value of ``a`` and one of ``b``, moved by a power of two into
+    ``target``'s range, is exact in the float ``target``: their significands fit its own."""
+    return significand_bits(a) + significand_bits(b) <= significand_bits(target)
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,7 +27,7 @@ from ..errors import UnsupportedError
 from ..scheme import LayerSpec
 from .compute import choose_compute, family_limits, family_ops
 from .family import SLOTS, ActivationHandling, Compute
-from .numerics import exact_shifts, weight_values
+from .numerics import exact_shifts, products_exact, weight_values
 from .plans import Plan
 
 __all__ = ["plan", "clear_cache", "resolve_device", "MODES"]
@@ -234,14 +234,6 @@ def _activation(layer: LayerSpec, compute: Compute) -> ActivationHandling:
         scales=_activation_scale_place(layer, compute))
 
 
-def _significant_bits(fmt) -> int:
-    """Bits of significand a value of ``fmt`` may need (int8: 7, e4m3: 4, e8m0: 1, fp32: 24):
-    a product of two such values is exact in 16 bits when their sum fits the significand."""
-    if not fmt.is_float:
-        return fmt.bits - 1 if fmt.signed else fmt.bits
-    return fmt.man + 1
-
-
 def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list[str]:
     notes = []
     w = layer.weight
@@ -255,12 +247,14 @@ def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list
                      "before the GEMM")
     a = layer.activation
     if a.quant == "dynamic_group" and compute.is_16bit and not compute.block_scaled:
-        exact = _significant_bits(a.format) + _significant_bits(a.scale_format) <= (8 if compute.a == "bf16" else 11)
+        if not products_exact(a.fmt, a.scale_fmt, compute.a):
+            how = f"each value code x scale is rounded once to {compute.a}"
+        elif compute.a == "fp16":
+            how = "exact for these codes and scales down to 2^-14 of the row's largest scale"
+        else:
+            how = "exact for these codes and scales"
         notes.append(f"activation group scales are folded into the {compute.a} values over a per-row power "
-                     f"of two (the epilogue applies it): "
-                     + ("exact for these codes and scales" + (" down to 2^-14 of the row's largest scale"
-                                                                  if compute.a == "fp16" else "") if exact else
-                        f"each value code x scale is rounded once to {compute.a}"))
+                     f"of two (the epilogue applies it): {how}")
     if not compute.is_16bit and w.scale in ("group", "block") and not compute.block_scaled \
             and dequantizer != "fused_e2m1_to_e4m3":
         conv = " (converted to fp32)" if compute.acc == "int32" else ""
