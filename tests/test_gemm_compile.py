@@ -4,7 +4,8 @@ On the CPU (NVRTC + cuobjdump/nvdisasm from pip): each planned kernel variant --
 integer bit-trick and float re-bias dequantizers, zero points, scale kinds, fp16
 and bf16, the decode and the prefill tiles -- compiles for Turing, Ampere, Ada,
 Hopper and Blackwell targets; its SASS holds the tensor-core MMA the plan names
-(HMMA.16816, or HMMA.1688 pairs on sm_75), the LOP3 bit tricks of the
+(HMMA.16816, or HMMA.1688 pairs on sm_75; HGMMA.64xBMx16 above 32 tokens on sm_90),
+the LOP3 bit tricks of the
 dequantizer, cp.async copies where the loader is cp_async (none on sm_75), and no
 local memory (no spills, no stack).
 """
@@ -34,6 +35,7 @@ VARIANTS = [
      ActivationScheme("e4m3", "dynamic_group", 128)),
 ]
 K_OF = {"int4-g128-longk": 8192}
+N_OF = {"int4-g128-longk": 8192}  # (and more than 4096 rows: Hopper's 16-token warpgroup tile)
 
 
 def main_loop(sass: str) -> str:
@@ -45,7 +47,7 @@ def main_loop(sass: str) -> str:
         m = re.search(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)", l)
         if m and int(m.group(1), 16) < a:
             span = "\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a)
-            n = len(re.findall(r"[HIQ]MMA", span))
+            n = len(re.findall(r"[HIQ]G?MMA", span))
             if n > best_n:
                 best, best_n = span, n
     return best
@@ -62,9 +64,9 @@ def compiled(tmp_path_factory):
             if act == "bf16" and dev == "sm_75":
                 act_s = ActivationScheme("fp16")  # Turing has no bf16 MMA (the planner says so)
             out = act_s.fmt if not act_s.is_quantized else "fp16"
-            p = humming.plan(LayerSpec(4096, K_OF.get(name, 4096), scheme, act_s, out_dtype=out), dev)
+            p = humming.plan(LayerSpec(N_OF.get(name, 4096), K_OF.get(name, 4096), scheme, act_s, out_dtype=out), dev)
             assert p.runnable and p.family == "mma_sync", p.explain()
-            for m in (1, 1024):
+            for m in (1, 1024) + ((16, 64) if dev == "sm_90" else ()):
                 spec = p.kernel(m)
                 plans[(dev, name, m)] = (p, spec)
                 specs.append(spec)
@@ -72,14 +74,22 @@ def compiled(tmp_path_factory):
     return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
 
 
-@pytest.mark.parametrize("m", [1, 1024])
+@pytest.mark.parametrize("dev,m", [(d, m) for d in DEVICES for m in (1, 1024)] + [("sm_90", 16), ("sm_90", 64)])
 @pytest.mark.parametrize("variant", [v[0] for v in VARIANTS])
-@pytest.mark.parametrize("dev", DEVICES)
 def test_machine_code_matches_the_plan(compiled, dev, variant, m):
+    from humming_nvidia import gemm_mma_sync as G
+
     plan, kernel = compiled[(dev, variant, m)]
     sass = I.disassemble(kernel.cubin)
     mma = plan.components["mma"]
-    if "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
+    tile = G.tile_from_config(next(r for r in plan.tuning if r.lo <= m and (r.hi is None or m <= r.hi)).config)
+    if tile.wgmma:  # Hopper above 32 tokens: warpgroup MMAs, the activations read by the MMA itself
+        assert dev == "sm_90" and "wgmma.m64nNk16" in mma, mma
+        bf = r"\.BF16" if plan.compute.a == "bf16" else ""
+        assert I.count(sass, rf"HGMMA\.64x{tile.bm}x16\.F32{bf}") > 0 and I.count(sass, r"HMMA") == 0
+        assert I.count(sass, r"^LDSM") == 0 and I.count(sass, r"^LDGSTS") > 0
+        assert I.count(main_loop(sass), r"HGMMA") == 4 * tile.bk // 64  # one per k16 step of a stage
+    elif "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
         assert I.count(sass, r"HMMA\.1688\.F32") > 0
     else:
         assert I.count(sass, r"HMMA\.16816\.F32" + (r"\.BF16" if plan.compute.a == "bf16" else "")) > 0
@@ -88,9 +98,10 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
         assert I.count(sass, r"^LDGSTS") > 0
     else:
         assert I.count(sass, r"^LDGSTS") == 0
-    assert I.count(sass, r"^LDSM") > 0  # activations through ldmatrix
+    if not tile.wgmma:
+        assert I.count(sass, r"^LDSM") > 0  # activations through ldmatrix
     loop = main_loop(sass)
-    assert I.count(loop, r"HMMA") > 0, "the main loop was not found"
+    assert I.count(loop, r"HG?MMA") > 0, "the main loop was not found"
     assert I.count(loop, r"^(LDL|STL)") == 0, "local-memory traffic in the main loop"
     usage = I.resource_usage(kernel.cubin)["humming_entry"]
     # no local arrays; at most a register or two spilled once outside the loop
@@ -247,3 +258,17 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                             assert smem <= G.smem_bytes(rec, t), (t, kp, m, s)
                             if t.stream == 3:
                                 assert (smem + 1024 + 16) * t.occupancy <= L.smem_per_sm, (t, rec, kp, m, smem)
+
+
+def test_wgmma_wrappers_match_their_generator():
+    """gemm/wgmma.cuh's per-N wrappers are what scripts/gen_wgmma.py writes (one asm per N)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gen_wgmma.py"
+    spec = importlib.util.spec_from_file_location("gen_wgmma", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    text = gen.HEADER.read_text()
+    assert gen.render(text) == text, "run python scripts/gen_wgmma.py"
+    assert text.count("wgmma.mma_async.sync.aligned.m64n") == 2 * len(gen.NS)

@@ -440,6 +440,48 @@ def test_ring_steady_state_turns(scheme, k, bf16, ring):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 16), max_split=1, smem_per_sm=228 * 1024)
 
 
+#: formats for the directly launched prefill and warpgroup tiles: zero points of both kinds,
+#: 8-bit and float weights, groups across blocks, fp16 and bf16
+TILE_SCHEMES = [
+    (WeightScheme("int4", "group", 128), 4224, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 576, True),
+    (WeightScheme("uint3", "group", 32, zero_point="float"), 576, False),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, False),
+    (WeightScheme("e4m3", "group", 32, scale_fmt="e8m0"), 576, True),
+    (WeightScheme("int4", "group", 48), 3696, False),  # groups across blocks
+    (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 1088, False),
+    (WeightScheme("int2", "group", 16), 1088, True),
+]
+_TILE_IDS = lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v)  # noqa: E731
+
+
+@pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
+def test_mma_sync_prefill_tiles(scheme, k, bf16):
+    """The mma.sync prefill tiles the planner takes above 32 tokens where there is no wgmma
+    (Ampere, Ada, consumer Blackwell), launched directly: on the H200 the planner gives those
+    ranges to the warpgroup tiles, so the planner-driven tests no longer reach them there."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tiles = [(1, 32, G.TILE_16), (33, 64, G.TILE_32_WK2), (65, 128, G.TILE_32), (129, 512, G.TILE_64_WIDE),
+             (513, None, G.TILE_64)]
+    run_stream_tiles(scheme, k, bf16, tiles, (5, 33, 64, 100, 257, 1000))
+
+
+@pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_tiles(scheme, k, bf16):
+    """The warpgroup-MMA scheduler (sm_90a): 64, 128 and 256 tokens per CTA, one to four
+    warpgroups, split K, at M from 1 to 1000 (rows past M, tails of K)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    tiles = [(1, 64, T(64, 64, 128, 1, 4, 1, 4, wgmma=1)), (65, 200, T(128, 128, 128, 1, 8, 1, 4, wgmma=1)),
+             (201, 600, T(256, 64, 128, 1, 4, 1, 3, wgmma=1)), (601, None, T(128, 256, 128, 1, 16, 1, 3, wgmma=1))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 33, 64, 130, 257, 1000))
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),

@@ -315,10 +315,12 @@ def test_plan_on_the_detected_gpu():
 def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     """On a device with a known SM count the planner re-splits the decode tile's
     warps for short K and picks the 33-64 token tile from N (the H200 sweep's
-    winners); without an SM count (a bare target) the nominal tiles stay."""
+    winners; an L40S has a similar SM count, 142); without an SM count (a bare target)
+    the nominal tiles stay. On Hopper, more than 32 tokens take the warpgroup tiles,
+    chosen from M and N alone."""
     from humming_nvidia import gemm_mma_sync as G
 
-    def tile(n, k, m, dev="h200"):
+    def tile(n, k, m, dev="l40s"):
         p = plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), dev)
         r = next(r for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi))
         return G.tile_from_config(r.config)
@@ -327,8 +329,17 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(14336, 4096, 64).bm == 32           # in between: the nominal tile
     assert tile(28672, 8192, 64).bm == 64           # a block per SM or more: 64 tokens per CTA
     assert tile(28672, 8192, 100).bm == 32          # 65-128 keeps its tile
-    assert tile(4096, 4096, 1).bn == 16 and tile(8192, 8192, 1).bn == 32
-    assert tile(4096, 4096, 64, "sm_90").bm == 32   # no SM count: nominal
+    assert tile(4096, 4096, 1, "h200").bn == 16 and tile(8192, 8192, 1, "h200").bn == 32
+    assert tile(4096, 4096, 64, "sm_89").bm == 32   # no SM count: nominal
+    assert not tile(8192, 8192, 8, "h200").wgmma and not tile(8192, 8192, 64, "sm_89").wgmma
+    assert not tile(4096, 4096, 16, "h200").wgmma  # at most 4096 rows: the mma.sync tile below 65 tokens
+    assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16
+    assert tile(8192, 8192, 17, "h200") == G.WG_32
+    assert tile(28672, 8192, 64, "h200") == G.WG_64 == tile(14336, 4096, 33, "h200")
+    assert tile(8192, 8192, 64, "h200") == G.WG_64_NARROW and not tile(4096, 4096, 64, "h200").wgmma
+    assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
+    assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
+    assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
 
 
 @pytest.mark.parametrize("act, out, compute, exact", [

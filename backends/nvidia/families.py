@@ -125,6 +125,14 @@ class MmaSyncFamily(_NvidiaFamily):
     def _mma(self, layer, compute) -> str:
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
+    def components(self, layer, caps, compute) -> dict:
+        comps = super().components(layer, caps, compute)
+        # on sm_90a the same kernel template runs its warpgroup scheduler above 32 tokens
+        # (gemm_mma_sync.wgmma_ok / GemmMmaSync::run_wg): say so in the MMA slot
+        if compute.is_16bit and not layer.is_moe and caps.has("wgmma") and caps.has("cp_async"):
+            comps["mma"] += f" + wgmma.m64nNk16.{_types(compute)} (M > 32)"
+        return comps
+
     def _dequantizer(self, layer, caps, compute) -> str:
         d = dequantizer_for(layer, caps, compute)
         # gemm/dequant.cuh re-biases float codes into fp16/bf16 (no cvt variant yet)

@@ -96,6 +96,7 @@ class Tile:
     l2_prefetch: int = 0  # 0, 64, 128 or 256: L2 prefetch size hint on the weight copies
     stream: int = 0
     occupancy: int = 1  # CTAs per SM promised to the register allocator (__launch_bounds__)
+    wgmma: int = 0      # 1: warpgroup MMAs (sm_90a; GemmMmaSync::run_wg): BM tokens per m64 x BM x k16 MMA
 
     @property
     def threads(self) -> int:
@@ -112,6 +113,10 @@ class Tile:
             raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
         if self.stream not in (0, 1, 3, 4):
             raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
+        if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4 or self.bn != 16 * self.wn
+                           or self.bm not in (16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
+            raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
+                             f"BN = 16*WN, BM of 16, 32, 64, 128 or 256, BK = 128 and at least 3 stages")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -122,6 +127,8 @@ class Tile:
             d["stream"] = int(self.stream)
         if self.occupancy != 1:
             d["occupancy"] = self.occupancy
+        if self.wgmma:
+            d["wgmma"] = int(self.wgmma)
         return d
 
 
@@ -250,6 +257,8 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
     red = tile.bm * (tile.bn + 4) * 4
+    if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one
+        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024
     return max((a + w + s) * tile.stages, red)
 
 
@@ -296,7 +305,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream),
+        "SCALE_ACC": recipe.gscale and not tile.wgmma and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream), "WG": int(tile.wgmma),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -798,6 +807,49 @@ DECODE_INT4_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2)
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,
 #: int8 per channel 1.0x)
 DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
+#: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
+#: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
+#: the planner took): M=64 8192x8192 45.8 (52.5), 28672x8192 68.0 (~129); M=128 4096x4096 with
+#: 64-row CTAs 16.8 (36.3), 28672x8192 with 128 tokens 108 (231); M=256 8192x8192 55.3 (116),
+#: 4096x14336 64.6 (118), 28672x8192 with 256 tokens 192 (388); M=1024 8192x8192 195 (505)
+#: M=16 8192x8192 with 64-row CTAs 22.9 (26.2), 14336x4096 17.6 (23.7), 28672x8192 with 128 49.5
+#: (62.2); M=32 with 32 tokens 8192x8192 31.3 (37.3), 28672x8192 54.2 (106); layers of at most
+#: 4096 rows keep the mma.sync tile below 33 tokens (4096x4096 M=16: 12.05 against 13.2)
+WG_16_NARROW = Tile(16, 64, 128, 1, 4, 1, 6, wgmma=1)
+WG_16 = Tile(16, 128, 128, 1, 8, 1, 6, wgmma=1)
+WG_32 = Tile(32, 128, 128, 1, 8, 1, 4, wgmma=1)
+WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
+WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
+WG_128 = Tile(128, 128, 128, 1, 8, 1, 4, wgmma=1)
+WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
+
+
+def wgmma_tile(lo: int, n: int, zp: bool = False) -> Tile | None:
+    """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows
+    (None: the mma.sync tile stays). 256-token CTAs hold 128 accumulators per thread and
+    reach ptxas' 255 registers; with zero points (two more words per fragment) they spilled
+    (bf16, sm_90a), so those layers keep 128 tokens."""
+    if zp and lo > 128:
+        return WG_64 if n <= 4096 else WG_128
+    if lo <= 32:
+        if n <= 4096:
+            return None
+        return (WG_16_NARROW if n <= 16384 else WG_16) if lo <= 16 else WG_32
+    if lo <= 64:  # (layers of at most 4096 rows: the mma.sync tile of shape_mid_tile, 23.6 against 31.9 us)
+        return None if n <= 4096 else WG_64_NARROW if n <= 8192 else WG_64
+    if lo <= 128:
+        return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
+    if lo <= 512:
+        return WG_64 if n <= 4096 else WG_128 if n <= 8192 else WG_256
+    return WG_256
+
+
+def wgmma_ok(recipe: "Recipe", caps) -> bool:
+    """Whether the warpgroup scheduler can run this layer's kernels: a chip with wgmma and
+    cp.async, 16-bit operands (the weights dequantized into the MMA's A fragments)."""
+    return bool(caps.has("wgmma") and caps.has("cp_async") and not recipe.op8 and not recipe.k8mma)
+
+
 DEFAULT_RANGES = (
     (1, 8, Tile(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3)),
     (9, 32, TILE_16),
@@ -917,7 +969,11 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     smem = int(max_smem or _max_smem(caps))
     sms = caps.product.sm_count if caps.product is not None else None
     out = []
-    for lo, hi, t in DEFAULT_RANGES:
+    ranges = DEFAULT_RANGES
+    if wgmma_ok(recipe, caps) and layer.n > 4096:  # 9-16 and 17-32 tokens take different warpgroup tiles
+        ranges = tuple(r for lo, hi, t in DEFAULT_RANGES
+                       for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
+    for lo, hi, t in ranges:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
         if t.stream and recipe.bits == 4 and raw_codes(recipe):
@@ -941,10 +997,14 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
+        split = split_config(t)
+        if not t.stream and wgmma_ok(recipe, caps) and wgmma_tile(lo, layer.n, recipe.zp != 0) is not None:
+            nominal = wgmma_tile(lo, layer.n, recipe.zp != 0)
+            split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
-        cfg = {**fitted.to_dict(), **split_config(t)}
+        cfg = {**fitted.to_dict(), **split}
         if out and dict(out[-1].config) == cfg:  # neighbouring ranges with one tile: one range
             out[-1] = MRange(out[-1].lo, hi, cfg)
         else:
@@ -1044,8 +1104,16 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
         return t
-    while kp % t.bk:
+    while kp % t.bk and not (t.wgmma and t.bk <= 128):
         t = replace(t, bk=t.bk // 2, wk=max(1, min(t.wk, t.bk // 128)))
+    while t.wgmma and smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bk > 128 or t.bm > 64):
+        t = (replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bk=t.bk // 2) if t.bk > 128
+             else replace(t, bm=t.bm // 2))
+    if t.wgmma and kp % t.bk:
+        raise UnsupportedError(f"wgmma tiles need K padded to a multiple of {t.bk}", [f"K is padded to {kp}"])
+    if t.wgmma and smem_bytes(recipe, t) > max_smem:
+        raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
+                               [f"wgmma tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
     while smem_bytes(recipe, t) > max_smem:
         if t.stages > 2:
             t = replace(t, stages=t.stages - 1)
@@ -1067,7 +1135,8 @@ def tile_from_config(cfg) -> Tile | None:
     keys = ("bm", "bn", "bk", "wm", "wn", "wk", "stages")
     if all(k in cfg for k in keys):
         return Tile(*(int(cfg[k]) for k in keys), l2_prefetch=int(cfg.get("l2_prefetch", 0)),
-                    stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)))
+                    stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)),
+                    wgmma=int(cfg.get("wgmma", 0)))
     return None
 
 

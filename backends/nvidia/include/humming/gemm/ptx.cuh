@@ -43,6 +43,12 @@ HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
 HUMMING_DEVICE void cp_async16_if(u32 dst, const void* src, bool full) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
 }
+// Only when `on` (a predicated copy, no branch): 16 bytes, of which the first `bytes`
+// (16 or 0) are read and the rest zero-filled.
+HUMMING_DEVICE void cp_async16_on(u32 dst, const void* src, bool on, int bytes = 16) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p cp.async.cg.shared.global [%0], [%1], 16, %3;\n}\n"
+               ::"r"(dst), "l"(src), "r"(static_cast<int>(on)), "r"(bytes));
+}
 // 8 or 4 bytes when `full`, else zeros (src is not read); through L1: .ca is the
 // only form for these sizes.
 HUMMING_DEVICE void cp_async8_if(u32 dst, const void* src, bool full) {

@@ -22,6 +22,7 @@
 #include "humming/gemm/dequant.cuh"
 #include "humming/gemm/layout.cuh"
 #include "humming/gemm/ptx.cuh"
+#include "humming/gemm/wgmma.cuh"
 
 namespace humming {
 
@@ -76,10 +77,15 @@ struct GemmMmaSync {
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int W_BYTES = (BN / 16) * KB * WPL * 128;
   static constexpr int S_BYTES = GS_ROWS * BN * SZB;
-  static constexpr int STAGE_BYTES = A_BYTES + W_BYTES + S_BYTES;
+  // WG (sm_90a): one warpgroup MMA (m64 x BM tokens x k16) per k16 step of every four warps,
+  // the weights' A fragments from registers, the activations read from shared memory in
+  // 128-byte swizzle atoms (gemm/wgmma.cuh), so each stage starts on a 1024-byte boundary
+  static constexpr bool WG = Cfg::WG != 0;
+  static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024 : A_BYTES + W_BYTES + S_BYTES;
   static constexpr int BN_PAD = BN + 4;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
-  static constexpr int SMEM_BYTES = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
+  static constexpr int SMEM_BYTES =
+      ((STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES) + (WG ? 1024 : 0);
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
 
   // group scales multiply the dequantized weights (SCALE_W), or the fp32
@@ -89,7 +95,7 @@ struct GemmMmaSync {
   // With few MMA tiles per warp, one accumulator per k16 position keeps four
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
-  static constexpr int KC = Cfg::STREAM >= 3 ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
+  static constexpr int KC = (Cfg::STREAM >= 3 || Cfg::WG) ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
   // integer MMAs (int8, int4) always accumulate int32 partial sums, folded into the fp32
   // accumulators at the end of each group and at least every FOLD8 units (|sum| < 2^31:
   // products are below 2^14 in magnitude, so 2^16 values per fold leave room)
@@ -124,38 +130,56 @@ struct GemmMmaSync {
   static constexpr int S_CHUNKS = GS_ROWS * S_CPR;
   static constexpr int S_IT = (S_CHUNKS + THREADS - 1) / THREADS;
 
+  // A thread copies chunk c = tid + i * THREADS of each part of a stage. Its sources
+  // are one base pointer per part (advanced by a stage's step) plus constant offsets;
+  // activation rows past M are not copied (their shared rows hold stale values, whose
+  // results are never stored: MMA columns are independent), and only the stage that
+  // crosses K checks columns. (Copying row M - 1 for them instead made M = 33 on a
+  // 64-token tile 1.5x slower than M = 64 on the H200: many copies of one address.)
   struct Loader {
-    const u16* a_ptr[A_IT];  // next global source of each activation chunk (null: row past M)
-    u32 a_dst[A_IT];         // its (swizzled) byte offset in a stage
-    int a_col[A_IT];         // its column inside a stage
-    const u32* w_ptr[W_IT];  // next global source of each weight chunk
-    u32 w_dst[W_IT];         // its byte offset in a stage
+    const u16* a_src;  // next global source of this thread's first activation chunk
+    int a_rel[A_IT];   // element offset of each chunk from a_src
+    int a_col[A_IT];   // its column inside a stage
+    u32 a_dst[A_IT];   // its (swizzled) byte offset in a stage
+    u32 a_live;        // bit i: chunk i's row is below M
+    const u32* w_src;  // next global source of the first weight chunk
+    int w_rel[W_IT];   // word offset of each chunk from w_src
 
     HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
       const int tid = threadIdx.x;
       const int k0 = kstep0 * BK;
       const int kblocks = p.Kp / 64;
+      const int row0 = m0 + tid / A_CPR < p.M ? m0 + tid / A_CPR : p.M - 1;
+      a_src = static_cast<const u16*>(p.x) + static_cast<i64>(row0) * p.lda + k0;
+      a_live = 0;
 #pragma unroll
       for (int i = 0; i < A_IT; ++i) {
         const int c = tid + i * THREADS;
         const int r = c / A_CPR, cc = c % A_CPR;
-        const bool ok = (c < A_CHUNKS) && (m0 + r < p.M);  // rows past M are never loaded
-        a_ptr[i] = ok ? static_cast<const u16*>(p.x) + static_cast<i64>(m0 + r) * p.lda + k0 + cc * 8 : nullptr;
-        a_dst[i] = (r * A_CPR + (cc ^ (r & 7))) * 16;
+        const int row = m0 + r < p.M ? m0 + r : p.M - 1;
+        a_live |= (m0 + r < p.M ? 1u : 0u) << i;
+        a_rel[i] = (row - row0) * p.lda + cc * 8;
+        // (WG: 64-column atoms of BM rows of 128 bytes, one after another)
+        a_dst[i] = WG ? ((cc / 8) * BM * 128 + r * 128 + ((cc % 8) ^ (r & 7)) * 16)
+                      : (r * A_CPR + (cc ^ (r & 7))) * 16;
         a_col[i] = cc * 8;
       }
       // The host pads Np to a multiple of BN and Kp to a multiple of BK, so every
       // weight chunk of every stage is in range: no checks on the hot path.
+      w_src = p.w + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
 #pragma unroll
       for (int i = 0; i < W_IT; ++i) {
         const int c = tid + i * THREADS;
         const int blk = c / W_CPB, cc = c % W_CPB;
         const int nb = blk / KB, kb = blk % KB;
-        w_ptr[i] = p.w + (static_cast<i64>(n0 / 16 + nb) * kblocks + k0 / 64 + kb) * (WPL * 32) + cc * 4;
-        w_dst[i] = A_BYTES + c * 16;
+        w_rel[i] = (nb * kblocks + kb) * (WPL * 32) + cc * 4;
       }
     }
   };
+  static HUMMING_DEVICE constexpr u32 w_dst(int i) { return A_BYTES + (i * THREADS) * 16; }  // + 16 tid
+  static HUMMING_DEVICE bool has_chunk(int i, int chunks) {  // chunk i of this thread exists
+    return (i + 1) * THREADS <= chunks || static_cast<int>(threadIdx.x) + i * THREADS < chunks;
+  }
 
   // 16 bytes global -> shared; `full`: all 16 bytes are in range (else zero-filled)
   static HUMMING_DEVICE void copy16(u32 dst, const void* src, bool full) {
@@ -178,21 +202,29 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void load_stage(const GemmParams& p, Loader& L, u32 smem_base, int stage, int kstep) {
     const u32 base = smem_base + stage * STAGE_BYTES;
     const int k0 = kstep * BK;
+    if constexpr (Cfg::CP_ASYNC) {  // predicated copies (no branches); past K: zero-filled
+      const bool inside = k0 + BK <= p.K;  // the whole stage lies inside K
 #pragma unroll
-    for (int i = 0; i < A_IT; ++i) {
-      if (L.a_ptr[i] != nullptr) {
-        copy16(base + L.a_dst[i], L.a_ptr[i], k0 + L.a_col[i] < p.K);
-        L.a_ptr[i] += BK;
-      }
+      for (int i = 0; i < A_IT; ++i)
+        if (has_chunk(i, A_CHUNKS))
+          ptx::cp_async16_on(base + L.a_dst[i], L.a_src + L.a_rel[i], L.a_live >> i & 1u,
+                             inside || k0 + L.a_col[i] < p.K ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int i = 0; i < A_IT; ++i)
+        if (has_chunk(i, A_CHUNKS) && (L.a_live >> i & 1u))
+          copy16(base + L.a_dst[i], L.a_src + L.a_rel[i], k0 + L.a_col[i] < p.K);
     }
+    L.a_src += BK;
+    const u32 wb = base + threadIdx.x * 16;
 #pragma unroll
     for (int i = 0; i < W_IT; ++i) {
-      if ((i + 1) * THREADS <= W_CHUNKS || threadIdx.x + i * THREADS < W_CHUNKS) {
-        if constexpr (Cfg::CP_ASYNC) ptx::cp_async16_prefetch<Cfg::L2_PREFETCH>(base + L.w_dst[i], L.w_ptr[i]);
-        else copy16(base + L.w_dst[i], L.w_ptr[i], true);
-        L.w_ptr[i] += KB * WPL * 32;
+      if (has_chunk(i, W_CHUNKS)) {
+        if constexpr (Cfg::CP_ASYNC) ptx::cp_async16_prefetch<Cfg::L2_PREFETCH>(wb + w_dst(i), L.w_src + L.w_rel[i]);
+        else copy16(wb + w_dst(i), L.w_src + L.w_rel[i], true);
       }
     }
+    L.w_src += KB * WPL * 32;
     if constexpr (Cfg::GSCALE) {
       const int tid = threadIdx.x;
       const char* sz = static_cast<const char*>(p.sz);
@@ -252,6 +284,28 @@ struct GemmMmaSync {
     else return (k0 + kb * 64 + kt * 16) / G - k0 / G;
   }
 
+  // The row-pair scale (and aux) words of each k16 tile kt of block kb of a stage for the
+  // dequantizer (scales on the weights, or zero points), zeros where it takes none; `col` =
+  // the 16-row block's first column + 2g.
+  static HUMMING_DEVICE void block_scales(const char* s_s, int k0, int kb, int col, u32 (&s)[4][2],
+                                          u32 (&aux)[4][2]) {
+    if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
+      if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
+        load_scale(s_s, group_row(k0, kb, 0), col, s[0], aux[0]);
+#pragma unroll
+        for (int kt = 1; kt < 4; ++kt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) s[kt][h] = s[0][h], aux[kt][h] = aux[0][h];
+      } else {
+#pragma unroll
+        for (int kt = 0; kt < 4; ++kt) load_scale(s_s, group_row(k0, kb, kt), col, s[kt], aux[kt]);
+      }
+    } else {
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) s[kt][0] = s[kt][1] = aux[kt][0] = aux[kt][1] = 0;
+    }
+  }
+
   // acc[nt] += (sum of the partial chains of nt) * (sf0 for row g, sf1 for row g+8); part = 0
   static HUMMING_DEVICE void fold(float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4], int nt, float sf0,
                                   float sf1) {
@@ -306,9 +360,12 @@ struct GemmMmaSync {
     }
   }
 
+  // `issue()` is called once, after the first k16 tile's MMAs: the next stage's copies
+  // then start behind the first MMAs instead of holding them back.
+  template <typename Issue>
   static HUMMING_DEVICE void compute_stage(const char* base, int k0, bool last_stage, float (&acc)[NT][MT][4],
                                            PT (&part)[KC][NT][MT][4], int wm, int wn, int wk, int lane,
-                                           const u32 (&b_off)[4]) {
+                                           const u32 (&b_off)[4], Issue&& issue) {
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
     const char* s_s = base + A_BYTES + W_BYTES;
@@ -324,22 +381,7 @@ struct GemmMmaSync {
       for (int nt = 0; nt < NT; ++nt) {
         const int blk = (wn * NT + nt) * KB + kb;
         load_words(w_s + (blk * 32 + lane) * WPL, w[nt]);
-        if constexpr (Cfg::GSCALE && (SCALE_W || Cfg::ZP)) {
-          const int col = (wn * NT + nt) * 16 + 2 * g;  // rows g, g + 8 side by side
-          if constexpr (Cfg::GROUP % 64 == 0 && (BK % Cfg::GROUP == 0 || Cfg::GROUP % BK == 0)) {
-            load_scale(s_s, group_row(k0, kb, 0), col, s[nt][0], aux[nt][0]);
-#pragma unroll
-            for (int kt = 1; kt < 4; ++kt)
-#pragma unroll
-              for (int h = 0; h < 2; ++h) s[nt][kt][h] = s[nt][0][h], aux[nt][kt][h] = aux[nt][0][h];
-          } else {
-#pragma unroll
-            for (int kt = 0; kt < 4; ++kt) load_scale(s_s, group_row(k0, kb, kt), col, s[nt][kt], aux[nt][kt]);
-          }
-        } else {
-#pragma unroll
-          for (int kt = 0; kt < 4; ++kt) s[nt][kt][0] = s[nt][kt][1] = aux[nt][kt][0] = aux[nt][kt][1] = 0;
-        }
+        block_scales(s_s, k0, kb, (wn * NT + nt) * 16 + 2 * g, s[nt], aux[nt]);
       }
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt) {
@@ -376,6 +418,7 @@ struct GemmMmaSync {
             else mma(acc[nt][mt], a[nt], b[mt]);
           }
         }
+        if (kbw == 0 && kt == 0) issue();
         if constexpr (PARTIAL) {
           const int k_next = k0 + kb * 64 + kt * 16 + 16;
           const bool end_of_group = (SCALE_ACC && (k_next % Cfg::GROUP) == 0) || (INT_OP && k_next % FOLD8 == 0);
@@ -415,16 +458,22 @@ struct GemmMmaSync {
     }
   }
 
+  // This CTA's K slice (split-K over gridDim.z): its first stage and its number of stages.
+  static HUMMING_DEVICE void k_slice(const GemmParams& p, int& ks_begin, int& nsteps) {
+    const int ksteps = (p.Kp + BK - 1) / BK;
+    ks_begin = blockIdx.z * p.k_steps_per_split;
+    const int ks_end = ksteps < ks_begin + p.k_steps_per_split ? ksteps : ks_begin + p.k_steps_per_split;
+    nsteps = ks_end > ks_begin ? ks_end - ks_begin : 0;
+  }
+
   static HUMMING_DEVICE void run(const GemmParams& p) {
     extern __shared__ __align__(16) char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wk = warp / (WM * WN), wmn = warp % (WM * WN);
     const int wm = wmn / WN, wn = wmn % WN;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
-    const int ksteps = (p.Kp + BK - 1) / BK;
-    const int ks_begin = blockIdx.z * p.k_steps_per_split;
-    const int ks_end = ksteps < ks_begin + p.k_steps_per_split ? ksteps : ks_begin + p.k_steps_per_split;
-    const int nsteps = ks_end > ks_begin ? ks_end - ks_begin : 0;
+    int ks_begin, nsteps;
+    k_slice(p, ks_begin, nsteps);
 
     Loader L;
     L.init(p, m0, n0, ks_begin);
@@ -461,14 +510,18 @@ struct GemmMmaSync {
       if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
     }
-    for (int it = 0; it < nsteps; ++it) {
+    // (stage slots rotate: `rd` is read now, `wr` (the slot read last turn) refilled)
+    for (int it = 0, rd = 0, wr = STAGES - 1; it < nsteps; ++it) {
       if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<STAGES - 2>();
       __syncthreads();
       const int nxt = it + STAGES - 1;
-      if (nxt < nsteps) load_stage(p, L, smem_base, nxt % STAGES, ks_begin + nxt);
-      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
-      compute_stage(smem + (it % STAGES) * STAGE_BYTES, (ks_begin + it) * BK, it == nsteps - 1, acc, part, wm,
-                    wn, wk, lane, b_off);
+      compute_stage(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == nsteps - 1, acc, part, wm, wn, wk, lane,
+                    b_off, [&] {
+                      if (nxt < nsteps) load_stage(p, L, smem_base, wr, ks_begin + nxt);
+                      if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
+                    });
+      wr = rd;
+      rd = rd + 1 == STAGES ? 0 : rd + 1;
     }
     if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<0>();
     __syncthreads();
@@ -1191,11 +1244,124 @@ struct GemmMmaSync {
     if constexpr (!REGS) ptx::cp_async_wait<0>();
     reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
+
+  // ================================================================== warpgroup MMA (sm_90a)
+  // Cfg::WG: the prefill pipeline of run() (cp.async stages, the same loader and weight
+  // layout), but each group of four warps (64 weight rows, warp w of the group its 16-row
+  // block) issues one wgmma m64 x BM x k16 per k16 step: each warp dequantizes its A
+  // fragment into registers exactly as for mma.sync, and the hardware reads the BM
+  // tokens' activations (B, K-major) from the stage through a descriptor, so a weight
+  // fragment is dequantized once for all BM tokens and no ldmatrix is issued. One group
+  // stays in flight while the next fragment is dequantized (wait_group 1). Stages are
+  // refilled two behind (LEAD = STAGES - 2 ahead): when the barrier of a step passes,
+  // every warpgroup has finished all but its newest group, which reads the previous
+  // stage, so the stage refilled is free. The copies land through the generic proxy and the
+  // wgmmas read through the async proxy: each thread fences its landed copies before the
+  // barrier (without it, stale stage data reached the MMAs on the H200).
+  static constexpr int LEAD = STAGES - 2;
+
+  // `a`: the A fragments of the last two blocks (block kb uses a[kb & 1]); it lives across
+  // stages so that the fragments an in-flight group reads stay allocated until the
+  // wait_group that retires it (the empty asm after each wait "reads" the retired pair):
+  // ptxas does not keep them apart across the main loop's back edge by itself (seen on
+  // the H200 with one block per stage: stale fragments).
+  template <typename Issue>
+  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NT][MT][4], u32 (&a)[2][4][4],
+                                              int wn, int lane, Issue&& issue) {
+    static_assert(NT == 1 && WM == 1 && WK == 1 && WN % 4 == 0 && !PARTIAL && !BYTES && !Cfg::K8MMA,
+                  "wgmma tiles: one 16-row block per warp, warps along N in groups of four, 16-bit operands");
+    static_assert(KB == 2, "wgmma tiles: two 64-column blocks per stage (BK = 128)");
+    const u32 a_s = ptx::smem_addr(base);
+    const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
+    const char* s_s = base + A_BYTES + W_BYTES;
+    const int g = lane >> 2;
+    const u64 desc0 = wgmma::desc_k_sw128(a_s);
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+      u32 w[WPL];
+      u32 sc[4][2], aux[4][2];
+      load_words(w_s + ((wn * KB + kb) * 32 + lane) * WPL, w);
+      block_scales(s_s, k0, kb, wn * 16 + 2 * g, sc, aux);
+      // the block's four A fragments first, then its four wgmmas as one group
+      u32 (&af)[4][4] = a[kb & 1];
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[kt], sc[kt], aux[kt]);
+      wgmma::fence();
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 step kt: 32 bytes per step (units of 16)
+        wgmma::Mma<BM, Cfg::BF16>::run(&acc[0][0][0], af[kt], desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
+      wgmma::commit();
+      wgmma::wait<1>();
+      wgmma::keep(a[(kb + 1) & 1]);  // the previous block's group is retired only now
+      if (kb == 0) issue();
+    }
+  }
+
+  static HUMMING_DEVICE void run_wg(const GemmParams& p) {
+    static_assert(BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
+                  "wgmma tiles: BM of 16, 32, 64, 128 or 256 tokens");
+    static_assert(STAGES >= 3, "wgmma tiles: at least 3 stages (refilled two behind)");
+    extern __shared__ __align__(16) char smem_raw[];
+    const u32 raw = ptx::smem_addr(smem_raw);
+    char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // the host asks 1 KB more
+    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
+    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
+    int ks_begin, nsteps;
+    k_slice(p, ks_begin, nsteps);
+
+    Loader L;
+    L.init(p, m0, n0, ks_begin);
+    const u32 smem_base = ptx::smem_addr(smem);
+
+    u32 a[2][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
+    float acc[NT][MT][4];
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[0][j][q] = 0.0f;
+    wgmma::fence_regs<MT * 4>(&acc[0][0][0]);  // (the zeros are written before the first wgmma's fence)
+
+#pragma unroll
+    for (int s = 0; s < LEAD; ++s) {
+      if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
+      ptx::cp_async_commit();
+    }
+    for (int it = 0, rd = 0, wr = LEAD; it < nsteps; ++it) {
+      ptx::cp_async_wait<LEAD - 1>();
+      wgmma::fence_proxy_shared();  // (the stage's cp.async writes, then the wgmmas' async-proxy reads)
+      __syncthreads();
+      const int nxt = it + LEAD;
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
+        if (nxt < nsteps) load_stage(p, L, smem_base, wr, ks_begin + nxt);
+        ptx::cp_async_commit();
+      });
+      wr = wr + 1 == STAGES ? 0 : wr + 1;
+      rd = rd + 1 == STAGES ? 0 : rd + 1;
+    }
+    wgmma::wait<0>();
+    wgmma::fence_regs<MT * 4>(&acc[0][0][0]);
+    ptx::cp_async_wait<0>();
+    __syncthreads();
+
+    float* red = reinterpret_cast<float*>(smem);
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int n = wn * 16 + g + 8 * (q >> 1);
+        const int m = mt * 8 + 2 * t + (q & 1);
+        red[m * BN_PAD + n] = acc[0][mt][q];
+      }
+    __syncthreads();
+    finish_tile(p, red, m0, n0);
+  }
 };
 
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  if constexpr (Cfg::STREAM >= 3) GemmMmaSync<Cfg>::run_ring(p);
+  if constexpr (Cfg::WG) GemmMmaSync<Cfg>::run_wg(p);
+  else if constexpr (Cfg::STREAM >= 3) GemmMmaSync<Cfg>::run_ring(p);
   else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
   else GemmMmaSync<Cfg>::run(p);
 }
