@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -55,9 +55,31 @@ for part in "${@:-all}"; do
            for w in "--weight int8 --group 0" "--weight int3" "--weight int2" "--weight e4m3 --group 0"; do
              sw --m 1 --groups decode --shapes 8192x8192 $w
            done ;;
+    deep)  # deeper prefill pipelines (M = 16, 64, 256) ranked against the planner's tiles, with QuantLinear's GPU test
+           timeout 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_nn.py 2>&1 | tee "$OUT/nn_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 170 python3 scripts/gpu_sweep.py --rounds 4 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 16 --groups m16deep --shapes 4096x4096,8192x8192,28672x8192,4096x14336 --json "$OUT/deep_m16.json"
+           sw --m 64 --groups m64deep --shapes 4096x4096,8192x8192,28672x8192 --json "$OUT/deep_m64.json"
+           sw --m 256 --groups m256deep --shapes 8192x8192,28672x8192 --json "$OUT/deep_m256.json" ;;
+    wg)    # the warpgroup-MMA tiles: their GPU test, then ranked against the mma.sync tiles at M = 64, 256, 1024
+           timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "wgmma" 2>&1 \
+             | tee "$OUT/wg_tests.log" | tail -15; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 4 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 64 --groups wg64 --shapes 4096x4096,8192x8192,28672x8192 --json "$OUT/wg_m64.json"
+           sw --m 256,1024 --groups wg256 --shapes 8192x8192,28672x8192 --json "$OUT/wg_m256.json" ;;
+    wgsel) # the warpgroup tiles where the planner had no measurement: M = 33, 128, 256 on the other shapes
+           timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "wgmma" 2>&1 \
+             | tee "$OUT/wg_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 33,128 --groups wgsel --shapes 4096x4096,8192x8192,28672x8192,4096x14336 --json "$OUT/wgsel_a.json"
+           sw --m 256 --groups wgsel --shapes 4096x4096,4096x14336,14336x4096 --json "$OUT/wgsel_b.json" ;;
+    wg16)  # warpgroup tiles of 16 and 32 tokens against the mma.sync tile at M = 16 and 32
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 16,32 --groups wg16 --shapes 4096x4096,8192x8192,28672x8192,4096x14336,14336x4096 --json "$OUT/wg16.json" ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)
-           timeout 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+           timeout 400 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
            rc=$((rc | PIPESTATUS[0]))
            timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64,256 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
