@@ -88,7 +88,10 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
         bf = r"\.BF16" if plan.compute.a == "bf16" else ""
         assert I.count(sass, rf"HGMMA\.64x{tile.bm}x16\.F32{bf}") > 0 and I.count(sass, r"HMMA") == 0
         assert I.count(sass, r"^LDSM") == 0 and I.count(sass, r"^LDGSTS") > 0
-        assert I.count(main_loop(sass), r"HGMMA") == 4 * tile.bk // 64  # one per k16 step of a stage
+        loop = main_loop(sass)
+        assert I.count(loop, r"HGMMA") == 4 * tile.bk // 64  # one per k16 step of a stage
+        # one group in flight while the next block is dequantized (ptxas did not serialize them)
+        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == tile.bk // 64, loop
     elif "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
         assert I.count(sass, r"HMMA\.1688\.F32") > 0
     else:
@@ -272,3 +275,31 @@ def test_wgmma_wrappers_match_their_generator():
     text = gen.HEADER.read_text()
     assert gen.render(text) == text, "run python scripts/gen_wgmma.py"
     assert text.count("wgmma.mma_async.sync.aligned.m64n") == 2 * len(gen.NS)
+
+
+def test_wgmma_tiles_are_checked_before_compiling():
+    """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma and byte
+    operands are refused with the reason; fitting keeps BK = 128 and at least 3 stages and
+    gives up tokens (256 -> 128) for 8-bit weights; shared memory covers the 1 KB alignment."""
+    from humming.errors import UnsupportedError
+    from humming_nvidia import gemm_mma_sync as G
+
+    T = G.Tile
+    for bad in (T(64, 64, 64, 1, 4, 1, 4, wgmma=1), T(64, 96, 128, 1, 6, 1, 4, wgmma=1),
+                T(48, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 2, wgmma=1),
+                T(64, 64, 128, 2, 4, 1, 4, wgmma=1)):
+        with pytest.raises(ValueError, match="wgmma tile"):
+            bad.check()
+    int4 = WeightScheme("int4", "group", 128)
+    for target, op8 in (("sm_80", 0), ("sm_90a", 1)):
+        rec = G.recipe_for(int4, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target, op8=op8)
+        with pytest.raises(UnsupportedError, match="wgmma"):
+            G.kernel_spec(rec, G.WG_128)
+    rec8 = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
+                        caps_cp_async=True, k8mma=False, target="sm_90a")
+    t = G.fit_tile(G.WG_256, rec8, 227 * 1024, 4096)
+    assert (t.bm, t.bk, t.stages) == (128, 128, 3) and G.smem_bytes(rec8, t) <= 227 * 1024 - G.STATIC_SMEM_BYTES
+    rec4 = G.recipe_for(int4, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    t = G.fit_tile(G.WG_128, rec4, 227 * 1024, 4096)
+    stage = 128 * 128 * 2 + 8 * 2 * 512 + 128 * 2  # activations, weights, one row of group scales
+    assert t == G.WG_128 and G.smem_bytes(rec4, t) == -(-stage // 1024) * 1024 * 4 + 1024

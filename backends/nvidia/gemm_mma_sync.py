@@ -299,6 +299,11 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     from humming.jit import KernelSpec
 
     tile.check()
+    if tile.wgmma and (not recipe.target.startswith("sm_90a") or recipe.op8 or recipe.k8mma or not recipe.cp_async):
+        raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
+                               [f"warpgroup MMAs need the sm_90a target, cp.async and 16-bit operands; the "
+                                f"kernel is for {recipe.target} with "
+                                f"{'byte' if recipe.op8 else '16-bit'} operands"])
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
