@@ -340,6 +340,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
+    mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
+    assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 65)") and "wgmma" not in mma(8192, "l40s")
 
 
 @pytest.mark.parametrize("act, out, compute, exact", [

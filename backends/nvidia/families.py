@@ -126,11 +126,14 @@ class MmaSyncFamily(_NvidiaFamily):
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
     def components(self, layer, caps, compute) -> dict:
+        from .gemm_mma_sync import wgmma_from
+
         comps = super().components(layer, caps, compute)
-        # on sm_90a the same kernel template runs its warpgroup scheduler above 32 tokens
-        # (gemm_mma_sync.wgmma_ok / GemmMmaSync::run_wg): say so in the MMA slot
-        if compute.is_16bit and not layer.is_moe and caps.has("wgmma") and caps.has("cp_async"):
-            comps["mma"] += f" + wgmma.m64nNk16.{_types(compute)} (M > 32)"
+        # on sm_90a the same kernel template runs its warpgroup scheduler (GemmMmaSync::run_wg)
+        # from some number of tokens on: say so in the MMA slot
+        m0 = wgmma_from(layer, caps, compute)
+        if m0 is not None:
+            comps["mma"] += f" + wgmma.m64nNk16.{_types(compute)} (M >= {m0})"
         return comps
 
     def _dequantizer(self, layer, caps, compute) -> str:

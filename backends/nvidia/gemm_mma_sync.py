@@ -870,6 +870,18 @@ SHAPED_MID_RANGE = (33, 64)
 WIDE_RANGE = (129, 512)
 
 
+#: where the tuning's M ranges start (DEFAULT_RANGES; 9-32 splits at 17 where the warpgroup
+#: tiles of its halves differ)
+_RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
+
+
+def wgmma_from(layer, caps, compute) -> int | None:
+    """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M)."""
+    if layer.is_moe or not wgmma_ok(_sizing_recipe(layer, compute), caps):
+        return None
+    return next((lo for lo in _RANGE_STARTS if lo > 8 and wgmma_tile(lo, layer.n) is not None), None)
+
+
 def _max_smem(caps) -> int:
     return int(caps.limit("smem_per_block_optin") or caps.limit("smem_per_block") or 48 * 1024)
 
@@ -975,7 +987,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     sms = caps.product.sm_count if caps.product is not None else None
     out = []
     ranges = DEFAULT_RANGES
-    if wgmma_ok(recipe, caps) and layer.n > 4096:  # 9-16 and 17-32 tokens take different warpgroup tiles
+    if wgmma_ok(recipe, caps) and wgmma_tile(9, layer.n) != wgmma_tile(17, layer.n):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in DEFAULT_RANGES
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
     for lo, hi, t in ranges:
@@ -1109,16 +1121,15 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
         return t
-    while kp % t.bk and not (t.wgmma and t.bk <= 128):
+    if t.wgmma:  # BK stays 128 (K is padded to it): fewer stages (down to 3), then fewer tokens
+        while smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bm > 16):
+            t = replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bm=t.bm // 2)
+        if smem_bytes(recipe, t) > max_smem:
+            raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
+                                   [f"wgmma tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
+        return t
+    while kp % t.bk:
         t = replace(t, bk=t.bk // 2, wk=max(1, min(t.wk, t.bk // 128)))
-    while t.wgmma and smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bk > 128 or t.bm > 64):
-        t = (replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bk=t.bk // 2) if t.bk > 128
-             else replace(t, bm=t.bm // 2))
-    if t.wgmma and kp % t.bk:
-        raise UnsupportedError(f"wgmma tiles need K padded to a multiple of {t.bk}", [f"K is padded to {kp}"])
-    if t.wgmma and smem_bytes(recipe, t) > max_smem:
-        raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
-                               [f"wgmma tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
     while smem_bytes(recipe, t) > max_smem:
         if t.stages > 2:
             t = replace(t, stages=t.stages - 1)

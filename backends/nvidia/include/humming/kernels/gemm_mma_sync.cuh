@@ -176,7 +176,8 @@ struct GemmMmaSync {
       }
     }
   };
-  static HUMMING_DEVICE constexpr u32 w_dst(int i) { return A_BYTES + (i * THREADS) * 16; }  // + 16 tid
+  // stage offset of this thread's weight chunk i, less 16 * tid (added once per stage)
+  static HUMMING_DEVICE constexpr u32 w_dst(int i) { return A_BYTES + (i * THREADS) * 16; }
   static HUMMING_DEVICE bool has_chunk(int i, int chunks) {  // chunk i of this thread exists
     return (i + 1) * THREADS <= chunks || static_cast<int>(threadIdx.x) + i * THREADS < chunks;
   }
@@ -1252,12 +1253,12 @@ struct GemmMmaSync {
   // fragment into registers exactly as for mma.sync, and the hardware reads the BM
   // tokens' activations (B, K-major) from the stage through a descriptor, so a weight
   // fragment is dequantized once for all BM tokens and no ldmatrix is issued. One group
-  // stays in flight while the next fragment is dequantized (wait_group 1). Stages are
-  // refilled two behind (LEAD = STAGES - 2 ahead): when the barrier of a step passes,
-  // every warpgroup has finished all but its newest group, which reads the previous
-  // stage, so the stage refilled is free. The copies land through the generic proxy and the
-  // wgmmas read through the async proxy: each thread fences its landed copies before the
-  // barrier (without it, stale stage data reached the MMAs on the H200).
+  // (a block's four wgmmas) stays in flight while the next block is dequantized
+  // (wait_group 1). Stages are refilled two behind (LEAD = STAGES - 2 ahead): when the
+  // barrier of a step passes, every warpgroup has finished all but its newest group, which
+  // reads the previous stage, so the stage refilled is free. The copies land through the
+  // generic proxy and the wgmmas read through the async proxy, so each thread fences its
+  // landed copies before the barrier (as the PTX memory model asks).
   static constexpr int LEAD = STAGES - 2;
 
   // `a`: the A fragments of the last two blocks (block kb uses a[kb & 1]); it lives across
