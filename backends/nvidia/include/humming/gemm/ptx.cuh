@@ -66,23 +66,39 @@ HUMMING_DEVICE void cp_async_wait() {
 // ---------------------------------------------------------------- streaming global loads
 // Read-only data used once (weights): no L1 allocation. Volatile, so a load
 // written ahead of the math it feeds is also issued ahead of it.
+// EARLY = true: the coherent form (no .nc), for loads issued ahead of a CTA
+// barrier: ptxas may sink a .nc load past bar.sync (the data cannot change),
+// which serialized a decode kernel's first weight loads behind its activation
+// copies (seen in the H200's SASS), but not a coherent one.
+template <bool EARLY = false>
 HUMMING_DEVICE void ld_stream_v4(u32 (&v)[4], const void* p) {
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
-               : "l"(p));
+  if constexpr (EARLY)
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p));
 }
+template <bool EARLY = false>
 HUMMING_DEVICE void ld_stream_v2(u32 (&v)[2], const void* p) {
-  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(v[0]), "=r"(v[1]) : "l"(p));
+  if constexpr (EARLY)
+    asm volatile("ld.global.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(v[0]), "=r"(v[1]) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(v[0]), "=r"(v[1]) : "l"(p));
 }
+template <bool EARLY = false>
 HUMMING_DEVICE u32 ld_stream_u32(const void* p) {
   u32 v;
-  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  if constexpr (EARLY) asm volatile("ld.global.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  else asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
   return v;
 }
 // Small read-only data shared by neighbouring lanes (scales): through L1.
+template <bool EARLY = false>
 HUMMING_DEVICE u32 ld_nc_u32(const void* p) {
   u32 v;
-  asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  if constexpr (EARLY) asm volatile("ld.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  else asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
   return v;
 }
 

@@ -83,6 +83,7 @@ struct GemmMmaSync {
   static constexpr bool WG = Cfg::WG != 0;
   static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024 : A_BYTES + W_BYTES + S_BYTES;
   static constexpr int BN_PAD = BN + 4;
+  static constexpr int SPLIT_U = (BM * BN / 4 + THREADS - 1) / THREADS < 4 ? (BM * BN / 4 + THREADS - 1) / THREADS : 4;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
   static constexpr int SMEM_BYTES =
       ((STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES) + (WG ? 1024 : 0);
@@ -433,9 +434,10 @@ struct GemmMmaSync {
   }
 
   // ------------------------------------------------------------------ epilogue
-  static HUMMING_DEVICE float ld_cg(const float* q) {  // L2 only: other CTAs wrote it
-    float v;
-    asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(q));
+  // 16 bytes from L2 only (other CTAs wrote them); volatile, so they stay behind the fences
+  static HUMMING_DEVICE float4 ld_cg4(const float* q) {
+    float4 v;
+    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(q));
     return v;
   }
 
@@ -557,11 +559,27 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
     const int tid = threadIdx.x;
     if (gridDim.z > 1) {
+      // split K: every CTA writes its partial tile, the last of the tile's slices sums them
+      // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
+      // loads per slice in flight per thread (one dependent load at a time per element left
+      // the L2 latency exposed 16-32 times per thread: a quarter of the warps' stall samples
+      // of a 64-token warpgroup kernel split two ways, H200). Np is a multiple of 64 and BN
+      // of 16, so a column quad is all inside or all outside the padded width.
       __shared__ int last;
-      for (int i = tid; i < BM * BN; i += THREADS) {
-        const int m = i / BN, n = i % BN;
-        if (m0 + m < p.M && n0 + n < p.Np)
-          p.ws[(static_cast<i64>(blockIdx.z) * p.M + m0 + m) * p.Np + n0 + n] = red[m * BN_PAD + n];
+      constexpr int V = BN / 4;  // column quads per row
+      const int zc = blockIdx.z;
+      auto quad = [&](int i, int& m, int& n) {
+        m = i / V, n = 4 * (i % V);
+        return m0 + m < p.M && n0 + n < p.Np;
+      };
+      for (int i = tid; i < BM * V; i += THREADS) {
+        int m, n;
+        if (quad(i, m, n)) {
+          const float4 v = *reinterpret_cast<const float4*>(red + m * BN_PAD + n);
+          float* q = p.ws + (static_cast<i64>(zc) * p.M + m0 + m) * p.Np + n0 + n;
+          asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(q), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                       : "memory");
+        }
       }
       __threadfence();
       __syncthreads();
@@ -574,13 +592,30 @@ struct GemmMmaSync {
       __syncthreads();
       if (!last) return;
       __threadfence();
-      for (int i = tid; i < BM * BN; i += THREADS) {
-        const int m = i / BN, n = i % BN;
-        if (m0 + m < p.M && n0 + n < p.Np) {
-          float v = 0.0f;
-          for (int z = 0; z < static_cast<int>(gridDim.z); ++z)
-            v += ld_cg(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
-          red[m * BN_PAD + n] = v;
+      constexpr int U = SPLIT_U;
+      const i64 zstride = static_cast<i64>(p.M) * p.Np;
+      for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
+        float4 acc[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int z = 0; z < static_cast<int>(gridDim.z); ++z) {
+          float4 t[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            int m, n;
+            const bool ok = i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
+            t[u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
+                 : z == zc ? *reinterpret_cast<const float4*>(red + m * BN_PAD + n)
+                           : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u) acc[u].x += t[u].x, acc[u].y += t[u].y, acc[u].z += t[u].z, acc[u].w += t[u].w;
+        }
+#pragma unroll  // (each thread rewrites only the quads it read)
+        for (int u = 0; u < U; ++u) {
+          int m, n;
+          if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n))
+            *reinterpret_cast<float4*>(red + m * BN_PAD + n) = acc[u];
         }
       }
       __syncthreads();
@@ -623,20 +658,22 @@ struct GemmMmaSync {
   static constexpr float RAW_F0 = RAW ? 1.0f / (1 << DQ::SUB0) : 1.0f;  // rows g
   static constexpr float RAW_F1 = RAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g+8
 
-  // weights of block `src` (this lane's WPL words) into registers
+  // weights of block `src` (this lane's WPL words) into registers (EARLY: a load ahead of
+  // the CTA barrier after the activation staging, see ptx::ld_stream_v4)
+  template <bool EARLY = false>
   static HUMMING_DEVICE void stream_words(const u32* src, u32 (&w)[WPL]) {
 #pragma unroll
     for (int i = 0; i < WPL; i += VEC) {
       if constexpr (VEC == 4) {
         u32 v[4];
-        ptx::ld_stream_v4(v, src + i);
+        ptx::ld_stream_v4<EARLY>(v, src + i);
         w[i] = v[0], w[i + 1] = v[1], w[i + 2] = v[2], w[i + 3] = v[3];
       } else if constexpr (VEC == 2) {
         u32 v[2];
-        ptx::ld_stream_v2(v, src + i);
+        ptx::ld_stream_v2<EARLY>(v, src + i);
         w[i] = v[0], w[i + 1] = v[1];
       } else {
-        w[i] = ptx::ld_stream_u32(src + i);
+        w[i] = ptx::ld_stream_u32<EARLY>(src + i);
       }
     }
   }
@@ -665,26 +702,28 @@ struct GemmMmaSync {
     return gi < static_cast<u32>(p.groups - 1) ? gi : static_cast<u32>(p.groups - 1);
   }
 
+  template <bool EARLY = false>
   static HUMMING_DEVICE void stream_scales(const GemmParams& p, const char* sp, int kb, u32 (&sc)[NSC][SW]) {
     if constexpr (Cfg::GSCALE) {
 #pragma unroll
       for (int e = 0; e < NSC; ++e) {
         const char* at = sp + static_cast<u64>(group_of(p, kb, e)) * static_cast<u32>(p.Np * SZB);
         if constexpr (Cfg::ZP) {
-          sc[e][0] = ptx::ld_nc_u32(at);
-          sc[e][SW - 1] = ptx::ld_nc_u32(at + 4);
+          sc[e][0] = ptx::ld_nc_u32<EARLY>(at);
+          sc[e][SW - 1] = ptx::ld_nc_u32<EARLY>(at + 4);
         } else {
-          sc[e][0] = ptx::ld_nc_u32(at);  // rows g, g + 8 side by side
+          sc[e][0] = ptx::ld_nc_u32<EARLY>(at);  // rows g, g + 8 side by side
         }
       }
     }
   }
 
   // Ring slot d <- block kb (this lane's weight words from wsrc, its rows' scale words)
+  template <bool EARLY = false>
   static HUMMING_DEVICE void ring_load(const GemmParams& p, const u32* wsrc, const char* sp, int kb, u32 (&wr)[WPL],
                                        u32 (&sr)[NSC][SW]) {
-    stream_words(wsrc, wr);
-    stream_scales(p, sp, kb, sr);
+    stream_words<EARLY>(wsrc, wr);
+    stream_scales<EARLY>(p, sp, kb, sr);
   }
 
   // block words and scale words out of a ring slot
@@ -817,7 +856,7 @@ struct GemmMmaSync {
 #pragma unroll
     for (int d = 0; d < RING; ++d) {
       const int at = base + d;
-      if (d < n) ring_load(p, wp + at * (WPL * 32), sp, kb0 + at, wr[d], sr[d]);
+      if (d < n) ring_load<true>(p, wp + at * (WPL * 32), sp, kb0 + at, wr[d], sr[d]);
     }
   }
 
@@ -912,7 +951,8 @@ struct GemmMmaSync {
     u32 sr[RING][NSC][SW];
     ring_fill(p, wp, sp, kb_begin, lo, n, wr, sr);
     stage_x(p, ptx::smem_addr(smem), m0, rows, kb_begin, nkb, slice);
-    if constexpr (Cfg::CP_ASYNC) ptx::cp_async_wait<0>();
+    if constexpr (Cfg::CP_ASYNC)  // (behind a branch: see run_ring)
+      if (rows > 0) ptx::cp_async_wait<0>();
     __syncthreads();
 
     u32 b_off[4];  // ldmatrix addresses at block 0 of the slice
@@ -1069,7 +1109,9 @@ struct GemmMmaSync {
     const u32 base = ptx::smem_addr(smem);
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
                      (REGS ? 0 : warp * (RING * RING_SLOT));
-    stage_x(p, base, m0, rows, kb_begin, nkb, slice);  // group 0
+    // the activations: cp.async group 0 (shared-memory rings; register rings issue their
+    // first weight loads first, below)
+    if constexpr (!REGS) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
@@ -1094,16 +1136,18 @@ struct GemmMmaSync {
     // issue block `jb` (this lane's weight words at `src`) into slot `d` if `ok` (jb < n:
     // no bytes are read past the warp's last block; cp.async zero-fills, a group per
     // block). FAST_SC: the scale words at `sat` if `sin`.
-    auto issue = [&](int d, const u32* src, int jb, bool ok, bool scales, const char* sat, bool sin) {
+    // (`early`, a literal at every call: the loads issued ahead of the activations' barrier)
+    auto issue = [&](bool early, int d, const u32* src, int jb, bool ok, bool scales, const char* sat, bool sin) {
       const u32 slot = ring + d * RING_SLOT;
       if constexpr (REGS) {
-        if (ok) stream_words(src, wreg[d]);
+        if (ok) early ? stream_words<true>(src, wreg[d]) : stream_words<false>(src, wreg[d]);
         if constexpr (Cfg::GSCALE) {
           if (scales) {
             if constexpr (FAST_SC) {
               if (sin) {
-                sreg[d][0][0] = ptx::ld_nc_u32(sat);
-                if constexpr (Cfg::ZP) sreg[d][0][SW - 1] = ptx::ld_nc_u32(sat + 4);
+                sreg[d][0][0] = early ? ptx::ld_nc_u32<true>(sat) : ptx::ld_nc_u32<false>(sat);
+                if constexpr (Cfg::ZP)
+                  sreg[d][0][SW - 1] = early ? ptx::ld_nc_u32<true>(sat + 4) : ptx::ld_nc_u32<false>(sat + 4);
               }
             } else if (ok) {
 #pragma unroll
@@ -1111,8 +1155,9 @@ struct GemmMmaSync {
                 const u32 gi = (static_cast<u32>(kb0 + jb) * 64u + e * 16u) / static_cast<u32>(Cfg::GROUP);
                 const u32 gc = gi < static_cast<u32>(p.groups) ? gi : static_cast<u32>(p.groups - 1);
                 const char* at = srow + static_cast<u64>(gc) * np_bytes;  // (padded K: any finite scale)
-                sreg[d][e][0] = ptx::ld_nc_u32(at);
-                if constexpr (Cfg::ZP) sreg[d][e][SW - 1] = ptx::ld_nc_u32(at + 4);
+                sreg[d][e][0] = early ? ptx::ld_nc_u32<true>(at) : ptx::ld_nc_u32<false>(at);
+                if constexpr (Cfg::ZP)
+                  sreg[d][e][SW - 1] = early ? ptx::ld_nc_u32<true>(at + 4) : ptx::ld_nc_u32<false>(at + 4);
               }
             }
           }
@@ -1148,10 +1193,17 @@ struct GemmMmaSync {
     constexpr bool EVERY = NSC > 1 || RING_FP == 1;
 #pragma unroll
     for (int d = 0; d < RING - 1; ++d)
-      issue(d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
+      issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
             d < n && d / G64 < gleft);
-    if constexpr (REGS && Cfg::CP_ASYNC) ptx::cp_async_wait<0>();  // the activations
-    else if constexpr (!REGS) ptx::cp_async_wait<RING - 1>();
+    if constexpr (REGS) {
+      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      // behind a branch ptxas cannot fold (rows >= 1), so that it keeps the weight loads
+      // above in flight while the copies land instead of issuing them after the wait
+      if constexpr (Cfg::CP_ASYNC)
+        if (rows > 0) ptx::cp_async_wait<0>();
+    } else {
+      ptx::cp_async_wait<RING - 1>();
+    }
     __syncthreads();
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
@@ -1198,7 +1250,7 @@ struct GemmMmaSync {
               }
             }
           }
-          issue(ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, !CHECKED || ahead < nl,
+          issue(false, ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, !CHECKED || ahead < nl,
                 EVERY || ahead % RING_FP == 0, sturn + static_cast<u64>(ahead / G64) * np_bytes,
                 !CHECKED || (ahead < nl && ahead / G64 < gl));
           if constexpr (!REGS) ring_read(rd + w_at, w);
