@@ -1,5 +1,6 @@
 """One mma_sync GEMM launch per M, for a profiler (ncu --kernel-name humming_entry).
-SHAPE=NxK picks the layer, TILE="Tile(...)" one tile for every M (default: the planner's ranges).
+SHAPE=NxK picks the layer, TILE="Tile(...)" one tile for every M (default: the planner's
+tuning for this GPU, as humming.ops.gemm launches it).
 
     ncu --clock-control none --kernel-name humming_entry --section SpeedOfLight \\
         --section WarpStateStats --section SchedulerStats python3 scripts/gpu_profile.py 1 16
@@ -25,9 +26,15 @@ def main():
     qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, sch)
     pw = G.pack_weight(qw, rec, dev)
     tile = os.environ.get("TILE")  # e.g. "Tile(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4)": every M
-    base = [(1, None, eval(tile, {"Tile": G.Tile}))] if tile else G.DEFAULT_RANGES
-    ranges = [(lo, hi, G.fit_tile(t, rec, props.shared_memory_per_block_optin, pw.kp)) for lo, hi, t in base]
-    L = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
+    if tile:
+        t = G.fit_tile(eval(tile, {"Tile": G.Tile}), rec, props.shared_memory_per_block_optin, pw.kp)
+        L = G.Launcher(pw, [(1, None, t)], props.multi_processor_count,
+                       smem_per_sm=props.shared_memory_per_multiprocessor)
+    else:  # the planner's tuning for this GPU
+        from humming.ops import prepare_weight, gemm
+
+        prepared = prepare_weight(qw)
+        L = lambda x, y: gemm(x, prepared, out=y)  # noqa: E731
     flush = torch.empty(64 << 20, device=dev, dtype=torch.float32)  # 256 MB: the weights leave L2 first
     for m in map(int, sys.argv[1:] or ["1"]):
         x = torch.randn(m, k, device=dev, dtype=torch.float16)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -101,6 +101,37 @@ for part in "${@:-all}"; do
            timeout 60 humming demo > "$OUT/demo.log" 2>&1; rc=$((rc | $?))
            grep -E "x stream|humming|WRONG|passed|failed" "$OUT/bench.log" | head -60
            grep -E "humming|cublas|WRONG|stream" "$OUT/bench_group_act.log"; tail -5 "$OUT/host.log"; tail -6 "$OUT/demo.log" ;;
+    wgocc) # the warpgroup tiles of 16, 32 and 64 tokens with K split for 1-4 CTAs per SM
+           sw() { timeout 190 python3 scripts/gpu_sweep.py --rounds 3 --ctas 1,2,3,4 "$@" 2>&1 | tee -a "$OUT/sweep.log" \
+                  | grep -vE "^\s*$" ; }
+           sw --m 16 --groups wgocc16 --json "$OUT/wgocc16.json"
+           sw --m 32 --groups wgocc32 --json "$OUT/wgocc32.json"
+           sw --m 64 --groups wgocc64 --json "$OUT/wgocc64.json" ;;
+    wgsmall) # layers of at most 4096 rows at 16-64 tokens: the mma.sync tile against the warpgroup tiles
+           timeout 200 python3 scripts/gpu_sweep.py --rounds 3 --ctas 1,2 --m 16,32,48,64 --groups wgsmall \
+             --shapes 4096x4096,4096x14336,2048x8192 --json "$OUT/wgsmall.json" 2>&1 | tee "$OUT/wgsmall.log" | grep -vE "^\s*$" ;;
+    src)   # per-instruction warp-stall samples (SASS) of the planner's kernels on 8192x8192 at M = 1, 16, 64,
+           # and the bandwidth of plain reads against the bytes in flight per SM (scripts/gpu_inflight.py)
+           timeout 120 python3 scripts/gpu_inflight.py --json "$OUT/inflight.json" 2>&1 | tee "$OUT/inflight.log"
+           for mm in 1 16 64; do
+             SHAPE=8192x8192 timeout 100 ncu --clock-control none --kernel-name humming_entry --section SourceCounters \
+               --section WarpStateStats -f -o /tmp/src_m$mm python3 scripts/gpu_profile.py $mm > /dev/null 2>&1
+             ncu -i /tmp/src_m$mm.ncu-rep --page source --csv --print-source sass > "$OUT/src_m$mm.csv" 2> "$OUT/src_err.log"
+             echo "M=$mm: $(wc -l < "$OUT/src_m$mm.csv") lines"; head -c 600 "$OUT/src_m$mm.csv"; echo
+           done; tail -3 "$OUT/src_err.log" ;;
+    prof)  # where the time goes (ncu sections, caches flushed per pass) for the planner's kernels at M = 1, 16,
+           # 64, 256 on 8192x8192 and M = 64 on 28672x8192
+           sec="--section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
+           sec="$sec --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats"
+           m=smsp__average_warps_issue_stalled; r=per_issue_active.ratio; st=""
+           for w in long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle barrier membar \
+                    not_selected selected no_instruction dispatch_stall sleeping; do st="$st,${m}_${w}_$r"; done
+           pr() { echo "=== SHAPE=$1 M=$2 TILE=${3:-planner}"; SHAPE=$1 TILE=${3:-} timeout 90 ncu --clock-control none \
+                    --kernel-name humming_entry $sec --metrics lts__t_bytes.sum,dram__bytes_read.sum$st \
+                    python3 scripts/gpu_profile.py "$2" 2>&1 | grep -vE "^==PROF==|^\s*$|----" ; }
+           { pr 8192x8192 1; pr 8192x8192 16; pr 8192x8192 64; pr 28672x8192 64; pr 8192x8192 256; } > "$OUT/prof.txt" 2>&1
+           grep -E "^===|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_bytes|dram__bytes|Achieved Occupancy|Issue Slots Busy|Registers Per|Grid Size|Block Size|Warp Cycles Per Issued|No Eligible|SM Active Cycles|Elapsed Cycles|stalled" "$OUT/prof.txt" \
+             | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' ;;
     decode) # the M=1 row of the issue-6 table and the stream-tile tests (after a decode-only change)
            timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py \
              -k "stream_tiles_rings or large_shapes or graph" 2>&1 | tee "$OUT/decode_tests.log" | tail -3

@@ -73,6 +73,16 @@ GROUPS = {
     "wg16": [T(16, 128, 256, 1, 4, 2, 3), T(16, 128, 128, 1, 8, 1, 4, wgmma=1), T(16, 64, 128, 1, 4, 1, 6, wgmma=1),
              T(16, 256, 128, 1, 16, 1, 4, wgmma=1), T(16, 128, 128, 1, 8, 1, 6, wgmma=1),
              T(32, 128, 128, 1, 8, 1, 4, wgmma=1)],
+    # warpgroup tiles for 16-64 tokens with fewer stages (more CTAs per SM), for --ctas sweeps
+    "wgocc16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 64, 128, 1, 4, 1, 4, wgmma=1),
+                T(16, 128, 128, 1, 8, 1, 6, wgmma=1)],
+    "wgocc32": [T(32, 128, 128, 1, 8, 1, 4, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1),
+                T(32, 64, 128, 1, 4, 1, 6, wgmma=1)],
+    "wgocc64": [T(64, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 3, wgmma=1),
+                T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 8, 1, 3, wgmma=1)],
+    # layers of at most 4096 rows, 9-64 tokens: the mma.sync tile against the four-warp warpgroup tiles
+    "wgsmall": [T(16, 128, 256, 1, 4, 2, 3), T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1),
+                T(64, 64, 128, 1, 4, 1, 4, wgmma=1)],
     # byte operands (--act int8): warp tiles of at most 32 tokens (int32 partials beside fp32 accumulators)
     "b256": [T(64, 256, 128, 2, 8, 1, 3), T(64, 128, 128, 2, 4, 1, 4), T(128, 128, 64, 2, 4, 1, 4),
              T(128, 128, 128, 2, 4, 1, 3), T(128, 256, 64, 4, 4, 1, 3), T(64, 128, 64, 2, 4, 1, 6),
@@ -94,8 +104,11 @@ def main():
     ap.add_argument("--act", default="fp16", help="fp16, or int8 (dynamic per token: the int8 MMA kernels)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
+    ap.add_argument("--ctas", default="1",
+                    help="comma list: each prefill tile also with K split for this many CTAs per SM")
     ap.add_argument("--json")
     args = ap.parse_args()
+    ctas_list = [int(v) for v in args.ctas.split(",")]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     sm, smem, smem_sm = (props.multi_processor_count, props.shared_memory_per_block_optin,
@@ -140,15 +153,18 @@ def main():
             for g in groups:
                 for t in GROUPS[g]:
                     t = G.fit_tile(t, rec, smem, pw0.kp // rec.ku)
-                    if any(c["tile"] == t for c in cands):
-                        continue
-                    Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 else 1, smem_per_sm=smem_sm)
-                          for pw in pws]
-                    y.fill_(float("nan"))
-                    Ls[0](x, y, xs)
-                    torch.cuda.synchronize()
-                    err = float((y.float() - ref).abs().max() / ref.abs().max())
-                    cands.append({"tile": t, "Ls": Ls, "err": err, "samples": [], "ratios": []})
+                    for c_sm in ctas_list if not t.stream else [1]:
+                        if any(c["tile"] == t and c["ctas"] == c_sm for c in cands):
+                            continue
+                        Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 or c_sm > 1 else 1,
+                                         smem_per_sm=smem_sm) for pw in pws]
+                        for L in Ls:
+                            L.ctas_per_sm = c_sm
+                        y.fill_(float("nan"))
+                        Ls[0](x, y, xs)
+                        torch.cuda.synchronize()
+                        err = float((y.float() - ref).abs().max() / ref.abs().max())
+                        cands.append({"tile": t, "ctas": c_sm, "Ls": Ls, "err": err, "samples": [], "ratios": []})
             # (a graph per candidate and round, released after its sample: the split-K
             # workspace a graph captured must not be reallocated under it)
             for _ in range(args.rounds):
@@ -172,9 +188,9 @@ def main():
                 flag = "  BAD" if not c["err"] < 5e-3 else ""
                 print(f"    {c['us']:8.2f} us  x{c['us'] / t_stream:5.2f} stream  {c['ratio']:5.3f} x base  "
                       f"spread {(max(c['samples']) - min(c['samples'])) / c['us']:4.2f}  err {c['err']:.1e}{flag}  "
-                      f"{c['tile'].to_dict()}", flush=True)
+                      f"ctas/SM {c['ctas']}  {c['tile'].to_dict()}", flush=True)
             rows.append({"n": n, "k": k, "m": m, "stream_us": t_stream,
-                         "cands": [{"tile": c["tile"].to_dict(), "us": c["us"], "ratio": c["ratio"],
+                         "cands": [{"tile": c["tile"].to_dict(), "ctas": c["ctas"], "us": c["us"], "ratio": c["ratio"],
                                     "samples": c["samples"], "err": c["err"]} for c in cands]})
         del pws
         torch.cuda.empty_cache()
