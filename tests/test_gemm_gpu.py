@@ -469,7 +469,7 @@ def test_mma_sync_prefill_tiles(scheme, k, bf16):
 
 @pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
 def test_wgmma_tiles(scheme, k, bf16):
-    """The warpgroup-MMA scheduler (sm_90a): 64, 128 and 256 tokens per CTA, one to four
+    """The warpgroup-MMA scheduler (sm_90a): 16 to 256 tokens per CTA, one to four
     warpgroups, split K, at M from 1 to 1000 (rows past M, tails of K)."""
     from humming_nvidia import gemm_mma_sync as G
 
@@ -477,9 +477,10 @@ def test_wgmma_tiles(scheme, k, bf16):
     if (props.major, props.minor) != (9, 0):
         pytest.skip("wgmma needs sm_90a")
     T = G.Tile
-    tiles = [(1, 64, T(64, 64, 128, 1, 4, 1, 4, wgmma=1)), (65, 200, T(128, 128, 128, 1, 8, 1, 4, wgmma=1)),
-             (201, 600, T(256, 64, 128, 1, 4, 1, 3, wgmma=1)), (601, None, T(128, 256, 128, 1, 16, 1, 3, wgmma=1))]
-    run_stream_tiles(scheme, k, bf16, tiles, (1, 33, 64, 130, 257, 1000))
+    tiles = [(1, 16, G.WG_16_NARROW), (17, 48, G.WG_32_NARROW), (49, 64, T(64, 64, 128, 1, 4, 1, 4, wgmma=1)),
+             (65, 200, T(128, 128, 128, 1, 8, 1, 4, wgmma=1)), (201, 600, T(256, 64, 128, 1, 4, 1, 3, wgmma=1)),
+             (601, None, T(128, 256, 128, 1, 16, 1, 3, wgmma=1))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 33, 64, 130, 257, 1000))
 
 
 def test_large_shapes_split_k_and_tails():

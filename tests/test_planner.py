@@ -332,16 +332,17 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 1, "h200").bn == 16 and tile(8192, 8192, 1, "h200").bn == 32
     assert tile(4096, 4096, 64, "sm_89").bm == 32   # no SM count: nominal
     assert not tile(8192, 8192, 8, "h200").wgmma and not tile(8192, 8192, 64, "sm_89").wgmma
-    assert not tile(4096, 4096, 16, "h200").wgmma  # at most 4096 rows: the mma.sync tile below 65 tokens
+    assert tile(4096, 4096, 16, "h200") == G.WG_16_NARROW  # (also on layers of at most 4096 rows)
     assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16
-    assert tile(8192, 8192, 17, "h200") == G.WG_32
+    assert tile(8192, 8192, 17, "h200") == G.WG_32_NARROW == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
+    assert tile(28672, 8192, 17, "h200") == G.WG_32
     assert tile(28672, 8192, 64, "h200") == G.WG_64 == tile(14336, 4096, 33, "h200")
-    assert tile(8192, 8192, 64, "h200") == G.WG_64_NARROW and not tile(4096, 4096, 64, "h200").wgmma
+    assert tile(8192, 8192, 64, "h200") == G.WG_64_NARROW
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
     mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
-    assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 65)") and "wgmma" not in mma(8192, "l40s")
+    assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 9)") and "wgmma" not in mma(8192, "l40s")
 
 
 @pytest.mark.parametrize("act, out, compute, exact", [

@@ -577,9 +577,9 @@ class Launcher:
             raise ValueError(f"Launcher: max_split must be an int >= 1 or one per range "
                              f"({len(self.ranges)} ranges), found {max_split!r}")
         self.max_split = max(splits, default=1)
-        # split K until about this many CTAs per SM (H200, M 16-64: 1 beats 2 on every
-        # issue-6 shape, by up to 25 %: the fp32 partials cost more than the extra CTAs gain)
-        self.ctas_per_sm = 1
+        # split K until about this many CTAs per SM; None: ctas_for(tile) (H200, mma.sync tiles
+        # at M 16-64: 1 beats 2 on every issue-6 shape, by up to 25 %)
+        self.ctas_per_sm: int | None = None
         self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
         self._plans: dict[Tile, object] = {}
         self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
@@ -626,9 +626,20 @@ class Launcher:
             self._plans[tile] = lp
         return lp
 
+    @staticmethod
+    def ctas_for(tile: Tile) -> int:
+        """CTAs per SM a prefill tile's launch splits K for: two for the four-warp warpgroup
+        tiles of at most 32 tokens, one otherwise. (H200, int4 g128, gpu_sweep.py --ctas,
+        after the split-K sum was made parallel: WG_16_NARROW at M=16 on 8192x8192 17.3 us
+        against 18.5 with one, 4096x14336 18.1 against 20.6, 14336x4096 17.0 against 16.5;
+        32 tokens on 64 rows, M=32: 8192x8192 20.1 against 21.5, 4096x14336 21.1 against 24.0;
+        the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""
+        return 2 if tile.wgmma and tile.bm <= 32 and tile.threads() <= 128 else 1
+
     def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int, max_split: int | None = None) -> int:
         tiles = m_tiles * n_tiles
-        want = -(-self.ctas_per_sm * self.sm_count // tiles)
+        ctas = self.ctas_per_sm if self.ctas_per_sm is not None else self.ctas_for(tile)
+        want = -(-ctas * self.sm_count // tiles)
         s = max(1, min(want, self.max_split if max_split is None else max_split, ksteps))
         if s > 1:
             per = -(-ksteps // s)
@@ -818,10 +829,17 @@ DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 #: 64-row CTAs 16.8 (36.3), 28672x8192 with 128 tokens 108 (231); M=256 8192x8192 55.3 (116),
 #: 4096x14336 64.6 (118), 28672x8192 with 256 tokens 192 (388); M=1024 8192x8192 195 (505)
 #: M=16 8192x8192 with 64-row CTAs 22.9 (26.2), 14336x4096 17.6 (23.7), 28672x8192 with 128 49.5
-#: (62.2); M=32 with 32 tokens 8192x8192 31.3 (37.3), 28672x8192 54.2 (106); layers of at most
-#: 4096 rows keep the mma.sync tile below 33 tokens (4096x4096 M=16: 12.05 against 13.2)
+#: (62.2); M=32 with 32 tokens 8192x8192 31.3 (37.3), 28672x8192 54.2 (106).
+#: After the split-K sum was made parallel (ninth session, gpu_sweep.py --groups wgocc16,wgocc32,
+#: wgocc64,wgsmall --ctas 1,2,3,4): four-warp tiles of at most 32 tokens, launched for two CTAs
+#: per SM (Launcher.ctas_for), on every layer of at most 16384 rows, also those of at most 4096
+#: rows, which kept the mma.sync tile until then (4096x4096 M=16 9.2 against 9.8, M=32 10.6
+#: against 13.9, M=64 with two 32-token tiles 12.7 against 19.6; 4096x14336 M=16 18.2 against
+#: 20.9, M=32 21.2 against 32.1, M=64 30.5 against 51.5; 8192x8192 M=32 20.1 against 23.0 for
+#: WG_32; 14336x4096 M=32 20.0 against 19.3)
 WG_16_NARROW = Tile(16, 64, 128, 1, 4, 1, 6, wgmma=1)
 WG_16 = Tile(16, 128, 128, 1, 8, 1, 6, wgmma=1)
+WG_32_NARROW = Tile(32, 64, 128, 1, 4, 1, 4, wgmma=1)
 WG_32 = Tile(32, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
@@ -831,17 +849,18 @@ WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
 
 def wgmma_tile(lo: int, n: int, zp: bool = False) -> Tile | None:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows
-    (None: the mma.sync tile stays). 256-token CTAs hold 128 accumulators per thread and
+    (None would keep the mma.sync tile: since the ninth session's sweeps every range above 8
+    tokens has one). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; with zero points (two more words per fragment) they spilled
     (bf16, sm_90a), so those layers keep 128 tokens."""
     if zp and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 32:
-        if n <= 4096:
-            return None
-        return (WG_16_NARROW if n <= 16384 else WG_16) if lo <= 16 else WG_32
-    if lo <= 64:  # (layers of at most 4096 rows: the mma.sync tile of shape_mid_tile, 23.6 against 31.9 us)
-        return None if n <= 4096 else WG_64_NARROW if n <= 8192 else WG_64
+        if n <= 16384:
+            return WG_16_NARROW if lo <= 16 else WG_32_NARROW
+        return WG_16 if lo <= 16 else WG_32
+    if lo <= 64:
+        return WG_32_NARROW if n <= 4096 else WG_64_NARROW if n <= 8192 else WG_64
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
     if lo <= 512:
