@@ -225,6 +225,33 @@ def test_integer_dequantizer_uses_the_magic_number_in_place():
     assert I.count(sass, r"^HADD2") > 0 and I.count(sass, r"^HFMA2") > 0
 
 
+def test_prefill_split_counts_for_the_planners_tiles():
+    """The K split of every prefill range the H200 plan gives the issue-6 layers: the launcher's
+    CTAs per SM (two for four-warp warpgroup tiles of at most 32 tokens), no empty slice, at
+    most the range's cap. (Launcher.split_for runs at the first launch of each M: a GPU-only
+    path otherwise.)"""
+    from humming_nvidia import gemm_mma_sync as G
+
+    assert G.Launcher.ctas_for(G.WG_16_NARROW) == G.Launcher.ctas_for(G.WG_32_NARROW) == 2
+    assert G.Launcher.ctas_for(G.WG_16) == G.Launcher.ctas_for(G.WG_64_NARROW) == G.Launcher.ctas_for(G.TILE_16) == 1
+    L = G.Launcher.__new__(G.Launcher)
+    L.sm_count, L.ctas_per_sm, L.max_split = 132, None, 16
+    for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)):
+        p = humming.plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), "h200")
+        for r in p.tuning:
+            t = G.tile_from_config(r.config)
+            if t.stream:
+                continue
+            for m in {r.lo, r.hi or 4 * r.lo}:
+                n_tiles, m_tiles, ks = -(-n // t.bn), -(-m // t.bm), -(-k // t.bk)
+                s = L.split_for(t, m_tiles, n_tiles, ks, r.config.get("split_k", 1))
+                assert 1 <= s <= max(1, r.config.get("split_k", 1)) and (s - 1) * -(-ks // s) < ks, (n, k, m, t, s)
+                if t.wgmma and m <= 64 and n * m_tiles <= 8192:  # few tiles: K split for 1-2 CTAs per SM
+                    assert m_tiles * n_tiles * s >= 128 * G.Launcher.ctas_for(t) // 2, (n, k, m, t, s)
+    L.ctas_per_sm = 1  # an explicit count overrides
+    assert L.split_for(G.WG_16_NARROW, 1, 128, 64, 16) == 2 and L.split_for(G.WG_16_NARROW, 1, 256, 64, 16) == 1
+
+
 def test_stream_split_keeps_every_slice_within_the_activation_cap():
     """A stream launch's K slices: none empty, and each slice's activations within
     STREAM_SMEM_CAP (rounding the slice count must not push a slice over it; seen

@@ -634,7 +634,7 @@ class Launcher:
         against 18.5 with one, 4096x14336 18.1 against 20.6, 14336x4096 17.0 against 16.5;
         32 tokens on 64 rows, M=32: 8192x8192 20.1 against 21.5, 4096x14336 21.1 against 24.0;
         the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""
-        return 2 if tile.wgmma and tile.bm <= 32 and tile.threads() <= 128 else 1
+        return 2 if tile.wgmma and tile.bm <= 32 and tile.threads <= 128 else 1
 
     def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int, max_split: int | None = None) -> int:
         tiles = m_tiles * n_tiles
