@@ -112,9 +112,9 @@ for part in "${@:-all}"; do
              --shapes 4096x4096,4096x14336,2048x8192 --json "$OUT/wgsmall.json" 2>&1 | tee "$OUT/wgsmall.log" | grep -vE "^\s*$" ;;
     src)   # per-instruction warp-stall samples (SASS) of the planner's kernels on 8192x8192 at M = 1, 16, 64,
            # and the bandwidth of plain reads against the bytes in flight per SM (scripts/gpu_inflight.py)
-           timeout 120 python3 scripts/gpu_inflight.py --json "$OUT/inflight.json" 2>&1 | tee "$OUT/inflight.log"
-           for mm in 1 16 64; do
-             SHAPE=8192x8192 timeout 100 ncu --clock-control none --kernel-name humming_entry --section SourceCounters \
+           [ -z "${SRC_M:-}" ] && timeout 120 python3 scripts/gpu_inflight.py --json "$OUT/inflight.json" 2>&1 | tee "$OUT/inflight.log"
+           for mm in ${SRC_M:-1 16 64}; do
+             SHAPE=${SHAPE:-8192x8192} timeout 100 ncu --clock-control none --kernel-name humming_entry --section SourceCounters \
                --section WarpStateStats -f -o /tmp/src_m$mm python3 scripts/gpu_profile.py $mm > /dev/null 2>&1
              ncu -i /tmp/src_m$mm.ncu-rep --page source --csv --print-source sass > "$OUT/src_m$mm.csv" 2> "$OUT/src_err.log"
              echo "M=$mm: $(wc -l < "$OUT/src_m$mm.csv") lines"; head -c 600 "$OUT/src_m$mm.csv"; echo

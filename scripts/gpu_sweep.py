@@ -104,8 +104,9 @@ def main():
     ap.add_argument("--act", default="fp16", help="fp16, or int8 (dynamic per token: the int8 MMA kernels)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
-    ap.add_argument("--ctas", default="1",
-                    help="comma list: each prefill tile also with K split for this many CTAs per SM")
+    ap.add_argument("--ctas", default="0",
+                    help="comma list: each prefill tile also with K split for this many CTAs per SM "
+                         "(0: the launcher's choice)")
     ap.add_argument("--json")
     args = ap.parse_args()
     ctas_list = [int(v) for v in args.ctas.split(",")]
@@ -158,8 +159,8 @@ def main():
                             continue
                         Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 or c_sm > 1 else 1,
                                          smem_per_sm=smem_sm) for pw in pws]
-                        for L in Ls:
-                            L.ctas_per_sm = c_sm
+                        for L in Ls:  # (0: the launcher's own choice, Launcher.ctas_for)
+                            L.ctas_per_sm = c_sm or None
                         y.fill_(float("nan"))
                         Ls[0](x, y, xs)
                         torch.cuda.synchronize()
