@@ -335,7 +335,7 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 16, "h200") == G.WG_16_NARROW  # (also on layers of at most 4096 rows)
     assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16
     assert tile(8192, 8192, 17, "h200") == G.WG_32_NARROW == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
-    assert tile(28672, 8192, 17, "h200") == G.WG_32
+    assert tile(28672, 8192, 17, "h200") == G.WG_32 == tile(14336, 4096, 32, "h200")
     assert tile(28672, 8192, 64, "h200") == G.WG_64 == tile(14336, 4096, 33, "h200")
     assert tile(8192, 8192, 64, "h200") == G.WG_64_NARROW
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128

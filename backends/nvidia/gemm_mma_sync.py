@@ -832,8 +832,8 @@ DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 #: (62.2); M=32 with 32 tokens 8192x8192 31.3 (37.3), 28672x8192 54.2 (106).
 #: After the split-K sum was made parallel (ninth session, gpu_sweep.py --groups wgocc16,wgocc32,
 #: wgocc64,wgsmall --ctas 1,2,3,4): four-warp tiles of at most 32 tokens, launched for two CTAs
-#: per SM (Launcher.ctas_for), on every layer of at most 16384 rows, also those of at most 4096
-#: rows, which kept the mma.sync tile until then (4096x4096 M=16 9.2 against 9.8, M=32 10.6
+#: per SM (Launcher.ctas_for), on layers of at most 16384 rows (16 tokens) or 8192 (32), also
+#: those of at most 4096 rows, which kept the mma.sync tile until then (4096x4096 M=16 9.2 against 9.8, M=32 10.6
 #: against 13.9, M=64 with two 32-token tiles 12.7 against 19.6; 4096x14336 M=16 18.2 against
 #: 20.9, M=32 21.2 against 32.1, M=64 30.5 against 51.5; 8192x8192 M=32 20.1 against 23.0 for
 #: WG_32; 14336x4096 M=32 20.0 against 19.3)
@@ -855,10 +855,10 @@ def wgmma_tile(lo: int, n: int, zp: bool = False) -> Tile | None:
     (bf16, sm_90a), so those layers keep 128 tokens."""
     if zp and lo > 128:
         return WG_64 if n <= 4096 else WG_128
-    if lo <= 32:
-        if n <= 16384:
-            return WG_16_NARROW if lo <= 16 else WG_32_NARROW
-        return WG_16 if lo <= 16 else WG_32
+    if lo <= 16:
+        return WG_16_NARROW if n <= 16384 else WG_16
+    if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
+        return WG_32_NARROW if n <= 8192 else WG_32
     if lo <= 64:
         return WG_32_NARROW if n <= 4096 else WG_64_NARROW if n <= 8192 else WG_64
     if lo <= 128:
