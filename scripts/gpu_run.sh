@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -107,6 +107,8 @@ for part in "${@:-all}"; do
            sw --m 16 --groups wgocc16 --json "$OUT/wgocc16.json"
            sw --m 32 --groups wgocc32 --json "$OUT/wgocc32.json"
            sw --m 64 --groups wgocc64 --json "$OUT/wgocc64.json" ;;
+    runs)  # plain reads of per-warp runs (the decode kernels' pattern) against the grid-wide stride
+           timeout 200 python3 scripts/gpu_inflight.py --runs --json "$OUT/runs.json" 2>&1 | tee "$OUT/runs.log" ;;
     wgsmall) # layers of at most 4096 rows at 16-64 tokens: the mma.sync tile against the warpgroup tiles
            timeout 200 python3 scripts/gpu_sweep.py --rounds 3 --ctas 1,2 --m 16,32,48,64 --groups wgsmall \
              --shapes 4096x4096,4096x14336,2048x8192 --json "$OUT/wgsmall.json" 2>&1 | tee "$OUT/wgsmall.log" | grep -vE "^\s*$" ;;

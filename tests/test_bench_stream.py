@@ -35,6 +35,20 @@ def test_stream_read_compiles_with_wide_loads_in_flight(runtime, target, unroll,
     assert usage["LOCAL"] == 0 and usage["STACK"] == 0
 
 
+def test_stream_read_runs_keep_their_loads_in_flight(runtime):
+    """The per-warp-run variant (RUN > 0, scripts/gpu_inflight.py --runs): its 4 512-byte
+    blocks per warp all issued before the first is used (in flight together), no local memory.
+    (With 8, ptxas issues 5, then interleaves loads and uses: the in-order issue then keeps
+    only those in flight, as in the grid-stride loop.)"""
+    kernel = runtime.kernel(stream_spec("sm_90", 4, 256, run=32))
+    ins = instructions(disassemble(kernel.cubin))
+    loads = [i for i, line in enumerate(ins) if re.match(r"LDG\.E(\.NA)?\.128\.CONSTANT", line)]
+    uses = [i for i, line in enumerate(ins) if line.startswith("LOP3") and i > loads[0]]
+    assert len(loads) == 4 and all(i < uses[0] for i in loads)
+    usage = resource_usage(kernel.cubin)["humming_entry"]
+    assert usage["LOCAL"] == 0 and usage["STACK"] == 0
+
+
 def test_stream_params_match_the_device_struct(runtime):
     spec = stream_spec("sm_90")
     assert spec.params_size == 32

@@ -21,10 +21,11 @@ class StreamReadParams(ctypes.Structure):
                 ("never", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
 
 
-def stream_spec(target: str, unroll: int = 4, threads: int = 512) -> KernelSpec:
+def stream_spec(target: str, unroll: int = 4, threads: int = 512, run: int = 0) -> KernelSpec:
+    """``run`` > 0: each warp reads runs of ``run`` 512-byte blocks (see stream_read.cuh)."""
     return KernelSpec(family="stream_read", header="humming/kernels/stream_read.cuh",
                       entry="humming::stream_read", params="humming::StreamReadParams",
-                      config={"UNROLL": unroll}, target=target, threads=threads,
+                      config={"UNROLL": unroll, "RUN": run}, target=target, threads=threads,
                       params_size=ctypes.sizeof(StreamReadParams))
 
 
@@ -39,13 +40,14 @@ def target_of(device) -> str:
 class StreamReader:
     """Launches of the stream-read kernel over rotated buffers on one device."""
 
-    def __init__(self, device, unroll: int = 4, threads: int = 512):
+    def __init__(self, device, unroll: int = 4, threads: int = 512, run: int = 0):
         import torch
 
         self.device = torch.device(device)
         props = torch.cuda.get_device_properties(self.device)
         self.blocks = props.multi_processor_count * max(1, 2048 // threads)
-        self.kernel = get_kernel(stream_spec(target_of(self.device), unroll, threads))
+        self.run = run
+        self.kernel = get_kernel(stream_spec(target_of(self.device), unroll, threads, run))
         self.sink = torch.zeros(1, dtype=torch.int32, device=self.device)
         self._keep = []
 
@@ -54,6 +56,8 @@ class StreamReader:
         import torch
 
         vecs = max(1, -(-int(nbytes) // 16))
+        if self.run:  # whole runs of `run` 512-byte blocks
+            vecs = -(-vecs // (32 * self.run)) * 32 * self.run
         bufs = [torch.empty(vecs * 16, dtype=torch.uint8, device=self.device) for _ in range(copies)]
         plans = []
         for buf in bufs:
