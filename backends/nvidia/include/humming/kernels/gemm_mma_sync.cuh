@@ -593,7 +593,6 @@ struct GemmMmaSync {
       if (!last) return;
       __threadfence();
       constexpr int U = SPLIT_U;
-      const i64 zstride = static_cast<i64>(p.M) * p.Np;
       for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
         float4 acc[U];
 #pragma unroll
