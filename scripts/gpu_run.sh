@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -107,6 +107,21 @@ for part in "${@:-all}"; do
            sw --m 16 --groups wgocc16 --json "$OUT/wgocc16.json"
            sw --m 32 --groups wgocc32 --json "$OUT/wgocc32.json"
            sw --m 64 --groups wgocc64 --json "$OUT/wgocc64.json" ;;
+    tma)   # TMA stages for the warpgroup tiles: their GPU tests (and the cp.async ones), then ranked against
+           # the cp.async tiles at 16, 32 and 64 tokens
+           timeout 250 python3 -m pytest -q -m gpu -x -p no:cacheprovider tests/test_gemm_gpu.py -k "wgmma" 2>&1 \
+             | tee "$OUT/tma_tests.log" | tail -5; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 150 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" \
+                  | grep -vE "^\s*$" ; }
+           sw --m 16 --groups tma16 --json "$OUT/tma16.json"
+           sw --m 32 --groups tma32 --json "$OUT/tma32.json"
+           sw --m 64 --groups tma64 --json "$OUT/tma64.json" ;;
+    tmaocc) # the TMA tiles with K split for 1-4 CTAs per SM (their registers allow more than the cp.async ones)
+           sw() { timeout 170 python3 scripts/gpu_sweep.py --rounds 3 --ctas 1,2,3,4 --shapes 14336x4096,4096x14336,8192x8192 \
+                  "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 16 --groups tmaocc16 --json "$OUT/tmaocc16.json"
+           sw --m 32 --groups tmaocc32 --json "$OUT/tmaocc32.json"
+           sw --m 64 --groups tmaocc64 --json "$OUT/tmaocc64.json" ;;
     runs)  # plain reads of per-warp runs (the decode kernels' pattern) against the grid-wide stride
            timeout 200 python3 scripts/gpu_inflight.py --runs --json "$OUT/runs.json" 2>&1 | tee "$OUT/runs.log" ;;
     wgsmall) # layers of at most 4096 rows at 16-64 tokens: the mma.sync tile against the warpgroup tiles

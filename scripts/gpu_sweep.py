@@ -80,6 +80,30 @@ GROUPS = {
                 T(32, 64, 128, 1, 4, 1, 6, wgmma=1)],
     "wgocc64": [T(64, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 3, wgmma=1),
                 T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 8, 1, 3, wgmma=1)],
+    # the warpgroup tiles with cp.async stages (every thread copies) against TMA stages (one thread's
+    # bulk copies on mbarriers), 16, 32 and 64 tokens
+    "tma16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1),
+              T(16, 64, 128, 1, 4, 1, 6, wgmma=1, chains=2), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, chains=4),
+              T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, chains=2), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, chains=4),
+              T(16, 128, 128, 1, 8, 1, 6, wgmma=1), T(16, 128, 128, 1, 8, 1, 6, wgmma=1, chains=4)],
+    "tma32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),
+              T(32, 64, 128, 1, 4, 1, 4, wgmma=1, chains=2), T(32, 64, 128, 1, 4, 1, 4, wgmma=1, chains=4),
+              T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2), T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=4),
+              T(32, 128, 128, 1, 8, 1, 4, wgmma=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1, chains=2)],
+    "tma64": [T(64, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),
+              T(64, 64, 128, 1, 4, 1, 4, wgmma=1, chains=2), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2),
+              T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=4), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2),
+              T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1, chains=2)],
+    # TMA tiles with fewer stages, for --ctas sweeps (more CTAs per SM: their registers allow 4-5)
+    "tmaocc16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1),
+                 T(16, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1)],
+    "tmaocc32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),
+                 T(32, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1)],
+    "tmaocc64": [T(64, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2),
+                 T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)],
+    # layers of at most 4096 rows, 33-64 tokens: two 32-token tiles against the 64-token TMA tile
+    "tmasmall": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2),
+                 T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2)],
     # layers of at most 4096 rows, 9-64 tokens: the mma.sync tile against the four-warp warpgroup tiles
     "wgsmall": [T(16, 128, 256, 1, 4, 2, 3), T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1),
                 T(64, 64, 128, 1, 4, 1, 4, wgmma=1)],

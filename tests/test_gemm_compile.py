@@ -12,6 +12,7 @@ local memory (no spills, no stack).
 from __future__ import annotations
 
 import re
+import types
 
 import pytest
 
@@ -87,7 +88,13 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
         assert dev == "sm_90" and "wgmma.m64nNk16" in mma, mma
         bf = r"\.BF16" if plan.compute.a == "bf16" else ""
         assert I.count(sass, rf"HGMMA\.64x{tile.bm}x16\.F32{bf}") > 0 and I.count(sass, r"HMMA") == 0
-        assert I.count(sass, r"^LDSM") == 0 and I.count(sass, r"^LDGSTS") > 0
+        assert I.count(sass, r"^LDSM") == 0
+        if tile.tma:  # stages filled by one thread's bulk copies on mbarriers, none by cp.async
+            assert "tma_bulk" in plan.components["loader"], plan.components
+            assert I.count(sass, r"^UTMALDG\.2D") > 0 and I.count(sass, r"^UBLKCP") > 0
+            assert I.count(sass, r"^SYNCS\.ARRIVE\.TRANS64") > 0 and I.count(sass, r"^LDGSTS") == 0
+        else:
+            assert I.count(sass, r"^LDGSTS") > 0
         loop = main_loop(sass)
         assert I.count(loop, r"HGMMA") == 4 * tile.bk // 64  # one per k16 step of a stage
         # one group in flight while the next block is dequantized (ptxas did not serialize them)
@@ -97,7 +104,9 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
     else:
         assert I.count(sass, r"HMMA\.16816\.F32" + (r"\.BF16" if plan.compute.a == "bf16" else "")) > 0
     assert I.count(sass, r"^LOP3\.LUT") >= 8  # the bit-trick / re-bias dequantizer
-    if plan.components["loader"] == "cp_async":
+    if tile.tma:
+        pass
+    elif plan.components["loader"].startswith("cp_async"):
         assert I.count(sass, r"^LDGSTS") > 0
     else:
         assert I.count(sass, r"^LDGSTS") == 0
@@ -233,9 +242,16 @@ def test_prefill_split_counts_for_the_planners_tiles():
     from humming_nvidia import gemm_mma_sync as G
 
     assert G.Launcher.ctas_for(G.WG_16_NARROW) == G.Launcher.ctas_for(G.WG_32_NARROW) == 2
+    assert G.Launcher.ctas_for(G.WG_64_TMA) == 2
     assert G.Launcher.ctas_for(G.WG_16) == G.Launcher.ctas_for(G.WG_64_NARROW) == G.Launcher.ctas_for(G.TILE_16) == 1
     L = G.Launcher.__new__(G.Launcher)
-    L.sm_count, L.ctas_per_sm, L.max_split = 132, None, 16
+    L.sm_count, L.ctas_per_sm, L.max_split, L.smem_per_sm = 132, None, 16, 228 * 1024
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    L.packed = types.SimpleNamespace(recipe=rec)
+    # no more CTAs than fit at once (three 66 KB CTAs of WG_64_TMA per SM): 14336x4096 at 64 tokens
+    # stays unsplit (224 tiles; two slices would be 448 CTAs for 396 places), 8192x8192 splits 3 ways
+    assert L.split_for(G.WG_64_TMA, 1, 224, 32, 16) == 1 and L.split_for(G.WG_64_TMA, 1, 128, 64, 16) == 3
     for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192), (28672, 8192)):
         p = humming.plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), "h200")
         for r in p.tuning:

@@ -370,9 +370,10 @@ def test_byte_operand_stream_tiles(scheme, k, ring):
     run_bytes_directly(qw, INT8_TOK, 1, "bf16", None, tiles=tiles, ms=(1, 3, 8, 16))
 
 
-def run_stream_tiles(scheme, k, bf16, tiles, ms, **launcher_kw):
+def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     """Quantize an N_ODD x k layer, launch the (lo, hi, tile) ranges `tiles` (fitted to the
-    layer) directly at each M of `ms` and check them against reference.py (poisoned outputs)."""
+    layer) directly at each M of `ms` and check them against reference.py (poisoned outputs).
+    `x_pad`: the activations are the first k columns of rows k + x_pad long."""
     from humming_nvidia import gemm_mma_sync as G
 
     dev = torch.device("cuda")
@@ -387,7 +388,7 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, **launcher_kw):
     dt = torch.bfloat16 if bf16 else torch.float16
     eps = 2.0 ** (-8 if bf16 else -11)
     for m in ms:
-        x = (torch.randn(m, k, device=dev) * 2).to(dt)
+        x = (torch.randn(m, k + x_pad, device=dev) * 2).to(dt)[:, :k]
         y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
         launcher(x, y)
         torch.cuda.synchronize()
@@ -481,6 +482,24 @@ def test_wgmma_tiles(scheme, k, bf16):
              (65, 200, T(128, 128, 128, 1, 8, 1, 4, wgmma=1)), (201, 600, T(256, 64, 128, 1, 4, 1, 3, wgmma=1)),
              (601, None, T(128, 256, 128, 1, 16, 1, 3, wgmma=1))]
     run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 33, 64, 130, 257, 1000))
+
+
+@pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_tma_tiles(scheme, k, bf16):
+    """The warpgroup tiles with TMA stages (one thread's bulk copies on mbarriers; four-warp
+    tiles refill a stage one step behind, eight-warp ones keep the barrier per step) and with
+    two and four accumulator chains: 16 to 128 tokens, split K, rows past M and K's tail
+    zero-filled by the tensor map, activation rows longer than K (the map's row stride)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("TMA and wgmma need sm_90a")
+    T = G.Tile
+    tiles = [(1, 16, T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, chains=4)), (17, 32, T(32, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1)),
+             (33, 64, G.WG_64_TMA), (65, 128, T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=4)),
+             (129, 300, T(64, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1)), (301, None, T(128, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 20, 33, 64, 100, 130, 257, 400), x_pad=24)
 
 
 def test_large_shapes_split_k_and_tails():

@@ -336,8 +336,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16
     assert tile(8192, 8192, 17, "h200") == G.WG_32_NARROW == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
     assert tile(28672, 8192, 17, "h200") == G.WG_32 == tile(14336, 4096, 32, "h200")
-    assert tile(28672, 8192, 64, "h200") == G.WG_64 == tile(14336, 4096, 33, "h200")
-    assert tile(8192, 8192, 64, "h200") == G.WG_64_NARROW
+    assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA
+    assert tile(8192, 8192, 64, "h200") == G.WG_64_TMA and G.WG_64_TMA.tma and G.WG_64_TMA.chains == 2
+    assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == G.WG_32_NARROW
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)

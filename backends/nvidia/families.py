@@ -126,14 +126,18 @@ class MmaSyncFamily(_NvidiaFamily):
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
     def components(self, layer, caps, compute) -> dict:
-        from .gemm_mma_sync import wgmma_from
+        from .gemm_mma_sync import tma_ranges, wgmma_from
 
         comps = super().components(layer, caps, compute)
         # on sm_90a the same kernel template runs its warpgroup scheduler (GemmMmaSync::run_wg)
-        # from some number of tokens on: say so in the MMA slot
+        # from some number of tokens on: say so in the MMA slot, and in the loader's where its
+        # stages are filled by TMA bulk copies
         m0 = wgmma_from(layer, caps, compute)
         if m0 is not None:
             comps["mma"] += f" + wgmma.m64nNk16.{_types(compute)} (M >= {m0})"
+            tma = tma_ranges(layer, caps, compute)
+            if tma:
+                comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"
         return comps
 
     def _dequantizer(self, layer, caps, compute) -> str:

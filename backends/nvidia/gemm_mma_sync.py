@@ -67,7 +67,13 @@ class GemmParams(ctypes.Structure):
         ("groups", ctypes.c_int),
         ("k_steps_per_split", ctypes.c_int),
         ("out_mul", ctypes.c_float),
+        ("tma_rows", ctypes.c_int),
+        ("_pad", ctypes.c_byte * 12),
+        ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the kernel asserts it)
     ]
+
+
+TMAP_OFFSET = GemmParams.tmap.offset
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class Tile:
     stream: int = 0
     occupancy: int = 1  # CTAs per SM promised to the register allocator (__launch_bounds__)
     wgmma: int = 0      # 1: warpgroup MMAs (sm_90a; GemmMmaSync::run_wg): BM tokens per m64 x BM x k16 MMA
+    tma: int = 0        # 1 (wgmma tiles): stages filled by bulk copies (TMA) from one thread, on mbarriers
+    chains: int = 1     # wgmma tiles: accumulator sets per warp (1, 2 or 4 independent chains of wgmmas)
 
     @property
     def threads(self) -> int:
@@ -117,6 +125,10 @@ class Tile:
                            or self.bm not in (16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
             raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
                              f"BN = 16*WN, BM of 16, 32, 64, 128 or 256, BK = 128 and at least 3 stages")
+        if self.tma and (not self.wgmma or self.stages > 8):
+            raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
+        if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
+            raise ValueError(f"Tile {self}: 1, 2 or 4 accumulator chains, more than one on wgmma tiles only")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -129,6 +141,10 @@ class Tile:
             d["occupancy"] = self.occupancy
         if self.wgmma:
             d["wgmma"] = int(self.wgmma)
+        if self.tma:
+            d["tma"] = int(self.tma)
+        if self.chains != 1:
+            d["chains"] = int(self.chains)
         return d
 
 
@@ -257,8 +273,8 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
     red = tile.bm * (tile.bn + 4) * 4
-    if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one
-        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024
+    if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one (TMA: + the barriers)
+        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024 + (64 if tile.tma else 0)
     return max((a + w + s) * tile.stages, red)
 
 
@@ -310,7 +326,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and not tile.wgmma and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream), "WG": int(tile.wgmma),
+        "SCALE_ACC": recipe.gscale and not tile.wgmma and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -584,6 +600,7 @@ class Launcher:
         self._plans: dict[Tile, object] = {}
         self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
         self._counters: dict[Tile, torch.Tensor] = {}
+        self._tmaps: dict[tuple, object] = {}  # (box rows, x address, M, lda) -> encoded tensor map
         # (largest M, tile, most K slices) per range, ascending
         self._entries = [(hi if hi is not None else 1 << 62, tile, s)
                          for (_, hi, tile), s in zip(self.ranges, splits)]
@@ -634,12 +651,19 @@ class Launcher:
         against 18.5 with one, 4096x14336 18.1 against 20.6, 14336x4096 17.0 against 16.5;
         32 tokens on 64 rows, M=32: 8192x8192 20.1 against 21.5, 4096x14336 21.1 against 24.0;
         the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""
-        return 2 if tile.wgmma and tile.bm <= 32 and tile.threads <= 128 else 1
+        return 2 if tile.wgmma and tile.threads <= 128 and (tile.bm <= 32 or tile.tma) else 1
 
     def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int, max_split: int | None = None) -> int:
+        """K slices of a prefill launch: about ``ctas_for(tile)`` CTAs per SM, but (when the
+        SM's shared memory is known) no more CTAs than fit on the GPU at once: a second wave
+        of split tiles costs more than the split gains (H200, WG_64_TMA at M=64 on 14336x4096:
+        448 CTAs where 396 fit, 32.3 us, against 224 unsplit, 22.7)."""
         tiles = m_tiles * n_tiles
         ctas = self.ctas_per_sm if self.ctas_per_sm is not None else self.ctas_for(tile)
         want = -(-ctas * self.sm_count // tiles)
+        if self.smem_per_sm and ctas > 1:
+            resident = max(1, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024)) * self.sm_count
+            want = max(1, min(want, resident // tiles))
         s = max(1, min(want, self.max_split if max_split is None else max_split, ksteps))
         if s > 1:
             per = -(-ksteps // s)
@@ -670,7 +694,24 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        return lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if split > 1 else 0, ctr
+        return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if split > 1 else 0, ctr,
+                tile.bm if tile.tma else 0)
+
+    def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
+        """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
+        boxes of 64 x min(``box_rows``, ``m``)) into the plan's parameters: encoded once per (address, M,
+        row stride) and kept (a serving loop's few activation buffers), at most 256."""
+        box_rows = min(box_rows, m)  # (no rows past M: see GemmMmaSync::tma_stage)
+        lp.params.tma_rows = box_rows
+        key = (box_rows, xp, m, lda)
+        buf = self._tmaps.get(key)
+        if buf is None:
+            if len(self._tmaps) >= 256:
+                self._tmaps.clear()
+            buf = (ctypes.c_uint64 * 16)()
+            _drv.encode_tensor_map_2d(ctypes.addressof(buf), xp, lp.params.K, m, lda * 2, 64, box_rows)
+            self._tmaps[key] = buf
+        ctypes.memmove(ctypes.addressof(lp.params) + TMAP_OFFSET, buf, 128)
 
     def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:
         """K steps per slice of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
@@ -725,12 +766,14 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows = shape
         p = lp.params
         p.x = x.data_ptr()
         p.y = y.data_ptr()
         p.M = m
         p.lda = x.stride(0) * x.element_size() // 2  # in 16-bit units
+        if tma_rows:
+            self._tensor_map(lp, tma_rows, p.x, m, p.lda)
         p.ldy = y.stride(0)
         p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
         if bias is not None:
@@ -757,7 +800,7 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows = shape
         dev = _drv.current_device_index()
         if lp._dev != dev:  # first launch, or another device is current
             return self(x, y)
@@ -773,6 +816,8 @@ class Launcher:
         p.y = y.data_ptr()
         p.M = m
         p.lda = lda
+        if tma_rows:
+            self._tensor_map(lp, tma_rows, xp, m, lda)
         p.ldy = self.packed.n
         p.act_scale = 0
         p.k_steps_per_split = kps
@@ -845,9 +890,15 @@ WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
 WG_128 = Tile(128, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
+#: 64 tokens on four warps with TMA stages (one thread's bulk copies on mbarriers, refilled one
+#: step behind) and two accumulator chains, three stages (three CTAs fit an SM), K split for two
+#: per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 / tmaocc64: 8192x8192 25.8 us against 27.9
+#: for WG_64_NARROW, 4096x14336 27.9 against 31.3, 14336x4096 22.7 against 24.6 for WG_64;
+#: 28672x8192 keeps WG_64: 67.6 against 81.5)
+WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 
 
-def wgmma_tile(lo: int, n: int, zp: bool = False) -> Tile | None:
+def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile | None:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows
     (None would keep the mma.sync tile: since the ninth session's sweeps every range above 8
     tokens has one). 256-token CTAs hold 128 accumulators per thread and
@@ -859,8 +910,12 @@ def wgmma_tile(lo: int, n: int, zp: bool = False) -> Tile | None:
         return WG_16_NARROW if n <= 16384 else WG_16
     if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
         return WG_32_NARROW if n <= 8192 else WG_32
-    if lo <= 64:
-        return WG_32_NARROW if n <= 4096 else WG_64_NARROW if n <= 8192 else WG_64
+    if lo <= 64:  # (at most 4096 rows: two 32-token tiles, but WG_64_TMA on long K -- its K slices stay
+        # long enough: 4096x14336 M=33 26.1 us against 30.3, M=64 27.6 against 30.7; 4096x4096 M=64 15.3
+        # against 12.8, 2048x8192 18.2 against 14.7)
+        if n <= 4096:
+            return WG_64_TMA if k >= 12288 else WG_32_NARROW
+        return WG_64_TMA if n <= 16384 else WG_64
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
     if lo <= 512:
@@ -892,6 +947,14 @@ WIDE_RANGE = (129, 512)
 #: where the tuning's M ranges start (DEFAULT_RANGES; 9-32 splits at 17 where the warpgroup
 #: tiles of its halves differ)
 _RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
+
+
+def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
+    """The M ranges (lo, hi) whose warpgroup tiles fill their stages with TMA bulk copies."""
+    if layer.is_moe or not caps.has("tma") or not wgmma_ok(_sizing_recipe(layer, compute), caps):
+        return []
+    zp = _sizing_recipe(layer, compute).zp != 0
+    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if lo > 8 and (wgmma_tile(lo, layer.n, zp, layer.k) or Tile()).tma]
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
@@ -1035,7 +1098,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = byte_tile(nominal, lo, hi, layer.n)
         split = split_config(t)
         if not t.stream and wgmma_ok(recipe, caps) and wgmma_tile(lo, layer.n, recipe.zp != 0) is not None:
-            nominal = wgmma_tile(lo, layer.n, recipe.zp != 0)
+            nominal = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
+            if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
+                nominal = replace(nominal, tma=0)
             split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
@@ -1171,7 +1236,8 @@ def tile_from_config(cfg) -> Tile | None:
     if all(k in cfg for k in keys):
         return Tile(*(int(cfg[k]) for k in keys), l2_prefetch=int(cfg.get("l2_prefetch", 0)),
                     stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)),
-                    wgmma=int(cfg.get("wgmma", 0)))
+                    wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
+                    chains=int(cfg.get("chains", 1)))
     return None
 
 
@@ -1190,7 +1256,7 @@ def recipe_from_plan(plan, hw) -> Recipe:
     compiler = "nvrtc" if caps.targets.get("nvrtc") else "nvcc"
     target = hw.compile_target(compiler)
     return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
-                      caps_cp_async=str(comps.get("loader", "cp_async")) == "cp_async",
+                      caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
                       k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
                       has_bias=layer.bias, op8=op8)
 

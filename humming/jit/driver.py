@@ -11,7 +11,7 @@ import threading
 
 from ..errors import DeviceError
 
-__all__ = ["check", "ensure_init", "current_context", "load_function", "raw_stream"]
+__all__ = ["check", "ensure_init", "current_context", "load_function", "raw_stream", "encode_tensor_map_2d"]
 
 _lock = threading.Lock()
 _driver = None  # cuda.bindings.driver once initialised
@@ -132,6 +132,42 @@ def stream_of(device_index: int) -> int:
 def raw_stream() -> int:
     """The handle of ``torch.cuda.current_stream()`` on the current device."""
     return stream_of(current_device_index())
+
+
+_encode_fn = None
+
+
+def encode_tensor_map_2d(out_addr: int, ptr: int, dim0: int, dim1: int, stride_bytes: int, box0: int,
+                         box1: int) -> None:
+    """Write the 128-byte CUtensorMap of a row-major 2D array of 16-bit values at ``ptr``
+    (``dim0`` values per row, ``dim1`` rows, rows ``stride_bytes`` apart) into host memory at
+    ``out_addr``: boxes of ``box0`` x ``box1`` values stored in 128-byte swizzle atoms,
+    out-of-range elements read as zeros, 256-byte L2 promotion (cuTensorMapEncodeTiled, called
+    through libcuda: a few hundred ns). Raises DeviceError with the driver's reason."""
+    global _encode_fn
+    import ctypes
+
+    if _encode_fn is None:
+        ensure_init()
+        try:
+            f = ctypes.CDLL("libcuda.so.1").cuTensorMapEncodeTiled
+        except (OSError, AttributeError) as e:
+            raise DeviceError(f"cuTensorMapEncodeTiled is not available from libcuda: {e}") from e
+        f.restype = ctypes.c_int
+        u32, u64p, u32p = ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)
+        f.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, u64p, u64p, u32p, u32p,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        _encode_fn = f
+    dims = (ctypes.c_uint64 * 2)(dim0, dim1)
+    strides = (ctypes.c_uint64 * 1)(stride_bytes)
+    box = (ctypes.c_uint32 * 2)(box0, box1)
+    estr = (ctypes.c_uint32 * 2)(1, 1)
+    # UINT16, no interleave, SWIZZLE_128B, L2 promotion 256 B, no float OOB fill (zeros)
+    err = _encode_fn(out_addr, 1, 2, ptr, dims, strides, box, estr, 0, 3, 3, 0)
+    if err:
+        raise DeviceError(f"cuTensorMapEncodeTiled(address={ptr:#x}, dims=({dim0}, {dim1}), row stride="
+                          f"{stride_bytes} bytes, box=({box0}, {box1})) failed: {_name(err)} (the address must "
+                          f"be 16-byte aligned and the row stride a multiple of 16 bytes)")
 
 
 # ---------------------------------------------------------------- the launch hot path

@@ -22,6 +22,7 @@
 #include "humming/gemm/dequant.cuh"
 #include "humming/gemm/layout.cuh"
 #include "humming/gemm/ptx.cuh"
+#include "humming/gemm/tma.cuh"
 #include "humming/gemm/wgmma.cuh"
 
 namespace humming {
@@ -42,6 +43,9 @@ struct GemmParams {
   int groups;             // rows of sz
   int k_steps_per_split;  // BK steps per gridDim.z slice
   float out_mul;          // global multiplier (tensor scale, exponent re-bias)
+  int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M)
+  TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
+                          // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
 };
 
 template <typename Cfg>
@@ -85,8 +89,12 @@ struct GemmMmaSync {
   static constexpr int BN_PAD = BN + 4;
   static constexpr int SPLIT_U = (BM * BN / 4 + THREADS - 1) / THREADS < 4 ? (BM * BN / 4 + THREADS - 1) / THREADS : 4;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
-  static constexpr int SMEM_BYTES =
-      ((STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES) + (WG ? 1024 : 0);
+  // TMA (WG tiles): one thread fills each stage with bulk copies completing on the stage's
+  // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
+  static constexpr bool TMA = WG && Cfg::TMA != 0;
+  static constexpr int BAR_OFF = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
+  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? 64 : 0) + (WG ? 1024 : 0);
+  static_assert(!TMA || STAGES <= 8, "TMA tiles: at most 8 stages (their barriers' 64 bytes)");
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
 
   // group scales multiply the dequantized weights (SCALE_W), or the fp32
@@ -1310,15 +1318,59 @@ struct GemmMmaSync {
   // reads the previous stage, so the stage refilled is free. The copies land through the
   // generic proxy and the wgmmas read through the async proxy, so each thread fences its
   // landed copies before the barrier (as the PTX memory model asks).
-  static constexpr int LEAD = STAGES - 2;
+  // With TMA on one warpgroup (four warps) a stage is refilled one behind instead: the
+  // refill of the stage read in step it - 1 is issued in step it after the wait that retires
+  // that step's last group, and a group retires only once all four warps have issued it, so
+  // they have all read the stage (their weight loads feed the fragments the group reads);
+  // with two warpgroups the barrier per step (and two behind) stays.
+  static constexpr bool SYNC_STEP = !TMA || WN > 4;
+  static constexpr int LEAD = SYNC_STEP ? STAGES - 2 : STAGES - 1;
+
+  // TMA: thread 0 fills `stage` with k-step `kstep`: the activation atoms through the tensor
+  // map (columns past K arrive as zeros; the box has min(BM, M) rows, so a batch of fewer
+  // tokens than BM reads no rows past M -- their shared rows hold stale values, whose results
+  // are never stored, as in load_stage: H200, M=33 on the 64-token tile read 33.9 us with
+  // boxes of 64 rows, 31 of them zero-filled, against 25.7 at M=64), each 16-row block's KB weight blocks
+  // (contiguous in the packed layout) and the stage's group-scale rows (the last group's row
+  // stands in for rows past the last group: finite, and their weights are the zero padding)
+  // as contiguous runs; the stage's barrier expects all their bytes.
+  static HUMMING_DEVICE void tma_stage(const GemmParams& p, u32 smem_base, u32 bars, int stage, int kstep, int m0,
+                                       int n0) {
+    const u32 base = smem_base + stage * STAGE_BYTES;
+    const u32 bar = bars + stage * 8;
+    const int k0 = kstep * BK;
+    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows + W_BYTES + S_BYTES);
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128, &p.tmap, k0 + kb * 64, m0, bar);
+    const int kblocks = p.Kp / 64;
+    const u32* w = p.w + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
+#pragma unroll
+    for (int nb = 0; nb < BN / 16; ++nb)
+      tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
+                   KB * WPL * 128, bar);
+    if constexpr (Cfg::GSCALE) {
+      const char* sz = static_cast<const char*>(p.sz) + static_cast<i64>(n0) * SZB;
+#pragma unroll
+      for (int r = 0; r < GS_ROWS; ++r) {
+        const int g = k0 / Cfg::GROUP + r < p.groups ? k0 / Cfg::GROUP + r : p.groups - 1;
+        tma::load_1d(base + A_BYTES + W_BYTES + r * (BN * SZB), sz + static_cast<i64>(g) * p.Np * SZB, BN * SZB, bar);
+      }
+    }
+  }
 
   // `a`: the A fragments of the last two blocks (block kb uses a[kb & 1]); it lives across
   // stages so that the fragments an in-flight group reads stay allocated until the
   // wait_group that retires it (the empty asm after each wait "reads" the retired pair):
   // ptxas does not keep them apart across the main loop's back edge by itself (seen on
   // the H200 with one block per stage: stale fragments).
+  //
+  // NCH accumulator sets per warp (Cfg::CHAINS): k16 step kt of a block goes to set kt % NCH, so NCH
+  // chains of dependent wgmmas are in flight instead of one (summed after the main loop).
+  static constexpr int NCH = WG ? Cfg::CHAINS : 1;
+  static_assert(NCH == 1 || NCH == 2 || NCH == 4, "wgmma tiles: 1, 2 or 4 accumulator chains");
+
   template <typename Issue>
-  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NT][MT][4], u32 (&a)[2][4][4],
+  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NCH][MT][4], u32 (&a)[2][4][4],
                                               int wn, int lane, Issue&& issue) {
     static_assert(NT == 1 && WM == 1 && WK == 1 && WN % 4 == 0 && !PARTIAL && !BYTES && !Cfg::K8MMA,
                   "wgmma tiles: one 16-row block per warp, warps along N in groups of four, 16-bit operands");
@@ -1341,7 +1393,7 @@ struct GemmMmaSync {
       wgmma::fence();
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 step kt: 32 bytes per step (units of 16)
-        wgmma::Mma<BM, Cfg::BF16>::run(&acc[0][0][0], af[kt], desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
+        wgmma::Mma<BM, Cfg::BF16>::run(&acc[kt % NCH][0][0], af[kt], desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
       wgmma::commit();
       wgmma::wait<1>();
       wgmma::keep(a[(kb + 1) & 1]);  // the previous block's group is retired only now
@@ -1362,39 +1414,77 @@ struct GemmMmaSync {
     k_slice(p, ks_begin, nsteps);
 
     Loader L;
-    L.init(p, m0, n0, ks_begin);
+    if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
     const u32 smem_base = ptx::smem_addr(smem);
+    const u32 bars = smem_base + BAR_OFF;
+    if constexpr (TMA) {
+      if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) tma::init(bars + s * 8, 1);
+        tma::fence_init();
+      }
+      __syncthreads();
+    }
 
     u32 a[2][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
-    float acc[NT][MT][4];
+    float acc[NCH][MT][4];
 #pragma unroll
-    for (int j = 0; j < MT; ++j)
+    for (int c = 0; c < NCH; ++c)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[0][j][q] = 0.0f;
-    wgmma::fence_regs<MT * 4>(&acc[0][0][0]);  // (the zeros are written before the first wgmma's fence)
+      for (int j = 0; j < MT; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[c][j][q] = 0.0f;
+    wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);  // (the zeros are written before the first wgmma's fence)
 
+    if constexpr (TMA) {
+      if (tid == 0) {
 #pragma unroll
-    for (int s = 0; s < LEAD; ++s) {
-      if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
-      ptx::cp_async_commit();
-    }
-    for (int it = 0, rd = 0, wr = LEAD; it < nsteps; ++it) {
-      ptx::cp_async_wait<LEAD - 1>();
-      wgmma::fence_proxy_shared();  // (the stage's cp.async writes, then the wgmmas' async-proxy reads)
-      __syncthreads();
-      const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
-        if (nxt < nsteps) load_stage(p, L, smem_base, wr, ks_begin + nxt);
+        for (int s = 0; s < LEAD; ++s)
+          if (s < nsteps) tma_stage(p, smem_base, bars, s, ks_begin + s, m0, n0);
+      }
+      for (int it = 0, rd = 0, wr = LEAD, ph = 0; it < nsteps; ++it) {
+        tma::wait(bars + rd * 8, ph);
+        if constexpr (SYNC_STEP) __syncthreads();
+        const int nxt = it + LEAD;
+        compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
+          if (tid == 0 && nxt < nsteps) tma_stage(p, smem_base, bars, wr, ks_begin + nxt, m0, n0);
+        });
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
+        if (++rd == STAGES) rd = 0, ph ^= 1;
+      }
+      wgmma::wait<0>();
+      wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
+      __syncthreads();  // (every copy issued has landed: each was waited on)
+    } else {
+#pragma unroll
+      for (int s = 0; s < LEAD; ++s) {
+        if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
         ptx::cp_async_commit();
-      });
-      wr = wr + 1 == STAGES ? 0 : wr + 1;
-      rd = rd + 1 == STAGES ? 0 : rd + 1;
+      }
+      for (int it = 0, rd = 0, wr = LEAD; it < nsteps; ++it) {
+        ptx::cp_async_wait<LEAD - 1>();
+        wgmma::fence_proxy_shared();  // (the stage's cp.async writes, then the wgmmas' async-proxy reads)
+        __syncthreads();
+        const int nxt = it + LEAD;
+        compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
+          if (nxt < nsteps) load_stage(p, L, smem_base, wr, ks_begin + nxt);
+          ptx::cp_async_commit();
+        });
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
+        rd = rd + 1 == STAGES ? 0 : rd + 1;
+      }
+      wgmma::wait<0>();
+      wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
+      ptx::cp_async_wait<0>();
+      __syncthreads();
     }
-    wgmma::wait<0>();
-    wgmma::fence_regs<MT * 4>(&acc[0][0][0]);
-    ptx::cp_async_wait<0>();
-    __syncthreads();
 
+#pragma unroll
+    for (int c = 1; c < NCH; ++c)
+#pragma unroll
+      for (int j = 0; j < MT; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[0][j][q] += acc[c][j][q];
     float* red = reinterpret_cast<float*>(smem);
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
