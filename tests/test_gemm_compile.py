@@ -346,3 +346,38 @@ def test_wgmma_tiles_are_checked_before_compiling():
     t = G.fit_tile(G.WG_128, rec4, 227 * 1024, 4096)
     stage = 128 * 128 * 2 + 8 * 2 * 512 + 128 * 2  # activations, weights, one row of group scales
     assert t == G.WG_128 and G.smem_bytes(rec4, t) == -(-stage // 1024) * 1024 * 4 + 1024
+
+
+def test_tensor_map_parameters(monkeypatch):
+    """TMA tiles: the launcher encodes the activations' tensor map once per (address, M, row
+    stride) with boxes of min(BM, M) rows, writes the box rows and the map into the kernel's
+    parameters (GemmParams.tma_rows and .tmap, the layout the kernel's struct has), and skips
+    the copy when the parameters already hold that map."""
+    import ctypes
+
+    from humming_nvidia import gemm_mma_sync as G
+
+    calls = []
+
+    def encode(addr, ptr, dim0, dim1, stride, box0, box1):
+        calls.append((ptr, dim0, dim1, stride, box0, box1))
+        ctypes.memset(addr, 0x40 + len(calls), 128)
+
+    monkeypatch.setattr(G._drv, "encode_tensor_map_2d", encode)
+    assert G.TMAP_OFFSET == 128 and ctypes.sizeof(G.GemmParams) == 256
+    L = G.Launcher.__new__(G.Launcher)
+    L._tmaps, L._tmap_cur = {}, {}
+    lp = types.SimpleNamespace(params=G.GemmParams())
+    lp.params.K, lp.params.out_mul, lp.params.k_steps_per_split = 4224, 0.5, 7
+    L._tensor_map(lp, 64, 0x10000, 33, 4232)
+    assert calls == [(0x10000, 4224, 33, 2 * 4232, 64, 33)]  # no rows past M in the box
+    p = lp.params
+    assert p.tma_rows == 33 and bytes(p.tmap) == bytes([0x41]) * 128
+    assert p.out_mul == 0.5 and p.k_steps_per_split == 7  # the fields before are untouched
+    L._tensor_map(lp, 64, 0x20000, 100, 4232)  # another buffer, M above BM: full boxes
+    assert calls[-1][2:] == (100, 2 * 4232, 64, 64) and p.tma_rows == 64 and p.tmap[0] == 0x4242424242424242
+    L._tensor_map(lp, 64, 0x10000, 33, 4232)  # the first again: from the cache
+    assert len(calls) == 2 and p.tma_rows == 33 and p.tmap[0] == 0x4141414141414141
+    p.tma_rows = 0
+    L._tensor_map(lp, 64, 0x10000, 33, 4232)  # the parameters hold it already: nothing written
+    assert p.tma_rows == 0 and len(calls) == 2

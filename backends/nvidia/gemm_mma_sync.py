@@ -74,6 +74,8 @@ class GemmParams(ctypes.Structure):
 
 
 TMAP_OFFSET = GemmParams.tmap.offset
+_TMA_ROWS_OFFSET = GemmParams.tma_rows.offset  # (the launcher writes tma_rows .. the end in one copy)
+_TMA_TAIL = ctypes.sizeof(GemmParams) - _TMA_ROWS_OFFSET
 
 
 @dataclass(frozen=True)
@@ -600,7 +602,8 @@ class Launcher:
         self._plans: dict[Tile, object] = {}
         self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
         self._counters: dict[Tile, torch.Tensor] = {}
-        self._tmaps: dict[tuple, object] = {}  # (box rows, x address, M, lda) -> encoded tensor map
+        self._tmaps: dict[tuple, object] = {}  # (x address, M, lda, box rows) -> encoded tensor map
+        self._tmap_cur: dict[int, tuple] = {}  # id(LaunchPlan) -> the key of the map its parameters hold
         # (largest M, tile, most K slices) per range, ascending
         self._entries = [(hi if hi is not None else 1 << 62, tile, s)
                          for (_, hi, tile), s in zip(self.ranges, splits)]
@@ -700,18 +703,23 @@ class Launcher:
     def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
         """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
         boxes of 64 x min(``box_rows``, ``m``)) into the plan's parameters: encoded once per (address, M,
-        row stride) and kept (a serving loop's few activation buffers), at most 256."""
-        box_rows = min(box_rows, m)  # (no rows past M: see GemmMmaSync::tma_stage)
-        lp.params.tma_rows = box_rows
-        key = (box_rows, xp, m, lda)
+        row stride) and kept (a serving loop's few activation buffers), at most 256; nothing is
+        written when the plan's parameters already hold it (the same buffer again)."""
+        key = (xp, m, lda, box_rows)
+        if self._tmap_cur.get(id(lp)) == key:
+            return
         buf = self._tmaps.get(key)
-        if buf is None:
+        if buf is None:  # the bytes from GemmParams.tma_rows to the end: the box rows, then the map
             if len(self._tmaps) >= 256:
                 self._tmaps.clear()
-            buf = (ctypes.c_uint64 * 16)()
-            _drv.encode_tensor_map_2d(ctypes.addressof(buf), xp, lp.params.K, m, lda * 2, 64, box_rows)
+            rows = min(box_rows, m)  # (no rows past M: see GemmMmaSync::tma_stage)
+            buf = (ctypes.c_uint64 * (_TMA_TAIL // 8))()
+            ctypes.c_int.from_buffer(buf).value = rows
+            _drv.encode_tensor_map_2d(ctypes.addressof(buf) + TMAP_OFFSET - _TMA_ROWS_OFFSET, xp, lp.params.K, m,
+                                      lda * 2, 64, rows)
             self._tmaps[key] = buf
-        ctypes.memmove(ctypes.addressof(lp.params) + TMAP_OFFSET, buf, 128)
+        ctypes.memmove(ctypes.addressof(lp.params) + _TMA_ROWS_OFFSET, buf, _TMA_TAIL)
+        self._tmap_cur[id(lp)] = key
 
     def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:
         """K steps per slice of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
