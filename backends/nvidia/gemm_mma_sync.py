@@ -69,7 +69,7 @@ class GemmParams(ctypes.Structure):
         ("out_mul", ctypes.c_float),
         ("tma_rows", ctypes.c_int),
         ("_pad", ctypes.c_byte * 12),
-        ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the kernel asserts it)
+        ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the entry checks the size)
     ]
 
 
@@ -776,12 +776,13 @@ class Launcher:
             shape = self._by_m[m] = self._shape(m)
         lp, grid, smem, kps, ws_floats, ctr, tma_rows = shape
         p = lp.params
-        p.x = x.data_ptr()
+        xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
+        p.x = xp
         p.y = y.data_ptr()
         p.M = m
-        p.lda = x.stride(0) * x.element_size() // 2  # in 16-bit units
+        p.lda = lda
         if tma_rows:
-            self._tensor_map(lp, tma_rows, p.x, m, p.lda)
+            self._tensor_map(lp, tma_rows, xp, m, lda)
         p.ldy = y.stride(0)
         p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
         if bias is not None:
@@ -906,10 +907,10 @@ WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
 WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 
 
-def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile | None:
-    """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows
-    (None would keep the mma.sync tile: since the ninth session's sweeps every range above 8
-    tokens has one). 256-token CTAs hold 128 accumulators per thread and
+def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
+    """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows and
+    ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
+    mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; with zero points (two more words per fragment) they spilled
     (bf16, sm_90a), so those layers keep 128 tokens."""
     if zp and lo > 128:
@@ -959,17 +960,18 @@ _RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
 
 def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
     """The M ranges (lo, hi) whose warpgroup tiles fill their stages with TMA bulk copies."""
-    if layer.is_moe or not caps.has("tma") or not wgmma_ok(_sizing_recipe(layer, compute), caps):
+    recipe = _sizing_recipe(layer, compute)
+    if layer.is_moe or not caps.has("tma") or not wgmma_ok(recipe, caps):
         return []
-    zp = _sizing_recipe(layer, compute).zp != 0
-    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if lo > 8 and (wgmma_tile(lo, layer.n, zp, layer.k) or Tile()).tma]
+    zp = recipe.zp != 0
+    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if lo > 8 and wgmma_tile(lo, layer.n, zp, layer.k).tma]
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
     """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M)."""
     if layer.is_moe or not wgmma_ok(_sizing_recipe(layer, compute), caps):
         return None
-    return next((lo for lo in _RANGE_STARTS if lo > 8 and wgmma_tile(lo, layer.n) is not None), None)
+    return min(lo for lo in _RANGE_STARTS if lo > 8)  # (every range above 8 tokens: see wgmma_tile)
 
 
 def _max_smem(caps) -> int:
@@ -1105,7 +1107,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
         split = split_config(t)
-        if not t.stream and wgmma_ok(recipe, caps) and wgmma_tile(lo, layer.n, recipe.zp != 0) is not None:
+        if not t.stream and wgmma_ok(recipe, caps):
             nominal = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)

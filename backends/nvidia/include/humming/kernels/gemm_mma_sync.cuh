@@ -1436,48 +1436,37 @@ struct GemmMmaSync {
         for (int q = 0; q < 4; ++q) acc[c][j][q] = 0.0f;
     wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);  // (the zeros are written before the first wgmma's fence)
 
-    if constexpr (TMA) {
-      if (tid == 0) {
-#pragma unroll
-        for (int s = 0; s < LEAD; ++s)
-          if (s < nsteps) tma_stage(p, smem_base, bars, s, ks_begin + s, m0, n0);
-      }
-      for (int it = 0, rd = 0, wr = LEAD, ph = 0; it < nsteps; ++it) {
-        tma::wait(bars + rd * 8, ph);
-        if constexpr (SYNC_STEP) __syncthreads();
-        const int nxt = it + LEAD;
-        compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
-          if (tid == 0 && nxt < nsteps) tma_stage(p, smem_base, bars, wr, ks_begin + nxt, m0, n0);
-        });
-        wr = wr + 1 == STAGES ? 0 : wr + 1;
-        if (++rd == STAGES) rd = 0, ph ^= 1;
-      }
-      wgmma::wait<0>();
-      wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
-      __syncthreads();  // (every copy issued has landed: each was waited on)
-    } else {
-#pragma unroll
-      for (int s = 0; s < LEAD; ++s) {
-        if (s < nsteps) load_stage(p, L, smem_base, s, ks_begin + s);
+    // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
+    // the slice, so that the waits count the same groups)
+    auto fill = [&](int slot, int s) {
+      if constexpr (TMA) {
+        if (tid == 0 && s < nsteps) tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0);
+      } else {
+        if (s < nsteps) load_stage(p, L, smem_base, slot, ks_begin + s);
         ptx::cp_async_commit();
       }
-      for (int it = 0, rd = 0, wr = LEAD; it < nsteps; ++it) {
+    };
+    if (!TMA || tid == 0) {  // (TMA: the one issuing thread's prologue as one branch)
+#pragma unroll
+      for (int s = 0; s < LEAD; ++s) fill(s, s);
+    }
+    for (int it = 0, rd = 0, wr = LEAD, ph = 0; it < nsteps; ++it) {
+      if constexpr (TMA) {
+        tma::wait(bars + rd * 8, ph);
+      } else {
         ptx::cp_async_wait<LEAD - 1>();
         wgmma::fence_proxy_shared();  // (the stage's cp.async writes, then the wgmmas' async-proxy reads)
-        __syncthreads();
-        const int nxt = it + LEAD;
-        compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
-          if (nxt < nsteps) load_stage(p, L, smem_base, wr, ks_begin + nxt);
-          ptx::cp_async_commit();
-        });
-        wr = wr + 1 == STAGES ? 0 : wr + 1;
-        rd = rd + 1 == STAGES ? 0 : rd + 1;
       }
-      wgmma::wait<0>();
-      wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
-      ptx::cp_async_wait<0>();
-      __syncthreads();
+      if constexpr (SYNC_STEP) __syncthreads();
+      const int nxt = it + LEAD;
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] { fill(wr, nxt); });
+      wr = wr + 1 == STAGES ? 0 : wr + 1;
+      if (++rd == STAGES) rd = 0, ph ^= 1;
     }
+    wgmma::wait<0>();
+    wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
+    if constexpr (!TMA) ptx::cp_async_wait<0>();
+    __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
 
 #pragma unroll
     for (int c = 1; c < NCH; ++c)
