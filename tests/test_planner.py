@@ -11,8 +11,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from humming import capabilities as C
+from humming import reference as R
 from humming.device import Device
 from humming.errors import FormatError, UnsupportedError
 from humming.planner import MRange, Plan, plan
@@ -180,6 +182,28 @@ def test_tuning_covers_every_m_with_kernel_tiles():
         tile.check()
         assert 4096 % tile.bk == 0 and tile.stages >= 2
         assert G.smem_bytes(recipe, tile) <= C.load("A100").limit("smem_per_block_optin")
+
+
+def test_tile_rows_divide_the_padded_weight_rows():
+    # a CTA reads BN rows of packed weights (padded to 128 rows): a 256-row tile on a layer of
+    # 4224 rows would read 128 rows past the buffer, so the planner keeps 128-row tiles there
+    # and the launcher refuses such a tile by name
+    from humming_nvidia import gemm_mma_sync as G
+
+    for dev in ("A100", "RTX4090", "H200"):
+        for n in (4224, 5120, 6016, 7392, 8192):
+            p = plan(W4A16.replace(n=n), dev)
+            np_ = -(-n // G.PAD_N) * G.PAD_N
+            bns = {G.tile_from_config(r.config).bn for r in p.tuning}
+            assert all(np_ % bn == 0 for bn in bns), (dev, n, bns)
+    assert G.tile_from_config(plan(W4A16.replace(n=8192), "A100").tuning_for(300).config) == G.TILE_64_WIDE
+    assert G.tile_from_config(plan(W4A16.replace(n=4224), "A100").tuning_for(300).config).bn == 128
+    qw = R.quantize(torch.randn(384, 256) * 0.02, WeightScheme("int4", "group", 128))
+    rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
+    pw = G.pack_weight(qw, rec)
+    G.Launcher(pw, [(1, None, G.Tile(64, 128, 128, 1, 4, 1, 3))], 108)
+    with pytest.raises(ValueError, match="BN = 256.*384 rows"):
+        G.Launcher(pw, [(1, None, G.TILE_64_WIDE)], 108)
 
 
 def test_declared_families_keep_the_generic_tuning():

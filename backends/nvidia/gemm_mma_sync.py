@@ -595,6 +595,11 @@ class Launcher:
             raise ValueError(f"Launcher: max_split must be an int >= 1 or one per range "
                              f"({len(self.ranges)} ranges), found {max_split!r}")
         self.max_split = max(splits, default=1)
+        for lo, hi, tile in self.ranges:  # (a CTA reads BN rows of packed weights: none past Np)
+            if packed is not None and packed.np_ % tile.bn:
+                raise ValueError(f"Launcher: the tile of M {lo}-{hi if hi is not None else 'up'} has BN = "
+                                 f"{tile.bn}, which does not divide the packed weight's {packed.np_} rows "
+                                 f"(padded to {PAD_N}): its last CTAs would read past the weights")
         # split K until about this many CTAs per SM; None: ctas_for(tile) (H200, mma.sync tiles
         # at M 16-64: 1 beats 2 on every issue-6 shape, by up to 25 %)
         self.ctas_per_sm: int | None = None
@@ -1102,7 +1107,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
-        if (lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async"):
+        if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
+                and -(-layer.n // PAD_N) * PAD_N % TILE_64_WIDE.bn == 0):  # (its CTAs read BN rows of weights)
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
