@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -122,6 +122,21 @@ for part in "${@:-all}"; do
            sw --m 16 --groups tmaocc16 --json "$OUT/tmaocc16.json"
            sw --m 32 --groups tmaocc32 --json "$OUT/tmaocc32.json"
            sw --m 64 --groups tmaocc64 --json "$OUT/tmaocc64.json" ;;
+    wide)  # two 64-row wgmmas per warpgroup: their GPU tests, then ranked against the planner's tiles
+           # (M=64 also with K split for two CTAs per SM)
+           timeout 200 python3 -m pytest -q -m gpu -x -p no:cacheprovider tests/test_gemm_gpu.py -k "wgmma_two" 2>&1 \
+             | tee "$OUT/wide_tests.log" | tail -5; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 170 python3 scripts/gpu_sweep.py --rounds 3 --shapes 14336x4096,8192x8192,28672x8192 \
+                  "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 64 --groups wide64 --ctas 0,2 --json "$OUT/wide64.json"
+           sw --m 16 --groups wide16 --json "$OUT/wide16.json"
+           sw --m 32 --groups wide32 --json "$OUT/wide32.json" ;;
+    widep) # the cp.async two-block tiles against both of the planner's tiles at 16 and 32 tokens (and 64 on the
+           # widest layer)
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 16 --groups wide16p --json "$OUT/wide16p.json"
+           sw --m 32 --groups wide32p --json "$OUT/wide32p.json"
+           sw --m 64 --groups wide64p --shapes 28672x8192 --ctas 0,2 --json "$OUT/wide64p.json" ;;
     runs)  # plain reads of per-warp runs (the decode kernels' pattern) against the grid-wide stride
            timeout 200 python3 scripts/gpu_inflight.py --runs --json "$OUT/runs.json" 2>&1 | tee "$OUT/runs.log" ;;
     wgsmall) # layers of at most 4096 rows at 16-64 tokens: the mma.sync tile against the warpgroup tiles

@@ -101,6 +101,22 @@ GROUPS = {
                  T(32, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1)],
     "tmaocc64": [T(64, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2),
                  T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)],
+    # two 64-row wgmmas per warpgroup (BN = 32 * WN: 128 rows on four warps, twice the independent
+    # work per activation byte) against the planner's tiles of 16, 32 and 64 tokens
+    "wide16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 4, 1, 6, wgmma=1),
+               T(16, 128, 128, 1, 4, 1, 6, wgmma=1, tma=1), T(16, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1)],
+    "wide32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 128, 128, 1, 4, 1, 4, wgmma=1),
+               T(32, 128, 128, 1, 4, 1, 4, wgmma=1, tma=1), T(32, 128, 128, 1, 4, 1, 6, wgmma=1, tma=1)],
+    "wide64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 4, 1, 4, wgmma=1),
+               T(64, 128, 128, 1, 4, 1, 3, wgmma=1, tma=1), T(64, 128, 128, 1, 4, 1, 4, wgmma=1, tma=1),
+               T(64, 256, 128, 1, 8, 1, 3, wgmma=1, tma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1)],
+    # ... cp.async ones against both of the planner's tiles (four and eight warps)
+    "wide16p": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 8, 1, 6, wgmma=1),
+                T(16, 128, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 4, 1, 8, wgmma=1)],
+    "wide32p": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1),
+                T(32, 128, 128, 1, 4, 1, 4, wgmma=1), T(32, 128, 128, 1, 4, 1, 6, wgmma=1)],
+    "wide64p": [T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 4, 1, 4, wgmma=1),
+                T(64, 128, 128, 1, 4, 1, 3, wgmma=1)],
     # layers of at most 4096 rows, 33-64 tokens: two 32-token tiles against the 64-token TMA tile
     "tmasmall": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2),
                  T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2)],

@@ -96,7 +96,8 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
         else:
             assert I.count(sass, r"^LDGSTS") > 0
         loop = main_loop(sass)
-        assert I.count(loop, r"HGMMA") == 4 * tile.bk // 64  # one per k16 step of a stage
+        # one per k16 step of a stage and 64 rows of a warpgroup (one or two 16-row blocks per warp)
+        assert I.count(loop, r"HGMMA") == 4 * tile.bk // 64 * (tile.bn // (16 * tile.wn))
         # one group in flight while the next block is dequantized (ptxas did not serialize them)
         assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == tile.bk // 64, loop
     elif "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
@@ -320,6 +321,27 @@ def test_wgmma_wrappers_match_their_generator():
     assert text.count("wgmma.mma_async.sync.aligned.m64n") == 2 * len(gen.NS)
 
 
+def test_two_block_warpgroup_tile_machine_code(tmp_path):
+    """The H200 plan's 9-16 token tile on a layer of more than 8192 rows (WG_16_TWO: four warps of
+    two 16-row blocks, 128 rows per CTA): two m64 x 16 wgmmas per k16 step, one group (a block's
+    eight) in flight while the next block is dequantized, no serialized wgmmas, no local memory;
+    the single-block tile of the same plan's 8192-row layer keeps four per block."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    for n, tile, per_block in ((14336, G.WG_16_TWO, 8), (8192, G.WG_16_NARROW, 4)):
+        p = humming.plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), "H200")
+        r = p.tuning_for(16)
+        assert G.tile_from_config(r.config) == tile, r.config
+        kernel = rt.kernel(p.kernel(16))
+        sass = I.disassemble(kernel.cubin)
+        loop = main_loop(sass)
+        assert I.count(loop, r"HGMMA\.64x16x16\.F32") == 2 * per_block  # two blocks per stage
+        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == 2, loop
+        assert I.count(sass, r"^LDGSTS") > 0 and I.count(loop, r"^(LDL|STL)") == 0
+        assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
+
+
 def test_wgmma_tiles_are_checked_before_compiling():
     """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma and byte
     operands are refused with the reason; fitting keeps BK = 128 and at least 3 stages and
@@ -330,7 +352,7 @@ def test_wgmma_tiles_are_checked_before_compiling():
     T = G.Tile
     for bad in (T(64, 64, 64, 1, 4, 1, 4, wgmma=1), T(64, 96, 128, 1, 6, 1, 4, wgmma=1),
                 T(48, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 2, wgmma=1),
-                T(64, 64, 128, 2, 4, 1, 4, wgmma=1)):
+                T(64, 64, 128, 2, 4, 1, 4, wgmma=1), T(64, 192, 128, 1, 4, 1, 4, wgmma=1)):
         with pytest.raises(ValueError, match="wgmma tile"):
             bad.check()
     int4 = WeightScheme("int4", "group", 128)

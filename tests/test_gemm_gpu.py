@@ -502,12 +502,31 @@ def test_wgmma_tma_tiles(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 20, 33, 64, 100, 130, 257, 400), x_pad=24)
 
 
+@pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_two_row_blocks(scheme, k, bf16):
+    """Warpgroup tiles with two 64-row wgmmas per warpgroup (BN = 32 * WN: each warp
+    dequantizes two 16-row blocks 64 rows apart, the two wgmmas of a k16 step share the
+    activations' descriptor): cp.async and TMA stages, one and two warpgroups, 16 to 64
+    tokens, split K, rows past M and past BM."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    tiles = [(1, 16, G.WG_16_TWO), (17, 32, T(32, 128, 128, 1, 4, 1, 4, wgmma=1, tma=1)),
+             (33, 64, T(64, 128, 128, 1, 4, 1, 3, wgmma=1, tma=1)), (65, 128, T(64, 128, 128, 1, 4, 1, 4, wgmma=1)),
+             (129, None, T(64, 256, 128, 1, 8, 1, 3, wgmma=1, tma=1))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 20, 33, 64, 100, 130, 257), x_pad=24)
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),
-                         (1000, 4096, WeightScheme("uint4", "group", 128, zero_point="int"))]:
+                         (1000, 4096, WeightScheme("uint4", "group", 128, zero_point="int")),
+                         (8200, 1040, WeightScheme("int4", "group", 80))]:  # (Hopper, 9-16 tokens: WG_16_TWO)
         qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
-        run_and_check(qw, FP16, ms=(1, 7, 64, 257))
+        run_and_check(qw, FP16, ms=(1, 7, 13, 64, 257))
 
 
 def test_cuda_graph_capture_and_replay():

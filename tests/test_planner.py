@@ -357,7 +357,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 64, "sm_89").bm == 32   # no SM count: nominal
     assert not tile(8192, 8192, 8, "h200").wgmma and not tile(8192, 8192, 64, "sm_89").wgmma
     assert tile(4096, 4096, 16, "h200") == G.WG_16_NARROW  # (also on layers of at most 4096 rows)
-    assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16
+    assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16_TWO
+    assert tile(14336, 4096, 9, "h200") == G.WG_16_TWO == tile(4096, 14336, 16, "h200")
+    assert G.WG_16_TWO.bn == 32 * G.WG_16_TWO.wn and G.Launcher.ctas_for(G.WG_16_TWO) == 2
     assert tile(8192, 8192, 17, "h200") == G.WG_32_NARROW == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
     assert tile(28672, 8192, 17, "h200") == G.WG_32 == tile(14336, 4096, 32, "h200")
     assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA

@@ -123,10 +123,12 @@ class Tile:
             raise ValueError(f"Tile {self}: a stream tile has BN = 16*WN, WM = 1, BM of 8 or 16 and BK = 64*WK")
         if self.stream not in (0, 1, 3, 4):
             raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
-        if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4 or self.bn != 16 * self.wn
+        if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4
+                           or self.bn not in (16 * self.wn, 32 * self.wn)
                            or self.bm not in (16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
             raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
-                             f"BN = 16*WN, BM of 16, 32, 64, 128 or 256, BK = 128 and at least 3 stages")
+                             f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of 16, 32, 64, "
+                             f"128 or 256, BK = 128 and at least 3 stages")
         if self.tma and (not self.wgmma or self.stages > 8):
             raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
         if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
@@ -910,6 +912,14 @@ WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
 #: for WG_64_NARROW, 4096x14336 27.9 against 31.3, 14336x4096 22.7 against 24.6 for WG_64;
 #: 28672x8192 keeps WG_64: 67.6 against 81.5)
 WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
+#: 9-16 tokens on four warps of two 16-row blocks each (128 rows per CTA: two m64 wgmmas per k16
+#: step sharing the activations' descriptor), on layers of more than 8192 rows and on those of at
+#: most 4096 with K >= 12288 (H200, int4 g128, M=16, gpu_sweep.py wide16p, two runs: 28672x8192
+#: 46.6 us against 49.2 for WG_16, 14336x4096 16.9 against 17.2-17.3, 4096x14336 17.6 against
+#: 18.4 for WG_16_NARROW; 8192x8192 17.8 against 17.6 and 4096x4096 10.8 against 9.3 keep
+#: WG_16_NARROW). At 32 and 64 tokens the two-block tiles lose or tie (wide32p, wide64, wide64p:
+#: 8192x8192 M=64 30.5-33.4 us against 25.6 for WG_64_TMA; 28672x8192 M=32 53.7 against 53.7)
+WG_16_TWO = Tile(16, 128, 128, 1, 4, 1, 6, wgmma=1)
 
 
 def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
@@ -921,7 +931,7 @@ def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
     if zp and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 16:
-        return WG_16_NARROW if n <= 16384 else WG_16
+        return WG_16_TWO if n > 8192 or (n <= 4096 and k >= 12288) else WG_16_NARROW
     if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
         return WG_32_NARROW if n <= 8192 else WG_32
     if lo <= 64:  # (at most 4096 rows: two 32-token tiles, but WG_64_TMA on long K -- its K slices stay

@@ -1308,7 +1308,8 @@ struct GemmMmaSync {
   // ================================================================== warpgroup MMA (sm_90a)
   // Cfg::WG: the prefill pipeline of run() (cp.async stages, the same loader and weight
   // layout), but each group of four warps (64 weight rows, warp w of the group its 16-row
-  // block) issues one wgmma m64 x BM x k16 per k16 step: each warp dequantizes its A
+  // block; or 128 rows in two such sets, see wg_block) issues one wgmma m64 x BM x k16 per
+  // k16 step and 64 rows: each warp dequantizes its A
   // fragment into registers exactly as for mma.sync, and the hardware reads the BM
   // tokens' activations (B, K-major) from the stage through a descriptor, so a weight
   // fragment is dequantized once for all BM tokens and no ldmatrix is issued. One group
@@ -1369,11 +1370,17 @@ struct GemmMmaSync {
   static constexpr int NCH = WG ? Cfg::CHAINS : 1;
   static_assert(NCH == 1 || NCH == 2 || NCH == 4, "wgmma tiles: 1, 2 or 4 accumulator chains");
 
+  // NT (1 or 2) 16-row blocks per warp: block t of warp wn is the tile's block
+  // (wn / 4 * NT + t) * 4 + wn % 4, so that the t-th wgmma of a warpgroup covers 64
+  // consecutive rows; a warpgroup's NT wgmmas of a k16 step share the activations'
+  // descriptor and are independent chains (NT = 2: 128 rows per warpgroup).
+  static HUMMING_DEVICE int wg_block(int wn, int t) { return ((wn >> 2) * NT + t) * 4 + (wn & 3); }
+
   template <typename Issue>
-  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NCH][MT][4], u32 (&a)[2][4][4],
-                                              int wn, int lane, Issue&& issue) {
-    static_assert(NT == 1 && WM == 1 && WK == 1 && WN % 4 == 0 && !PARTIAL && !BYTES && !Cfg::K8MMA,
-                  "wgmma tiles: one 16-row block per warp, warps along N in groups of four, 16-bit operands");
+  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NCH][NT][MT][4],
+                                              u32 (&a)[2][NT][4][4], int wn, int lane, Issue&& issue) {
+    static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && !PARTIAL && !BYTES && !Cfg::K8MMA,
+                  "wgmma tiles: one or two 16-row blocks per warp, warps along N in groups of four, 16-bit operands");
     static_assert(KB == 2, "wgmma tiles: two 64-column blocks per stage (BK = 128)");
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
@@ -1382,21 +1389,29 @@ struct GemmMmaSync {
     const u64 desc0 = wgmma::desc_k_sw128(a_s);
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb) {
-      u32 w[WPL];
-      u32 sc[4][2], aux[4][2];
-      load_words(w_s + ((wn * KB + kb) * 32 + lane) * WPL, w);
-      block_scales(s_s, k0, kb, wn * 16 + 2 * g, sc, aux);
-      // the block's four A fragments first, then its four wgmmas as one group
-      u32 (&af)[4][4] = a[kb & 1];
+      // the block's A fragments first (NT x four), then its wgmmas as one group
+      u32 (&af)[NT][4][4] = a[kb & 1];
 #pragma unroll
-      for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[kt], sc[kt], aux[kt]);
+      for (int t = 0; t < NT; ++t) {
+        const int nb = wg_block(wn, t);
+        u32 w[WPL];
+        u32 sc[4][2], aux[4][2];
+        load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
+        block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
+#pragma unroll
+        for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
+      }
       wgmma::fence();
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 step kt: 32 bytes per step (units of 16)
-        wgmma::Mma<BM, Cfg::BF16>::run(&acc[kt % NCH][0][0], af[kt], desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
+#pragma unroll
+        for (int t = 0; t < NT; ++t)
+          wgmma::Mma<BM, Cfg::BF16>::run(&acc[kt % NCH][t][0][0], af[t][kt],
+                                         desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
       wgmma::commit();
       wgmma::wait<1>();
-      wgmma::keep(a[(kb + 1) & 1]);  // the previous block's group is retired only now
+#pragma unroll
+      for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);  // the previous block's group is retired only now
       if (kb == 0) issue();
     }
   }
@@ -1426,15 +1441,17 @@ struct GemmMmaSync {
       __syncthreads();
     }
 
-    u32 a[2][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
-    float acc[NCH][MT][4];
+    u32 a[2][NT][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
+    float acc[NCH][NT][MT][4];
 #pragma unroll
     for (int c = 0; c < NCH; ++c)
 #pragma unroll
-      for (int j = 0; j < MT; ++j)
+      for (int t = 0; t < NT; ++t)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[c][j][q] = 0.0f;
-    wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);  // (the zeros are written before the first wgmma's fence)
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[c][t][j][q] = 0.0f;
+    wgmma::fence_regs<NCH * NT * MT * 4>(&acc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
 
     // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
     // the slice, so that the waits count the same groups)
@@ -1464,26 +1481,30 @@ struct GemmMmaSync {
       if (++rd == STAGES) rd = 0, ph ^= 1;
     }
     wgmma::wait<0>();
-    wgmma::fence_regs<NCH * MT * 4>(&acc[0][0][0]);
+    wgmma::fence_regs<NCH * NT * MT * 4>(&acc[0][0][0][0]);
     if constexpr (!TMA) ptx::cp_async_wait<0>();
     __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
 
 #pragma unroll
     for (int c = 1; c < NCH; ++c)
 #pragma unroll
-      for (int j = 0; j < MT; ++j)
+      for (int t = 0; t < NT; ++t)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[0][j][q] += acc[c][j][q];
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[0][t][j][q] += acc[c][t][j][q];
     float* red = reinterpret_cast<float*>(smem);
-    const int g = lane >> 2, t = lane & 3;
+    const int g = lane >> 2, c4 = lane & 3;
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+    for (int t = 0; t < NT; ++t)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int n = wn * 16 + g + 8 * (q >> 1);
-        const int m = mt * 8 + 2 * t + (q & 1);
-        red[m * BN_PAD + n] = acc[0][mt][q];
-      }
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int n = wg_block(wn, t) * 16 + g + 8 * (q >> 1);
+          const int m = mt * 8 + 2 * c4 + (q & 1);
+          red[m * BN_PAD + n] = acc[0][t][mt][q];
+        }
     __syncthreads();
     finish_tile(p, red, m0, n0);
   }
