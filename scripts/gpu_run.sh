@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -137,6 +137,15 @@ for part in "${@:-all}"; do
            sw --m 16 --groups wide16p --json "$OUT/wide16p.json"
            sw --m 32 --groups wide32p --json "$OUT/wide32p.json"
            sw --m 64 --groups wide64p --shapes 28672x8192 --ctas 0,2 --json "$OUT/wide64p.json" ;;
+    tma8)  # eight-warp TMA tiles (empty barriers): the TMA tiles' GPU tests, then ranked against the planner's
+           # tiles with K split for the launcher's choice and for two CTAs per SM
+           timeout 200 python3 -m pytest -q -m gpu -x -p no:cacheprovider tests/test_gemm_gpu.py -k "wgmma_tma" 2>&1 \
+             | tee "$OUT/tma8_tests.log" | tail -5; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 170 python3 scripts/gpu_sweep.py --rounds 3 --ctas 0,2 \
+                  --shapes 14336x4096,4096x14336,8192x8192,28672x8192 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 64 --groups tma8_64 --json "$OUT/tma8_64.json"
+           sw --m 16 --groups tma8_16 --json "$OUT/tma8_16.json"
+           sw --m 32 --groups tma8_32 --json "$OUT/tma8_32.json" ;;
     runs)  # plain reads of per-warp runs (the decode kernels' pattern) against the grid-wide stride
            timeout 200 python3 scripts/gpu_inflight.py --runs --json "$OUT/runs.json" 2>&1 | tee "$OUT/runs.log" ;;
     wgsmall) # layers of at most 4096 rows at 16-64 tokens: the mma.sync tile against the warpgroup tiles
@@ -161,7 +170,9 @@ for part in "${@:-all}"; do
            pr() { echo "=== SHAPE=$1 M=$2 TILE=${3:-planner}"; SHAPE=$1 TILE=${3:-} timeout 90 ncu --clock-control none \
                     --kernel-name humming_entry $sec --metrics lts__t_bytes.sum,dram__bytes_read.sum$st \
                     python3 scripts/gpu_profile.py "$2" 2>&1 | grep -vE "^==PROF==|^\s*$|----" ; }
-           { pr 8192x8192 1; pr 8192x8192 16; pr 8192x8192 64; pr 28672x8192 64; pr 8192x8192 256; } > "$OUT/prof.txt" 2>&1
+           # (PROF="SHAPE:M ...": other launches)
+           for c in ${PROF:-8192x8192:1 8192x8192:16 8192x8192:64 28672x8192:64 8192x8192:256}; do
+             pr "${c%%:*}" "${c##*:}"; done > "$OUT/prof.txt" 2>&1
            grep -E "^===|Duration|DRAM Throughput|L2 Cache Throughput|lts__t_bytes|dram__bytes|Achieved Occupancy|Issue Slots Busy|Registers Per|Grid Size|Block Size|Warp Cycles Per Issued|No Eligible|SM Active Cycles|Elapsed Cycles|stalled" "$OUT/prof.txt" \
              | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' ;;
     decode) # the M=1 row of the issue-6 table and the stream-tile tests (after a decode-only change)

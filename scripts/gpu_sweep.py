@@ -117,6 +117,15 @@ GROUPS = {
                 T(32, 128, 128, 1, 4, 1, 4, wgmma=1), T(32, 128, 128, 1, 4, 1, 6, wgmma=1)],
     "wide64p": [T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 4, 1, 4, wgmma=1),
                 T(64, 128, 128, 1, 4, 1, 3, wgmma=1)],
+    # eight-warp TMA tiles (two warpgroups on one activation stage, "empty" barriers instead of a
+    # barrier per step) against the planner's tiles, for --ctas 0,2
+    "tma8_16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 4, 1, 6, wgmma=1),
+                T(16, 128, 128, 1, 8, 1, 6, wgmma=1, tma=1), T(16, 128, 128, 1, 8, 1, 8, wgmma=1, tma=1)],
+    "tma8_32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1),
+                T(32, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1), T(32, 128, 128, 1, 8, 1, 6, wgmma=1, tma=1)],
+    "tma8_64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
+                T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1, chains=2),
+                T(64, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1)],
     # layers of at most 4096 rows, 33-64 tokens: two 32-token tiles against the 64-token TMA tile
     "tmasmall": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2),
                  T(32, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2)],

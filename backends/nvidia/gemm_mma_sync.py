@@ -278,7 +278,8 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
     red = tile.bm * (tile.bn + 4) * 4
     if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one (TMA: + the barriers)
-        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024 + (64 if tile.tma else 0)
+        bars = (128 if tile.wn > 4 else 64) if tile.tma else 0  # (full barriers; empty ones with two warpgroups or more)
+        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024 + bars
     return max((a + w + s) * tile.stages, red)
 
 

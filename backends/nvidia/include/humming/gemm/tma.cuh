@@ -32,6 +32,12 @@ HUMMING_DEVICE void arrive_expect_tx(u32 bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+// Arrives on `bar` (one of its expected arrivals; release: this thread's and the retired wgmmas'
+// reads of the stage come before the phase completes).
+HUMMING_DEVICE void arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Returns once the phase of `bar` with parity `parity` has completed.
 HUMMING_DEVICE void wait(u32 bar, u32 parity) {
   u32 done;

@@ -93,7 +93,8 @@ struct GemmMmaSync {
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
   static constexpr bool TMA = WG && Cfg::TMA != 0;
   static constexpr int BAR_OFF = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
-  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? 64 : 0) + (WG ? 1024 : 0);
+  // (TMA: a "full" barrier per stage; with more than one warpgroup an "empty" one per stage too)
+  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? (WN > 4 ? 128 : 64) : 0) + (WG ? 1024 : 0);
   static_assert(!TMA || STAGES <= 8, "TMA tiles: at most 8 stages (their barriers' 64 bytes)");
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
 
@@ -1322,10 +1323,14 @@ struct GemmMmaSync {
   // With TMA on one warpgroup (four warps) a stage is refilled one behind instead: the
   // refill of the stage read in step it - 1 is issued in step it after the wait that retires
   // that step's last group, and a group retires only once all four warps have issued it, so
-  // they have all read the stage (their weight loads feed the fragments the group reads);
-  // with two warpgroups the barrier per step (and two behind) stays.
-  static constexpr bool SYNC_STEP = !TMA || WN > 4;
+  // they have all read the stage (their weight loads feed the fragments the group reads).
+  // With more warpgroups the same holds for each, and each tells thread 0 so: at that point
+  // one thread of each warpgroup arrives on the stage's "empty" barrier (EMPTY_BARS, one
+  // arrival per warpgroup per use), on which thread 0 waits before refilling the stage; no
+  // barrier per step.
+  static constexpr bool SYNC_STEP = !TMA;
   static constexpr int LEAD = SYNC_STEP ? STAGES - 2 : STAGES - 1;
+  static constexpr bool EMPTY_BARS = TMA && WN > 4;
 
   // TMA: thread 0 fills `stage` with k-step `kstep`: the activation atoms through the tensor
   // map (columns past K arrive as zeros; the box has min(BM, M) rows, so a batch of fewer
@@ -1435,7 +1440,10 @@ struct GemmMmaSync {
     if constexpr (TMA) {
       if (tid == 0) {
 #pragma unroll
-        for (int s = 0; s < STAGES; ++s) tma::init(bars + s * 8, 1);
+        for (int s = 0; s < STAGES; ++s) {
+          tma::init(bars + s * 8, 1);
+          if constexpr (EMPTY_BARS) tma::init(bars + 64 + s * 8, WN / 4);
+        }
         tma::fence_init();
       }
       __syncthreads();
@@ -1476,7 +1484,17 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) __syncthreads();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] { fill(wr, nxt); });
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
+        if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
+          // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
+          if (it > 0 && nxt < nsteps) {
+            const u32 empty = bars + 64 + wr * 8;
+            if ((tid & 127) == 0) tma::arrive(empty);
+            if (tid == 0) tma::wait(empty, ((it - 1) / STAGES) & 1);
+          }
+        }
+        fill(wr, nxt);
+      });
       wr = wr + 1 == STAGES ? 0 : wr + 1;
       if (++rd == STAGES) rd = 0, ph ^= 1;
     }
