@@ -11,6 +11,7 @@ local memory (no spills, no stack).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import types
 
@@ -340,6 +341,27 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
         assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == 2, loop
         assert I.count(sass, r"^LDGSTS") > 0 and I.count(loop, r"^(LDL|STL)") == 0
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
+
+
+def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
+    """A TMA tile of two warpgroups: each stage's refill waits on the stage's "empty" mbarrier
+    (one arrival per warpgroup) instead of a barrier of all warps per step; its shared memory
+    holds the second set of barriers."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    four, eight = G.Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1), G.Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1)
+    for tile, bars in ((four, 64), (eight, 128)):  # (full barriers; and empty ones)
+        assert G.smem_bytes(rec, tile) == G.smem_bytes(rec, dataclasses.replace(tile, tma=0)) + bars
+    kernel = rt.kernel(G.kernel_spec(rec, G.fit_tile(eight, rec, 227 * 1024, 8192)))
+    loop = main_loop(I.disassemble(kernel.cubin))
+    assert I.count(loop, r"HGMMA\.64x64x16\.F32") == 8 and I.count(loop, r"BAR\.SYNC") == 0, loop
+    assert I.count(loop, r"SYNCS\.PHASECHK") == 2  # the stage's full barrier; the refilled one's empty barrier
+    assert I.count(loop, r"SYNCS\.ARRIVE\.TRANS64\.A1T0") == 1  # a warpgroup's arrival on it
+    assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == 2
+    assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
 def test_wgmma_tiles_are_checked_before_compiling():
