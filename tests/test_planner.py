@@ -193,7 +193,7 @@ def test_tile_rows_divide_the_padded_weight_rows():
     for dev in ("A100", "RTX4090", "H200"):
         for n in (4224, 5120, 6016, 7392, 8192):
             p = plan(W4A16.replace(n=n), dev)
-            np_ = -(-n // G.PAD_N) * G.PAD_N
+            np_ = G.padded_n(n)
             bns = {G.tile_from_config(r.config).bn for r in p.tuning}
             assert all(np_ % bn == 0 for bn in bns), (dev, n, bns)
     assert G.tile_from_config(plan(W4A16.replace(n=8192), "A100").tuning_for(300).config) == G.TILE_64_WIDE

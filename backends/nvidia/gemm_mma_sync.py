@@ -40,6 +40,13 @@ def padded_k(k: int, recipe: "Recipe | None" = None) -> int:
     """The prepared weight's K (values): a multiple of two 64-unit blocks."""
     step = PAD_K * (recipe.ku if recipe is not None else 1)
     return -(-k // step) * step
+
+
+def padded_n(n: int) -> int:
+    """The prepared weight's rows: a multiple of PAD_N (every tile's BN divides the rows it runs on)."""
+    return -(-n // PAD_N) * PAD_N
+
+
 ENTRY = "humming::gemm_mma_sync"
 PARAMS = "humming::GemmParams"
 
@@ -394,7 +401,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     fmt = s.format
     dev = torch.device(device) if device is not None else qw.codes.device
     n, k = qw.n, qw.k
-    np_, kp = -(-n // PAD_N) * PAD_N, padded_k(k, recipe)
+    np_, kp = padded_n(n), padded_k(k, recipe)
     codes = qw.codes.to(dev).to(torch.int64)
     if isinstance(fmt, IntFormat) and fmt.signed:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
@@ -1119,7 +1126,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
-                and -(-layer.n // PAD_N) * PAD_N % TILE_64_WIDE.bn == 0):  # (its CTAs read BN rows of weights)
+                and padded_n(layer.n) % TILE_64_WIDE.bn == 0):  # (its CTAs read BN rows of weights)
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
@@ -1179,7 +1186,7 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     if not tile.stream or kp > 4096 or not sms:
         return tile
     warps = tile.wn * tile.wk
-    np_ = -(-n // PAD_N) * PAD_N
+    np_ = padded_n(n)
     wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
     return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
 

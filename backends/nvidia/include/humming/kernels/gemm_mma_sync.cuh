@@ -1436,13 +1436,14 @@ struct GemmMmaSync {
     Loader L;
     if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
     const u32 smem_base = ptx::smem_addr(smem);
-    const u32 bars = smem_base + BAR_OFF;
+    const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
+    const u32 empties = bars + 64;
     if constexpr (TMA) {
       if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
           tma::init(bars + s * 8, 1);
-          if constexpr (EMPTY_BARS) tma::init(bars + 64 + s * 8, WN / 4);
+          if constexpr (EMPTY_BARS) tma::init(empties + s * 8, WN / 4);
         }
         tma::fence_init();
       }
@@ -1450,16 +1451,11 @@ struct GemmMmaSync {
     }
 
     u32 a[2][NT][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
+    constexpr int ACC = NT * MT * 4;  // accumulators of one chain
     float acc[NCH][NT][MT][4];
 #pragma unroll
-    for (int c = 0; c < NCH; ++c)
-#pragma unroll
-      for (int t = 0; t < NT; ++t)
-#pragma unroll
-        for (int j = 0; j < MT; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[c][t][j][q] = 0.0f;
-    wgmma::fence_regs<NCH * NT * MT * 4>(&acc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
+    for (int i = 0; i < NCH * ACC; ++i) (&acc[0][0][0][0])[i] = 0.0f;
+    wgmma::fence_regs<NCH * ACC>(&acc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
 
     // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
     // the slice, so that the waits count the same groups)
@@ -1488,7 +1484,7 @@ struct GemmMmaSync {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
-            const u32 empty = bars + 64 + wr * 8;
+            const u32 empty = empties + wr * 8;
             if ((tid & 127) == 0) tma::arrive(empty);
             if (tid == 0) tma::wait(empty, ((it - 1) / STAGES) & 1);
           }
@@ -1499,18 +1495,14 @@ struct GemmMmaSync {
       if (++rd == STAGES) rd = 0, ph ^= 1;
     }
     wgmma::wait<0>();
-    wgmma::fence_regs<NCH * NT * MT * 4>(&acc[0][0][0][0]);
+    wgmma::fence_regs<NCH * ACC>(&acc[0][0][0][0]);
     if constexpr (!TMA) ptx::cp_async_wait<0>();
     __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
 
 #pragma unroll
     for (int c = 1; c < NCH; ++c)
 #pragma unroll
-      for (int t = 0; t < NT; ++t)
-#pragma unroll
-        for (int j = 0; j < MT; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[0][t][j][q] += acc[c][t][j][q];
+      for (int i = 0; i < ACC; ++i) (&acc[0][0][0][0])[i] += (&acc[c][0][0][0])[i];
     float* red = reinterpret_cast<float*>(smem);
     const int g = lane >> 2, c4 = lane & 3;
 #pragma unroll
