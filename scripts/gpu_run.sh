@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|bwg|w4a8|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -77,6 +77,25 @@ for part in "${@:-all}"; do
     wg16)  # warpgroup tiles of 16 and 32 tokens against the mma.sync tile at M = 16 and 32
            sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
            sw --m 16,32 --groups wg16 --shapes 4096x4096,8192x8192,28672x8192,4096x14336,14336x4096 --json "$OUT/wg16.json" ;;
+    bwg)   # byte operands (int8 activations) on warpgroup MMAs: their GPU tests, then ranked against the
+           # mma.sync byte tiles (int4 g128 folded per block; int4 and int8 per channel)
+           timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "byte_wgmma or int8_wgmma" \
+             2>&1 | tee "$OUT/bwg_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 150 python3 scripts/gpu_sweep.py --rounds 3 --act int8 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --m 16 --groups bwg16 --shapes 8192x8192,28672x8192 --json "$OUT/bwg16.json"
+           sw --m 64 --groups bwg64 --shapes 8192x8192,28672x8192 --json "$OUT/bwg64.json"
+           sw --m 256,1024 --groups bwg256 --shapes 8192x8192,28672x8192 --json "$OUT/bwg256.json"
+           sw --m 256,1024 --groups bwg256,bwg256c --group 0 --shapes 8192x8192 --json "$OUT/bwg256c.json"
+           sw --m 1024 --groups bwg256,bwg256c --group 0 --weight int8 --shapes 8192x8192 --json "$OUT/bwg256i8.json" ;;
+    w4a8)  # byte operands through the planner (int8 per-token activations, the quantization kernel timed
+           # too) against cuBLAS fp16 and W4A16: int4 g128, int4 and int8 per channel
+           timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "byte_wgmma or int8_wgmma or byte_operands" \
+             2>&1 | tee "$OUT/w4a8_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           for w in int4:128 int4:0 int8:0; do
+             humming bench --shapes 8192x8192,28672x8192 --m 16,64,256,1024,4096 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --act int8 --act-quant dynamic_token --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/bench-a8-${w%%:*}-${w##*:}" 2>&1 | tee "$OUT/bench-a8-${w%%:*}-${w##*:}.log" | tail -14; rc=$((rc | PIPESTATUS[0]))
+           done ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)
            timeout 400 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8

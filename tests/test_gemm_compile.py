@@ -159,10 +159,10 @@ def compiled_bytes(tmp_path_factory):
 @pytest.mark.parametrize("dev", BYTE_DEVICES)
 def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     """int8 weights-and-activations plans issue IMMA.16832.S8.S8 (integer codes made into
-    int8 operands by LOP3s, no 16-bit conversions); int4 ones IMMA.16864.S4.S4 where int4 MMA
-    is native (sm_80-sm_89; on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8
-    MMA is native (sm_89, sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no
-    local memory."""
+    int8 operands by LOP3s, no 16-bit conversions), on sm_90 from 9 tokens on the warpgroup
+    form IGMMA.64xNx32.S8.S8; int4 ones IMMA.16864.S4.S4 where int4 MMA is native (sm_80-sm_89;
+    on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8 MMA is native (sm_89,
+    sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no local memory."""
     plan, kernel = compiled_bytes[(dev, variant, m)]
     kind = next(v[3] for v in BYTE_VARIANTS if v[0] == variant)
     if kind == "QMMA" and dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
@@ -181,6 +181,11 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     if kind == "IMMA4":  # the packed codes go to the MMA as they are: not even a LOP3 on them
         assert I.count(loop, r"^IMMA\.16864\.S4\.S4") > 0, "no int4 MMA in the main loop"
         assert I.count(loop, r"^(HMMA|HFMA2|HMUL2|HADD2\s|IMMA\.16832)") == 0
+    elif kind == "IMMA" and dev == "sm_90" and m >= 9 and "wgmma" in plan.components["mma"]:
+        # the warpgroup tiles (GemmMmaSync::run_wg; not for groups of fewer than 128 values)
+        assert plan.components["mma"].endswith(" + wgmma.m64nNk32.s8 (M >= 9)"), plan.components["mma"]
+        assert I.count(loop, r"^IGMMA\.64x\d+x32\.S8\.S8") > 0, "no int8 warpgroup MMA in the main loop"
+        assert I.count(loop, r"^(HMMA|HGMMA|HFMA2|HMUL2|HADD2\s|IMMA)") == 0
     elif kind == "IMMA":
         assert I.count(loop, r"^IMMA\.16832\.S8\.S8") > 0, "no int8 MMA in the main loop"
         # nothing goes through 16-bit floats (HADD2.F32: the fp16 group scales into fp32)

@@ -313,7 +313,7 @@ def test_byte_operands(case, out_dtype):
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)
 
 
-def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS):
+def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS, **launcher_kw):
     """A byte-operand recipe packed and launched by hand, over ``tiles`` ([(lo, hi, Tile)]; default:
     the byte tiles of every default M range), checked against the reference at each of ``ms``."""
     from humming.ops import quantize_activation
@@ -332,7 +332,8 @@ def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS):
     from humming.jit import warmup
 
     warmup(list(dict.fromkeys(G.kernel_spec(rec, t) for _, _, t in ranges)))  # (in parallel, not one by one)
-    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor)
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, smem_per_sm=props.shared_memory_per_multiprocessor,
+                          **launcher_kw)
     dt = torch.bfloat16 if bf else torch.float16
     for m in ms:
         x = (torch.randn(m, qw.k, device=dev) * 2).to(dt)
@@ -500,6 +501,55 @@ def test_wgmma_tma_tiles(scheme, k, bf16):
              (33, 64, G.WG_64_TMA), (65, 128, T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=4)),
              (129, 300, T(64, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1)), (301, None, T(128, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1))]
     run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 20, 33, 64, 100, 130, 257, 400), x_pad=24)
+
+
+@pytest.mark.parametrize("scheme,k,op8", [
+    (WeightScheme("int4", "group", 128), 4224, 1),                       # partial sums folded per block
+    (WeightScheme("uint4", "group", 256, zero_point="int"), 2304, 1),    # zero points, a group of two blocks
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 4224, 1),        # int32 over the whole slice
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, 1),
+    (WeightScheme("int2", "group", 128), 1152, 1),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 1088, 2),        # fp8 x fp8 into fp32
+    (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 1152, 2),
+], ids=_TILE_IDS)
+def test_byte_wgmma_tiles(scheme, k, op8):
+    """Warpgroup tiles on byte operands (wgmma m64nNk32: int8 into int32, e4m3 into fp32): group
+    scales folded per block behind a wait for the block's group, or one sum over the K slice;
+    cp.async and TMA stages, one and two warpgroups, one and two 64-row wgmmas per warpgroup,
+    two accumulator chains, 16 to 256 tokens, split K, rows past M and K's tail."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    act = INT8_TOK if op8 == 1 else ActivationScheme("e4m3", "dynamic_token")
+    n = N_ODD if scheme.scale != "block" else 256
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme, bias=torch.randn(n, device="cuda"))
+    tiles = [(1, 16, G.WG_16_NARROW), (17, 32, G.WG_16_TWO), (33, 64, G.WG_64_TMA),
+             (65, 128, T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1)), (129, 200, G.WG_64_NARROW),
+             (201, None, G.BYTE_WG_LARGE if scheme.scale == "channel" else G.WG_128)]
+    run_bytes_directly(qw, act, op8, "bf16", None, tiles=tiles, ms=(1, 16, 20, 33, 64, 100, 130, 257))
+
+
+def test_int8_wgmma_slices_stay_within_int32():
+    """An int8 warpgroup tile without group scales sums a K slice in int32: the launch splits K
+    so that no slice is longer than 65536 values, even where the range asks for one slice (K of
+    70144 here), and the result matches the reference."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    scheme = WeightScheme("int8", "channel", scale_fmt="fp32")
+    qw = R.quantize(torch.randn(128, 70144, device="cuda") * 0.02, scheme)
+    run_bytes_directly(qw, INT8_TOK, 1, "fp16", None, tiles=[(1, None, G.WG_64)], ms=(64,), max_split=1)
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a",
+                       act_scale=1, op8=1)
+    pw = G.pack_weight(qw, rec, torch.device("cuda"))
+    L = G.Launcher(pw, [(1, None, G.WG_64)], props.multi_processor_count, max_split=1)
+    _, grid, _, kps, *_ = L._shape(64)
+    assert grid[2] == 2 and kps * G.WG_64.bk <= G.WG_INT_SLICE, (grid, kps)
 
 
 @pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)

@@ -134,7 +134,7 @@ class MmaSyncFamily(_NvidiaFamily):
         # stages are filled by TMA bulk copies
         m0 = wgmma_from(layer, caps, compute)
         if m0 is not None:
-            comps["mma"] += f" + wgmma.m64nNk16.{_types(compute)} (M >= {m0})"
+            comps["mma"] += f" + wgmma.m64nNk{16 if compute.is_16bit else 32}.{_types(compute)} (M >= {m0})"
             tma = tma_ranges(layer, caps, compute)
             if tma:
                 comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"

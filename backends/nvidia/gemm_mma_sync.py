@@ -327,18 +327,20 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     from humming.jit import KernelSpec
 
     tile.check()
-    if tile.wgmma and (not recipe.target.startswith("sm_90a") or recipe.op8 or recipe.k8mma or not recipe.cp_async):
+    if tile.wgmma and (not recipe.target.startswith("sm_90a") or recipe.op8 == 4 or recipe.k8mma
+                       or not recipe.cp_async or (recipe.op8 and recipe.gscale and recipe.group % 64)):
         raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
-                               [f"warpgroup MMAs need the sm_90a target, cp.async and 16-bit operands; the "
-                                f"kernel is for {recipe.target} with "
-                                f"{'byte' if recipe.op8 else '16-bit'} operands"])
+                               [f"warpgroup MMAs need the sm_90a target, cp.async and 16-bit, int8 or fp8 "
+                                f"operands (byte operands: scale groups of whole 64-unit blocks); the kernel is "
+                                f"for {recipe.target} with {OP8_NAMES[recipe.op8]} operands"
+                                + (f", groups of {recipe.group} units" if recipe.op8 and recipe.gscale else "")])
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and not tile.wgmma and ((tile.bm // tile.wm) <= 16 or recipe.op8 != 0), "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
+        "SCALE_ACC": recipe.gscale and (recipe.op8 != 0 or (not tile.wgmma and (tile.bm // tile.wm) <= 16)), "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -705,6 +707,10 @@ class Launcher:
         else:
             split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
             kps = -(-ksteps // split)
+            most = WG_INT_SLICE // tile.bk
+            if tile.wgmma and pw.recipe.op8 == 1 and not pw.recipe.gscale and kps > most:
+                split = -(-ksteps // most)  # (int32 sums: slices of at most WG_INT_SLICE units)
+                kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
         ctr = None
         if split > 1:
@@ -957,8 +963,39 @@ def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
 
 def wgmma_ok(recipe: "Recipe", caps) -> bool:
     """Whether the warpgroup scheduler can run this layer's kernels: a chip with wgmma and
-    cp.async, 16-bit operands (the weights dequantized into the MMA's A fragments)."""
-    return bool(caps.has("wgmma") and caps.has("cp_async") and not recipe.op8 and not recipe.k8mma)
+    cp.async; 16-bit operands (the weights dequantized into the MMA's A fragments), or int8
+    or fp8 ones (m64nNk32) whose group scales, if any, span whole 64-unit blocks (128 values:
+    they are applied to each block's partial sums; int4 operands have no wgmma)."""
+    return bool(caps.has("wgmma") and caps.has("cp_async") and not recipe.k8mma and recipe.op8 != 4
+                and not (recipe.op8 and recipe.gscale and recipe.group % 64))
+
+
+#: K units an int8 warpgroup tile without group scales sums in int32 per K slice (65536 values:
+#: |sum| < 2^30); the launch splits K further where a slice would be longer (GemmMmaSync::WG_FOLD)
+WG_INT_SLICE = 1 << 15
+
+
+#: byte operands on warpgroup MMAs, from H200 sweeps (scripts/gpu_sweep.py --act int8 --groups
+#: bwg16,bwg64,bwg256,bwg256c; kernel alone, us, against the mma.sync byte tile the planner took
+#: before): W4A8 int4 g128 M=16 8192x8192 13.4 with WG_16_NARROW (20.8), 28672x8192 36.0 (57.4);
+#: M=64 8192x8192 21.2 with WG_64_TMA (51.4), 28672x8192 55.8 with WG_64 (169); M=256 8192x8192 42.5
+#: with WG_128 (73.7; WG_64 55.1), 28672x8192 163 (285); M=1024 166 (289) and 564 (991). Per
+#: channel (no fold): int4 M=256 8192x8192 31.6 with WG_128 (68.2), M=1024 104 with BYTE_WG_LARGE
+#: (121 with WG_128, 267 before); int8 M=1024 210 with WG_128 (397). 256-token byte tiles do not fit
+#: (shared memory: fit_tile shrinks them to 128 tokens and 3 stages, 26-35 % slower than WG_128).
+BYTE_WG_LARGE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
+
+
+def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int) -> Tile:
+    """The warpgroup tile of a byte-operand layer for the range starting at ``lo`` whose 16-bit
+    warpgroup tile is ``tile``: at most 128 tokens (folded group scales or zero points: the fp32
+    sums beside the partial ones take 255 registers at 128 tokens and spill at 256), and above
+    512 tokens, without group scales and for codes of at most 4 bits, 128 x 256 CTAs of 16 warps."""
+    if lo > 512 and not recipe.gscale and recipe.bits <= 4:
+        return BYTE_WG_LARGE
+    if tile.bm > 128:
+        return WG_128
+    return tile
 
 
 DEFAULT_RANGES = (
@@ -1133,6 +1170,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         split = split_config(t)
         if not t.stream and wgmma_ok(recipe, caps):
             nominal = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
+            if recipe.op8:
+                nominal = byte_wgmma_tile(nominal, recipe, lo)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)

@@ -1381,11 +1381,40 @@ struct GemmMmaSync {
   // descriptor and are independent chains (NT = 2: 128 rows per warpgroup).
   static HUMMING_DEVICE int wg_block(int wn, int t) { return ((wn >> 2) * NT + t) * 4 + (wn & 3); }
 
+  // Byte operands (OP8 1: int8 into int32, 2 / 3: fp8 into fp32; m64 x BM x k32 per wgmma, a
+  // block's four k32 steps as one group): without group scales the chains accumulate the whole
+  // K slice in PT (int32: the host keeps a slice within FOLD8 units, so |sum| < 2^30). With
+  // group scales (whole blocks per group) each block's group writes one partial set (its first
+  // wgmma overwrites it), which is folded into the fp32 accumulators with its rows' group scales
+  // (read when the block was dequantized) once the next block is dequantized: there the
+  // warpgroup waits for all its wgmmas (wait_group 0), folds, then issues the next block. (With
+  // two partial sets and the fold behind a wait_group 1, ptxas 13.0 serializes every wgmma,
+  // C7514: accumulators read while a group is in flight.)
+  static constexpr bool WG_FOLD = WG && BYTES && Cfg::GSCALE;
+  static constexpr int WG_KIND = OP8 == 1 ? wgmma::kS8 : OP8 == 2 ? wgmma::kE4M3 : OP8 == 3 ? wgmma::kE5M2
+                                 : Cfg::BF16 ? wgmma::kBF16 : wgmma::kF16;
+  static constexpr int NSET = WG_FOLD ? 1 : NCH;  // accumulator sets the wgmmas write
+  static_assert(!WG_FOLD || Cfg::GROUP % 64 == 0, "byte wgmma tiles: group scales over whole 64-unit blocks");
+
+  // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8)
+  static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NT][MT][4], const float (&f)[NT][2]) {
+    wgmma::fence_regs<NT * MT * 4>(&part[0][0][0]);  // (read only after the wait that retired them)
+#pragma unroll
+    for (int t = 0; t < NT; ++t)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[t][mt][q] = fmaf(static_cast<float>(part[t][mt][q]), f[t][q >> 1], acc[t][mt][q]);
+  }
+
   template <typename Issue>
-  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, float (&acc)[NCH][NT][MT][4],
-                                              u32 (&a)[2][NT][4][4], int wn, int lane, Issue&& issue) {
-    static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && !PARTIAL && !BYTES && !Cfg::K8MMA,
-                  "wgmma tiles: one or two 16-row blocks per warp, warps along N in groups of four, 16-bit operands");
+  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first, float (&acc)[NT][MT][4],
+                                              PT (&wacc)[NSET][NT][MT][4], u32 (&a)[2][NT][4][4],
+                                              float (&fs)[2][NT][2], int wn, int lane, Issue&& issue) {
+    static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || !PARTIAL) && OP8 != 4 &&
+                      !Cfg::K8MMA,
+                  "wgmma tiles: one or two 16-row blocks per warp, warps along N in groups of four, 16-bit, "
+                  "int8 or fp8 operands");
     static_assert(KB == 2, "wgmma tiles: two 64-column blocks per stage (BK = 128)");
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
@@ -1403,20 +1432,35 @@ struct GemmMmaSync {
         u32 sc[4][2], aux[4][2];
         load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
         block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
+        if constexpr (WG_FOLD) {  // rows g and g + 8 of the block's group (side by side)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            fs[kb][t][h] = f16_to_float<Cfg::BF16>(
+                *reinterpret_cast<const u16*>(s_s + (group_row(k0, kb, 0) * BN + nb * 16 + 2 * g + h) * SZB));
+        }
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
       }
+      if constexpr (WG_FOLD) {  // the previous block's group: retired, then folded
+        wgmma::wait<0>();
+#pragma unroll
+        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);
+        if (kb == 1 || !first) fold_wg(acc, wacc[0], fs[kb ^ 1]);
+      }
       wgmma::fence();
 #pragma unroll
-      for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 step kt: 32 bytes per step (units of 16)
+      for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 (bytes: k32) step kt: 32 bytes per step
 #pragma unroll
         for (int t = 0; t < NT; ++t)
-          wgmma::Mma<BM, Cfg::BF16>::run(&acc[kt % NCH][t][0][0], af[t][kt],
-                                         desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4), 1);
+          wgmma::Mma<BM, WG_KIND>::run(&wacc[kt % NSET][t][0][0], af[t][kt],
+                                       desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4),
+                                       WG_FOLD && kt == 0 ? 0 : 1);
       wgmma::commit();
-      wgmma::wait<1>();
+      if constexpr (!WG_FOLD) {
+        wgmma::wait<1>();
 #pragma unroll
-      for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);  // the previous block's group is retired only now
+        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);  // the previous block's group is retired only now
+      }
       if (kb == 0) issue();
     }
   }
@@ -1452,10 +1496,14 @@ struct GemmMmaSync {
 
     u32 a[2][NT][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
     constexpr int ACC = NT * MT * 4;  // accumulators of one chain
-    float acc[NCH][NT][MT][4];
+    PT wacc[NSET][NT][MT][4];  // what the wgmmas write: the chains, or (WG_FOLD) the two blocks' partial sums
+    float acc[NT][MT][4];      // WG_FOLD: the folded sums
+    float fs[2][NT][2];        // WG_FOLD: the group scales of the last two blocks' rows
 #pragma unroll
-    for (int i = 0; i < NCH * ACC; ++i) (&acc[0][0][0][0])[i] = 0.0f;
-    wgmma::fence_regs<NCH * ACC>(&acc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
+    for (int i = 0; i < NSET * ACC; ++i) (&wacc[0][0][0][0])[i] = PT(0);
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) (&acc[0][0][0])[i] = 0.0f;
+    wgmma::fence_regs<NSET * ACC>(&wacc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
 
     // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
     // the slice, so that the waits count the same groups)
@@ -1480,7 +1528,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) __syncthreads();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, acc, a, wn, lane, [&] {
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
@@ -1495,14 +1543,20 @@ struct GemmMmaSync {
       if (++rd == STAGES) rd = 0, ph ^= 1;
     }
     wgmma::wait<0>();
-    wgmma::fence_regs<NCH * ACC>(&acc[0][0][0][0]);
+    wgmma::fence_regs<NSET * ACC>(&wacc[0][0][0][0]);
     if constexpr (!TMA) ptx::cp_async_wait<0>();
     __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
 
+    if constexpr (WG_FOLD) {
+      if (nsteps > 0) fold_wg(acc, wacc[0], fs[1]);  // (the slice's last block: block 1 of its last stage)
+    } else {
 #pragma unroll
-    for (int c = 1; c < NCH; ++c)
+      for (int c = 1; c < NCH; ++c)
 #pragma unroll
-      for (int i = 0; i < ACC; ++i) (&acc[0][0][0][0])[i] += (&acc[c][0][0][0])[i];
+        for (int i = 0; i < ACC; ++i) (&wacc[0][0][0][0])[i] += (&wacc[c][0][0][0])[i];
+#pragma unroll
+      for (int i = 0; i < ACC; ++i) (&acc[0][0][0])[i] = static_cast<float>((&wacc[0][0][0][0])[i]);
+    }
     float* red = reinterpret_cast<float*>(smem);
     const int g = lane >> 2, c4 = lane & 3;
 #pragma unroll
@@ -1513,7 +1567,7 @@ struct GemmMmaSync {
         for (int q = 0; q < 4; ++q) {
           const int n = wg_block(wn, t) * 16 + g + 8 * (q >> 1);
           const int m = mt * 8 + 2 * c4 + (q & 1);
-          red[m * BN_PAD + n] = acc[0][t][mt][q];
+          red[m * BN_PAD + n] = acc[t][mt][q];
         }
     __syncthreads();
     finish_tile(p, red, m0, n0);
