@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|bwg|w4a8|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -95,6 +95,44 @@ for part in "${@:-all}"; do
              humming bench --shapes 8192x8192,28672x8192 --m 16,64,256,1024,4096 --weight "${w%%:*}" --group-size "${w##*:}" \
                --act int8 --act-quant dynamic_token --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
                --out "$OUT/bench-a8-${w%%:*}-${w##*:}" 2>&1 | tee "$OUT/bench-a8-${w%%:*}-${w##*:}.log" | tail -14; rc=$((rc | PIPESTATUS[0]))
+           done ;;
+    fp8wg) # fp8 weights and activations on warpgroup MMAs (QGMMA) at every M, 8-token warpgroup tiles for
+           # decode, against the 16-bit tiles the planner takes for them on Hopper; byte decode (int8 activations)
+           sw() { timeout 120 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           e8=(--weight e4m3 --group 0)
+           sw --act e4m3 "${e8[@]}" --m 1 --groups bdec8 --shapes 8192x8192,28672x8192 --json "$OUT/f8_dec.json"
+           sw --act fp16 "${e8[@]}" --m 1 --groups fdec --shapes 8192x8192,28672x8192 --json "$OUT/f16_dec.json"
+           sw --act e4m3 "${e8[@]}" --m 16 --groups bwg16 --shapes 8192x8192 --json "$OUT/f8_16.json"
+           sw --act fp16 "${e8[@]}" --m 16 --groups f16 --shapes 8192x8192 --json "$OUT/f16_16.json"
+           sw --act e4m3 "${e8[@]}" --m 64 --groups bwg64 --shapes 8192x8192 --json "$OUT/f8_64.json"
+           sw --act fp16 "${e8[@]}" --m 64 --groups f64 --shapes 8192x8192 --json "$OUT/f16_64.json"
+           sw --act e4m3 "${e8[@]}" --m 256,1024 --groups bwg256 --shapes 8192x8192 --json "$OUT/f8_256.json"
+           sw --act fp16 "${e8[@]}" --m 256,1024 --groups f256 --shapes 8192x8192 --json "$OUT/f16_256.json"
+           sw --act int8 --m 1 --groups bdec4 --shapes 8192x8192,28672x8192 --json "$OUT/a8_dec.json"
+           sw --act int8 --weight int8 --group 0 --m 1 --groups bdec8 --shapes 8192x8192 --json "$OUT/w8a8_dec.json" ;;
+    fp8b)  # after fp8 folds every block: the byte GPU tests, the fp8 and W4A8 decode sweeps, the planner's fp8 and
+           # W4A8 plans against cuBLAS fp16 (the activation quantization kernel timed too)
+           timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "byte_wgmma or int8_wgmma or byte_operands" \
+             2>&1 | tee "$OUT/fp8b_tests.log" | tail -8; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 120 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --act e4m3 --weight e4m3 --group 0 --m 1 --groups bdec8 --shapes 8192x8192,28672x8192 --json "$OUT/f8_dec.json"
+           sw --act e4m3 --weight e4m3 --group 0 --m 64,256,1024 --groups bwg256 --shapes 8192x8192 --json "$OUT/f8_256.json"
+           for w in e4m3:0 int4:128; do
+             humming bench --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --act "$([ ${w%%:*} = e4m3 ] && echo e4m3 || echo int8)" --act-quant dynamic_token --methods humming,cublas-fp16 \
+               --repeats 3 --no-plot --no-jit --out "$OUT/bench-b-${w%%:*}" 2>&1 | tee "$OUT/bench-b-${w%%:*}.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           done ;;
+    b8tma) # 8-bit weights (int8, e4m3) above 128 tokens: TMA stages against cp.async ones
+           sw() { timeout 150 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" ; }
+           sw --act e4m3 --weight e4m3 --group 0 --m 256,1024 --groups b8tma --shapes 8192x8192 --json "$OUT/b8tma_f8.json"
+           sw --act int8 --weight int8 --group 0 --m 1024 --groups b8tma --shapes 8192x8192 --json "$OUT/b8tma_i8.json" ;;
+    bfinal) # every GPU test, then the byte-operand plans (W4A8 g128 and per channel, W8A8 int8 and fp8) against cuBLAS
+           python3 -m pytest -q -m gpu -x -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           for w in int4:128:int8 int4:0:int8 int8:0:int8 e4m3:0:e4m3; do
+             IFS=: read -r wf gs af <<< "$w"
+             timeout 100 humming bench --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024 --weight "$wf" --group-size "$gs" \
+               --act "$af" --act-quant dynamic_token --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/bench-$wf-$gs-$af" > "$OUT/bench-$wf-$gs-$af.log" 2>&1; rc=$((rc | $?))
            done ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)

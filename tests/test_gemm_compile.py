@@ -159,17 +159,24 @@ def compiled_bytes(tmp_path_factory):
 @pytest.mark.parametrize("dev", BYTE_DEVICES)
 def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     """int8 weights-and-activations plans issue IMMA.16832.S8.S8 (integer codes made into
-    int8 operands by LOP3s, no 16-bit conversions), on sm_90 from 9 tokens on the warpgroup
-    form IGMMA.64xNx32.S8.S8; int4 ones IMMA.16864.S4.S4 where int4 MMA is native (sm_80-sm_89;
-    on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8 MMA is native (sm_89,
-    sm_120; on sm_90 it is emulated and the plan computes in 16 bits); no local memory."""
+    int8 operands by LOP3s, no 16-bit conversions), on sm_90 the warpgroup form IGMMA.64xNx32.S8.S8
+    at every M (groups of whole 128-value blocks); int4 ones IMMA.16864.S4.S4 where int4 MMA is
+    native (sm_80-sm_89; on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8
+    mma.sync is native (sm_89, sm_120), on sm_90 (where it is emulated) QGMMA.64xNx32 at every M
+    and no conversion; no local memory."""
     plan, kernel = compiled_bytes[(dev, variant, m)]
     kind = next(v[3] for v in BYTE_VARIANTS if v[0] == variant)
     if kind == "QMMA" and dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
         assert plan.compute.a == "bf16" and "no e4m3 x e4m3 MMA" in plan.fallbacks[0].reason
         return
-    if kind == "QMMA" and dev == "sm_90":  # fp8 mma.sync is emulated on Hopper: 16-bit operands instead
-        assert plan.compute.a == "bf16" and "compiler emulation" in plan.fallbacks[0].reason
+    if kind == "QMMA" and dev == "sm_90":  # fp8 mma.sync is emulated on Hopper: fp8 wgmma at every M instead
+        assert plan.compute.a == "e4m3" and not plan.compute.emulated, plan.explain()
+        assert plan.components["mma"].endswith(" + wgmma.m64nNk32.e4m3 (M >= 1)"), plan.components["mma"]
+        loop = main_loop(I.disassemble(kernel.cubin))
+        assert I.count(loop, r"^QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, "no fp8 warpgroup MMA in the main loop"
+        assert I.count(loop, r"^(HMMA|HGMMA|QMMA|F2FP\.F16\.E4M3)") == 0, "an emulated fp8 MMA"
+        usage = I.resource_usage(kernel.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
         return
     if kind == "IMMA4" and dev in ("sm_90", "sm_120"):  # no int4 tensor cores: int8 operands, exact
         assert plan.compute.a == "int8" and "compiler emulation" in plan.fallbacks[0].reason
@@ -181,9 +188,9 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     if kind == "IMMA4":  # the packed codes go to the MMA as they are: not even a LOP3 on them
         assert I.count(loop, r"^IMMA\.16864\.S4\.S4") > 0, "no int4 MMA in the main loop"
         assert I.count(loop, r"^(HMMA|HFMA2|HMUL2|HADD2\s|IMMA\.16832)") == 0
-    elif kind == "IMMA" and dev == "sm_90" and m >= 9 and "wgmma" in plan.components["mma"]:
-        # the warpgroup tiles (GemmMmaSync::run_wg; not for groups of fewer than 128 values)
-        assert plan.components["mma"].endswith(" + wgmma.m64nNk32.s8 (M >= 9)"), plan.components["mma"]
+    elif kind == "IMMA" and dev == "sm_90" and "wgmma" in plan.components["mma"]:
+        # the warpgroup tiles at every M (GemmMmaSync::run_wg; not for groups of fewer than 128 values)
+        assert plan.components["mma"].endswith(" + wgmma.m64nNk32.s8 (M >= 1)"), plan.components["mma"]
         assert I.count(loop, r"^IGMMA\.64x\d+x32\.S8\.S8") > 0, "no int8 warpgroup MMA in the main loop"
         assert I.count(loop, r"^(HMMA|HGMMA|HFMA2|HMUL2|HADD2\s|IMMA)") == 0
     elif kind == "IMMA":

@@ -510,13 +510,15 @@ def test_wgmma_tma_tiles(scheme, k, bf16):
     (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, 1),
     (WeightScheme("int2", "group", 128), 1152, 1),
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 1088, 2),        # fp8 x fp8 into fp32
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 8192, 2),        # ... promoted to fp32 every block
     (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 1152, 2),
 ], ids=_TILE_IDS)
 def test_byte_wgmma_tiles(scheme, k, op8):
     """Warpgroup tiles on byte operands (wgmma m64nNk32: int8 into int32, e4m3 into fp32): group
-    scales folded per block behind a wait for the block's group, or one sum over the K slice;
-    cp.async and TMA stages, one and two warpgroups, one and two 64-row wgmmas per warpgroup,
-    two accumulator chains, 16 to 256 tokens, split K, rows past M and K's tail."""
+    scales (and, for fp8, every block's sum: its wgmma accumulators keep fewer bits than fp32, which
+    the K = 8192 case would show) folded per block behind a wait for the block's group, or one int32
+    sum over the K slice; cp.async and TMA stages, one to four warpgroups, one and two 64-row wgmmas
+    per warpgroup, two accumulator chains, 8 to 256 tokens, split K, rows past M and K's tail."""
     from humming_nvidia import gemm_mma_sync as G
 
     props = torch.cuda.get_device_properties(0)
@@ -526,10 +528,11 @@ def test_byte_wgmma_tiles(scheme, k, op8):
     act = INT8_TOK if op8 == 1 else ActivationScheme("e4m3", "dynamic_token")
     n = N_ODD if scheme.scale != "block" else 256
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme, bias=torch.randn(n, device="cuda"))
-    tiles = [(1, 16, G.WG_16_NARROW), (17, 32, G.WG_16_TWO), (33, 64, G.WG_64_TMA),
+    tiles = [(1, 8, G.BYTE_WG_DECODE), (9, 16, G.WG_16_NARROW), (17, 32, G.WG_16_TWO), (33, 64, G.WG_64_TMA),
              (65, 128, T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1)), (129, 200, G.WG_64_NARROW),
-             (201, None, G.BYTE_WG_LARGE if scheme.scale == "channel" else G.WG_128)]
-    run_bytes_directly(qw, act, op8, "bf16", None, tiles=tiles, ms=(1, 16, 20, 33, 64, 100, 130, 257))
+             (201, None, G.BYTE_WG_8BIT if scheme.bits == 8 else G.BYTE_WG_LARGE if scheme.scale == "channel"
+              else G.WG_128)]
+    run_bytes_directly(qw, act, op8, "bf16", None, tiles=tiles, ms=(1, 5, 16, 20, 33, 64, 100, 130, 257))
 
 
 def test_int8_wgmma_slices_stay_within_int32():

@@ -198,7 +198,7 @@ CASES = [
          E("int8", mma="mma_sync.m16n8k32.s8", dequant="passthrough", scales={"weight_channel": "epilogue"})),
     Case("w8a8-sm86", "int8ch", "int8", "sm_86", E("int8", mma="mma_sync.m16n8k32.s8")),
     Case("w8a8-sm90", "int8ch", "int8", "sm_90", E("int8", family="wgmma", mma="wgmma.s8"),
-         E("int8", mma="mma_sync.m16n8k32.s8 + wgmma.m64nNk32.s8 (M >= 9)", notes=("would prefer wgmma",))),
+         E("int8", mma="mma_sync.m16n8k32.s8 + wgmma.m64nNk32.s8 (M >= 1)", notes=("would prefer wgmma",))),
     Case("w8a8-sm100", "int8ch", "int8", "sm_100", E("int8", family="tcgen05", kind="i8"), E("int8")),
     Case("w8a8-sm103", "int8ch", "int8", "sm_103", E("int8")),  # B300: no tcgen05 i8 kind
     Case("w8a8-sm110", "int8ch", "int8", "sm_110", E("int8", family="tcgen05", kind="i8"), E("int8")),
@@ -215,7 +215,7 @@ CASES = [
     Case("w4a4i-sm90", "int4ch", "int4", "sm_90",
          E("int8", family="wgmma", steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),),
            dequant="int_bittrick"),
-         E("int8", mma="mma_sync.m16n8k32.s8 + wgmma.m64nNk32.s8 (M >= 9)",
+         E("int8", mma="mma_sync.m16n8k32.s8 + wgmma.m64nNk32.s8 (M >= 1)",
            steps=(("int4", "int8", ("only as a compiler emulation", "exact in int8")),))),
     Case("w4a4i-sm100", "int4ch", "int4", "sm_100",
          E("int8", family="tcgen05", kind="i8", steps=(("int4", "int8", ("compiler emulation",)),)),
@@ -296,9 +296,10 @@ CASES = [
          E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3", scales={"weight_channel": "epilogue"})),
     Case("fp8-sm80", "fp8ch", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("fp8-sm75", "fp8ch", "fp8", "sm_75", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
-    # (fp8 mma.sync is a compiler emulation on Hopper: the 16-bit kernels convert each weight once instead)
+    # (fp8 mma.sync is a compiler emulation on Hopper: the mma_sync kernels issue fp8 wgmma at every M instead)
     Case("fp8-sm90", "fp8ch", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="passthrough"),
-         fp16_past("e4m3", emulated=True, why="is a compiler emulation on this chip")),
+         E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3 + wgmma.m64nNk32.e4m3 (M >= 1)",
+           notes=("issue the native wgmma form at every M instead", "would prefer wgmma"))),
     Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),

@@ -140,6 +140,14 @@ class MmaSyncFamily(_NvidiaFamily):
                 comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"
         return comps
 
+    def native_form(self, layer, caps, compute):
+        """On sm_90a the warpgroup scheduler issues wgmma: from 9 tokens (16-bit operands) or at
+        every M (int8 and fp8 operands), where the layer suits it (gemm_mma_sync.wgmma_from)."""
+        from .gemm_mma_sync import wgmma_from
+
+        m0 = wgmma_from(layer, caps, compute)
+        return ("wgmma", m0) if m0 is not None else None
+
     def _dequantizer(self, layer, caps, compute) -> str:
         d = dequantizer_for(layer, caps, compute)
         # gemm/dequant.cuh re-biases float codes into fp16/bf16 (no cvt variant yet)

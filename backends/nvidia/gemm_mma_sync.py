@@ -132,10 +132,10 @@ class Tile:
             raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
         if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4
                            or self.bn not in (16 * self.wn, 32 * self.wn)
-                           or self.bm not in (16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
+                           or self.bm not in (8, 16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
             raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
-                             f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of 16, 32, 64, "
-                             f"128 or 256, BK = 128 and at least 3 stages")
+                             f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of 8, 16, 32, "
+                             f"64, 128 or 256, BK = 128 and at least 3 stages")
         if self.tma and (not self.wgmma or self.stages > 8):
             raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
         if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
@@ -984,14 +984,38 @@ WG_INT_SLICE = 1 << 15
 #: (121 with WG_128, 267 before); int8 M=1024 210 with WG_128 (397). 256-token byte tiles do not fit
 #: (shared memory: fit_tile shrinks them to 128 tokens and 3 stages, 26-35 % slower than WG_128).
 BYTE_WG_LARGE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
+#: decode (1-8 tokens) of byte operands on Hopper: 8-token warpgroup tiles (m64n8k32), K split for two
+#: CTAs per SM (H200, gpu_sweep.py --groups bdec4,bdec8, M=1, kernel alone, us, against the decode
+#: tile the planner took: W4A8 int4 g128 8192x8192 12.8 (15.5 with the int8 ring), 1.05x the stream
+#: time, 28672x8192 34.0 (44.3); W8A8 int8 per channel 8192x8192 21.1 (32.5); e4m3 x e4m3 per
+#: channel 8192x8192 20.9 and 28672x8192 ~63, 1.02-1.08x the stream time, against 25.3 and 90.5 through
+#: 16-bit operands and 34.0 and 110 on the emulated fp8 mma.sync)
+BYTE_WG_DECODE = Tile(8, 64, 128, 1, 4, 1, 8, wgmma=1)
+#: 8-bit weight codes (int8, e4m3) above 128 tokens: only three 128-token stages fit, which cp.async
+#: refills two behind (one in flight); TMA refills one behind (H200, 8192x8192, gpu_sweep.py b8tma,
+#: kernel alone: e4m3 x e4m3 M=256 46.9 us against 56.8, M=1024 180 against 214; int8 M=1024 163
+#: against 210)
+BYTE_WG_8BIT = Tile(128, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1)
+
+
+def wg_fold(recipe: "Recipe") -> bool:
+    """Whether a byte-operand warpgroup kernel folds each block's partial sums into fp32 accumulators
+    (GemmMmaSync::WG_FOLD): group scales or zero points, and fp8 always (its wgmma accumulators keep
+    fewer bits than fp32)."""
+    return bool(recipe.op8) and (recipe.gscale or recipe.op8 in (2, 3))
 
 
 def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int) -> Tile:
     """The warpgroup tile of a byte-operand layer for the range starting at ``lo`` whose 16-bit
-    warpgroup tile is ``tile``: at most 128 tokens (folded group scales or zero points: the fp32
-    sums beside the partial ones take 255 registers at 128 tokens and spill at 256), and above
-    512 tokens, without group scales and for codes of at most 4 bits, 128 x 256 CTAs of 16 warps."""
-    if lo > 512 and not recipe.gscale and recipe.bits <= 4:
+    warpgroup tile is ``tile``: 8-token tiles for decode; TMA stages for 8-bit codes above 128 tokens;
+    at most 128 tokens where the partial sums are folded (the fp32 sums beside them take 255
+    registers at 128 tokens and spill at 256); above 512 tokens, int8 per channel with codes of at
+    most 4 bits, 128 x 256 CTAs of 16 warps."""
+    if lo <= 8:
+        return BYTE_WG_DECODE
+    if lo > 128 and recipe.bits == 8:
+        return BYTE_WG_8BIT
+    if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4:
         return BYTE_WG_LARGE
     if tile.bm > 128:
         return WG_128
@@ -1018,20 +1042,27 @@ WIDE_RANGE = (129, 512)
 _RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
 
 
+def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
+    """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: above 8 tokens)."""
+    tile = wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k)
+    return byte_wgmma_tile(tile, recipe, lo) if recipe.op8 else tile
+
+
 def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
     """The M ranges (lo, hi) whose warpgroup tiles fill their stages with TMA bulk copies."""
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not caps.has("tma") or not wgmma_ok(recipe, caps):
         return []
-    zp = recipe.zp != 0
-    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if lo > 8 and wgmma_tile(lo, layer.n, zp, layer.k).tma]
+    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if (lo > 8 or recipe.op8) and warpgroup_tile(lo, layer, recipe).tma]
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
-    """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M)."""
-    if layer.is_moe or not wgmma_ok(_sizing_recipe(layer, compute), caps):
+    """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): every range
+    above 8 tokens (see wgmma_tile), and for byte operands decode too (BYTE_WG_DECODE)."""
+    recipe = _sizing_recipe(layer, compute)
+    if layer.is_moe or not wgmma_ok(recipe, caps):
         return None
-    return min(lo for lo in _RANGE_STARTS if lo > 8)  # (every range above 8 tokens: see wgmma_tile)
+    return 1 if recipe.op8 else min(lo for lo in _RANGE_STARTS if lo > 8)
 
 
 def _max_smem(caps) -> int:
@@ -1039,6 +1070,20 @@ def _max_smem(caps) -> int:
 
 
 COMPUTE_TYPES = ("fp16", "bf16")
+
+
+def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
+    """Byte operands whose plan runs warpgroup MMAs at every M (so no emulated mma.sync is issued):
+    a native wgmma form of the pair, and a layer the warpgroup scheduler takes."""
+    if layer.is_moe or layer.activation.quant == "dynamic_group" or not caps.find_mma(compute.a, compute.b, acc,
+                                                                                    families="wgmma"):
+        return False
+    try:  # (the weights as the byte operand: any other limit keeps the emulation among the reasons)
+        recipe = recipe_for(layer.weight, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False,
+                            target="sm_80", op8=_op8(compute))
+    except UnsupportedError:
+        return False
+    return wgmma_ok(recipe, caps)
 
 
 def check_layer(layer, caps, compute) -> list[str]:
@@ -1059,7 +1104,7 @@ def check_layer(layer, caps, compute) -> list[str]:
             reasons.append(f"the {'int4' if op8 == 4 else 'byte'}-operand kernels issue mma.sync {shape} "
                            f"{compute.a}; this chip lists "
                            f"{', '.join(sorted({sh for op in ops for sh in op.shapes})) or 'none'}")
-        elif not any(op.native for op in ks):
+        elif not any(op.native for op in ks) and not _byte_wgmma_everywhere(layer, caps, compute, acc):
             # the compiler's emulation converts both operands of every MMA to 16 bits (fp8) or
             # int8 (int4): the 16-bit or int8 kernels convert each weight once (H200, e4m3 per
             # channel, 8192x8192: emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
@@ -1168,10 +1213,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
         split = split_config(t)
-        if not t.stream and wgmma_ok(recipe, caps):
-            nominal = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
-            if recipe.op8:
-                nominal = byte_wgmma_tile(nominal, recipe, lo)
+        if (not t.stream or recipe.op8) and wgmma_ok(recipe, caps):
+            nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)

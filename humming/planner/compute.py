@@ -19,7 +19,7 @@ Every type given up is recorded as a :class:`FallbackStep` with its reason.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dtypes import IntFormat, get_format
 from ..errors import UnsupportedError
@@ -84,6 +84,14 @@ def family_ops(fam, ops) -> list:
     """The ops of ``ops`` that kernel family ``fam`` issues."""
     accepts = getattr(fam, "accepts", None)
     return [op for op in ops if op.family == fam.mma_family and (accepts is None or accepts(op))]
+
+
+def family_native_form(fam, layer, caps, compute):
+    """``(mma family, fewest tokens)``: the native instructions of another MMA family that the
+    kernels of ``fam`` issue for this layer from that many tokens on (e.g. mma_sync's warpgroup
+    scheduler issuing wgmma on Hopper), or None (families without a ``native_form`` method)."""
+    form = getattr(fam, "native_form", None)
+    return form(layer, caps, compute) if form is not None else None
 
 
 def family_limits(fam, layer, caps, compute) -> list[str]:
@@ -199,7 +207,14 @@ class _Search:
                                             for r in limits)
                             continue
                     notes = [f"not {r}" for r in rejected]
-                    if emulated:
+                    form = family_native_form(fam, self.layer, self.caps, compute) if emulated else None
+                    if form is not None and form[1] <= 1 and self.caps.find_mma(t, b, acc, families=form[0]):
+                        # the family never issues the emulated instruction for this layer
+                        compute = replace(compute, emulated=False)
+                        notes.append(f"{t} x {b} {op.family.replace('_', '.')} is a compiler emulation on "
+                                     f"{self.caps.name}; the {fam.name} kernels issue the native {form[0]} form "
+                                     f"at every M instead")
+                    elif emulated:
                         how = "unpack + IMMA" if acc == "int32" else "cvt + HMMA"
                         notes.append(f"{t} x {b} MMA is native in {', '.join(elsewhere)}; the "
                                      f"{op.family.replace('_', '.')} form is emulated by the compiler ({how})")

@@ -25,7 +25,7 @@ from .. import plugins
 from ..capabilities import ProductFigures
 from ..errors import UnsupportedError
 from ..scheme import LayerSpec
-from .compute import choose_compute, family_limits, family_ops
+from .compute import choose_compute, family_limits, family_native_form, family_ops
 from .family import SLOTS, ActivationHandling, Compute
 from .numerics import exact_shifts, products_exact, weight_values
 from .plans import Plan
@@ -273,7 +273,10 @@ def _preferred_elsewhere(layer, caps, compute: Compute, fam, declared) -> list[s
         if other is fam or other.implemented or other.priority <= fam.priority:
             continue
         if family_ops(other, caps.find_mma(compute.a, compute.b, compute.acc, native_only=True)):
+            form = family_native_form(fam, layer, caps, compute)
+            also = (f"; the {fam.name} kernels issue its instructions from M >= {form[1]}"
+                    if form is not None and form[0] == other.mma_family else "")
             return [f"the hardware would prefer {other.name} ({other.backend}; declared, not "
-                    f"implemented in this version) for {compute.a} x {compute.b}"]
+                    f"implemented in this version) for {compute.a} x {compute.b}{also}"]
     return []
 

@@ -1382,21 +1382,25 @@ struct GemmMmaSync {
   static HUMMING_DEVICE int wg_block(int wn, int t) { return ((wn >> 2) * NT + t) * 4 + (wn & 3); }
 
   // Byte operands (OP8 1: int8 into int32, 2 / 3: fp8 into fp32; m64 x BM x k32 per wgmma, a
-  // block's four k32 steps as one group): without group scales the chains accumulate the whole
-  // K slice in PT (int32: the host keeps a slice within FOLD8 units, so |sum| < 2^30). With
-  // group scales (whole blocks per group) each block's group writes one partial set (its first
-  // wgmma overwrites it), which is folded into the fp32 accumulators with its rows' group scales
-  // (read when the block was dequantized) once the next block is dequantized: there the
-  // warpgroup waits for all its wgmmas (wait_group 0), folds, then issues the next block. (With
-  // two partial sets and the fold behind a wait_group 1, ptxas 13.0 serializes every wgmma,
-  // C7514: accumulators read while a group is in flight.)
-  static constexpr bool WG_FOLD = WG && BYTES && Cfg::GSCALE;
+  // block's four k32 steps as one group): int8 without group scales accumulates the whole K
+  // slice in int32 (the host keeps a slice within FOLD8 units, so |sum| < 2^30). With group
+  // scales (whole blocks per group), and for fp8 always, each block's group writes one partial
+  // set (its first wgmma overwrites it), which is folded into the fp32 accumulators (times its
+  // rows' group scales, read when the block was dequantized) once the next block is
+  // dequantized: there the warpgroup waits for all its wgmmas (wait_group 0), folds, then issues
+  // the next block. fp8 wgmmas keep fewer bits than fp32 in their accumulators (H200, e4m3 per
+  // channel, K = 8192: 4-6e-3 of the largest output without the fold, 2.5e-4 through fp16
+  // operands), so the block's sum is promoted every 128 values. (With two partial sets and the
+  // fold behind a wait_group 1, ptxas 13.0 serializes every wgmma, C7514: accumulators read while
+  // a group is in flight.)
+  static constexpr bool WG_FOLD = WG && BYTES && (Cfg::GSCALE || !INT_OP);
   static constexpr int WG_KIND = OP8 == 1 ? wgmma::kS8 : OP8 == 2 ? wgmma::kE4M3 : OP8 == 3 ? wgmma::kE5M2
                                  : Cfg::BF16 ? wgmma::kBF16 : wgmma::kF16;
   static constexpr int NSET = WG_FOLD ? 1 : NCH;  // accumulator sets the wgmmas write
-  static_assert(!WG_FOLD || Cfg::GROUP % 64 == 0, "byte wgmma tiles: group scales over whole 64-unit blocks");
+  static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0,
+                "byte wgmma tiles: group scales over whole 64-unit blocks");
 
-  // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8)
+  // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8; 1 without group scales)
   static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NT][MT][4], const float (&f)[NT][2]) {
     wgmma::fence_regs<NT * MT * 4>(&part[0][0][0]);  // (read only after the wait that retired them)
 #pragma unroll
@@ -1404,7 +1408,10 @@ struct GemmMmaSync {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[t][mt][q] = fmaf(static_cast<float>(part[t][mt][q]), f[t][q >> 1], acc[t][mt][q]);
+        for (int q = 0; q < 4; ++q) {
+          if constexpr (Cfg::GSCALE) acc[t][mt][q] = fmaf(static_cast<float>(part[t][mt][q]), f[t][q >> 1], acc[t][mt][q]);
+          else acc[t][mt][q] += static_cast<float>(part[t][mt][q]);
+        }
   }
 
   template <typename Issue>
@@ -1432,7 +1439,7 @@ struct GemmMmaSync {
         u32 sc[4][2], aux[4][2];
         load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
         block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
-        if constexpr (WG_FOLD) {  // rows g and g + 8 of the block's group (side by side)
+        if constexpr (WG_FOLD && Cfg::GSCALE) {  // rows g and g + 8 of the block's group (side by side)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
             fs[kb][t][h] = f16_to_float<Cfg::BF16>(
@@ -1466,8 +1473,8 @@ struct GemmMmaSync {
   }
 
   static HUMMING_DEVICE void run_wg(const GemmParams& p) {
-    static_assert(BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
-                  "wgmma tiles: BM of 16, 32, 64, 128 or 256 tokens");
+    static_assert(BM == 8 || BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
+                  "wgmma tiles: BM of 8, 16, 32, 64, 128 or 256 tokens");
     static_assert(STAGES >= 3, "wgmma tiles: at least 3 stages (refilled two behind)");
     extern __shared__ __align__(16) char smem_raw[];
     const u32 raw = ptx::smem_addr(smem_raw);
