@@ -321,7 +321,8 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
 
 
 def test_wgmma_wrappers_match_their_generator():
-    """gemm/wgmma.cuh's per-N wrappers are what scripts/gen_wgmma.py writes (one asm per N)."""
+    """gemm/wgmma.cuh's per-N wrappers are what scripts/gen_wgmma.py writes (one asm per N and
+    operand kind: fp16, bf16, int8, e4m3, e5m2)."""
     import importlib.util
     import pathlib
 
@@ -331,7 +332,8 @@ def test_wgmma_wrappers_match_their_generator():
     spec.loader.exec_module(gen)
     text = gen.HEADER.read_text()
     assert gen.render(text) == text, "run python scripts/gen_wgmma.py"
-    assert text.count("wgmma.mma_async.sync.aligned.m64n") == 2 * len(gen.NS)
+    assert text.count("wgmma.mma_async.sync.aligned.m64n") == len(gen.KINDS) * len(gen.NS)
+    assert "m64n8k32.s32.s8.s8" in text and "m64n256k32.f32.e5m2.e5m2" in text and "m64n8k16.f32.bf16" in text
 
 
 def test_two_block_warpgroup_tile_machine_code(tmp_path):
@@ -377,9 +379,10 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
 
 
 def test_wgmma_tiles_are_checked_before_compiling():
-    """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma and byte
-    operands are refused with the reason; fitting keeps BK = 128 and at least 3 stages and
-    gives up tokens (256 -> 128) for 8-bit weights; shared memory covers the 1 KB alignment."""
+    """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma, int4 operands and
+    byte operands whose scale groups split a 128-value block are refused with the reason; fitting
+    keeps BK = 128 and at least 3 stages and gives up tokens (256 -> 128) for 8-bit weights; shared
+    memory covers the 1 KB alignment."""
     from humming.errors import UnsupportedError
     from humming_nvidia import gemm_mma_sync as G
 
@@ -390,10 +393,15 @@ def test_wgmma_tiles_are_checked_before_compiling():
         with pytest.raises(ValueError, match="wgmma tile"):
             bad.check()
     int4 = WeightScheme("int4", "group", 128)
-    for target, op8 in (("sm_80", 0), ("sm_90a", 1)):
-        rec = G.recipe_for(int4, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target, op8=op8)
+    for scheme, target, op8 in ((int4, "sm_80", 0), (int4, "sm_90a", 4), (WeightScheme("int4", "group", 64), "sm_90a", 1)):
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target, op8=op8)
         with pytest.raises(UnsupportedError, match="wgmma"):
             G.kernel_spec(rec, G.WG_128)
+    for op8 in (1, 2):  # int8 and e4m3 operands run there, 8 tokens per wgmma included
+        scheme = int4 if op8 == 1 else WeightScheme("e4m3", "channel", scale_fmt="fp32")
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a",
+                           op8=op8)
+        assert dict(G.kernel_spec(rec, G.BYTE_WG_DECODE).config)["OP8"] == op8
     rec8 = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
                         caps_cp_async=True, k8mma=False, target="sm_90a")
     t = G.fit_tile(G.WG_256, rec8, 227 * 1024, 4096)
