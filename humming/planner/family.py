@@ -197,6 +197,11 @@ class KernelFamily(Protocol):
     instructions could.
     ``kernel_spec(plan, m)`` is optional: :meth:`humming.planner.Plan.kernel`
     calls it.
+    ``native_form(layer, caps, compute)`` (optional; default: None) returns
+    ``(mma family, fewest tokens)`` where the family's kernels also issue
+    another capability family's instructions (nvidia's mma_sync issues wgmma on
+    sm_90a); from 1 token on, an emulated ``compute`` of the family's own
+    ``mma_family`` is then not emulated in practice, and the plan says so.
     """
 
     name: str
