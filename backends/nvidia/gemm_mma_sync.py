@@ -327,8 +327,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     from humming.jit import KernelSpec
 
     tile.check()
-    if tile.wgmma and (not recipe.target.startswith("sm_90a") or recipe.op8 == 4 or recipe.k8mma
-                       or not recipe.cp_async or (recipe.op8 and recipe.gscale and recipe.group % 64)):
+    if tile.wgmma and (not recipe.target.startswith("sm_90a") or not recipe.cp_async or not wgmma_operands(recipe)):
         raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
                                [f"warpgroup MMAs need the sm_90a target, cp.async and 16-bit, int8 or fp8 "
                                 f"operands (byte operands: scale groups of whole 64-unit blocks); the kernel is "
@@ -708,7 +707,7 @@ class Launcher:
             split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
             kps = -(-ksteps // split)
             most = WG_INT_SLICE // tile.bk
-            if tile.wgmma and pw.recipe.op8 == 1 and not pw.recipe.gscale and kps > most:
+            if tile.wgmma and pw.recipe.op8 == 1 and not wg_fold(pw.recipe) and kps > most:
                 split = -(-ksteps // most)  # (int32 sums: slices of at most WG_INT_SLICE units)
                 kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
@@ -966,8 +965,13 @@ def wgmma_ok(recipe: "Recipe", caps) -> bool:
     cp.async; 16-bit operands (the weights dequantized into the MMA's A fragments), or int8
     or fp8 ones (m64nNk32) whose group scales, if any, span whole 64-unit blocks (128 values:
     they are applied to each block's partial sums; int4 operands have no wgmma)."""
-    return bool(caps.has("wgmma") and caps.has("cp_async") and not recipe.k8mma and recipe.op8 != 4
-                and not (recipe.op8 and recipe.gscale and recipe.group % 64))
+    return bool(caps.has("wgmma") and caps.has("cp_async") and wgmma_operands(recipe))
+
+
+def wgmma_operands(recipe: "Recipe") -> bool:
+    """Whether the warpgroup scheduler multiplies this recipe's operands: 16-bit, int8 or fp8 (no int4
+    wgmma, no Turing k8 form), byte operands' group scales over whole 64-unit blocks."""
+    return not recipe.k8mma and recipe.op8 != 4 and not (recipe.op8 and recipe.gscale and recipe.group % 64)
 
 
 #: K units an int8 warpgroup tile without group scales sums in int32 per K slice (65536 values:

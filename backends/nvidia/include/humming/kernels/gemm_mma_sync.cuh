@@ -333,20 +333,19 @@ struct GemmMmaSync {
       }
   }
 
+  // the group scales of rows col and col + 1 of group row gi (the 16-bit scale of an entry), in fp32
+  static HUMMING_DEVICE void row_pair_scales(const char* s_s, int gi, int col, float (&sf)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sf[h] = f16_to_float<Cfg::BF16>(*reinterpret_cast<const u16*>(s_s + (gi * BN + col + h) * SZB));
+  }
+
   // acc += (sum of the partial chains) * s (the rows' group scales in fp32, or 1), part = 0
   static HUMMING_DEVICE void flush(const char* s_s, int gi, float (&acc)[NT][MT][4],
                                    PT (&part)[KC][NT][MT][4], int wn, int g) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       float sf[2] = {1.0f, 1.0f};
-      if constexpr (SCALE_ACC) {
-        const int col = (wn * NT + nt) * 16 + 2 * g;  // rows g, g + 8 side by side
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const u16 b = *reinterpret_cast<const u16*>(s_s + (gi * BN + col + h) * SZB);
-          sf[h] = f16_to_float<Cfg::BF16>(b);
-        }
-      }
+      if constexpr (SCALE_ACC) row_pair_scales(s_s, gi, (wn * NT + nt) * 16 + 2 * g, sf);  // rows g, g + 8 side by side
       fold(acc, part, nt, sf[0], sf[1]);
     }
   }
@@ -1439,12 +1438,8 @@ struct GemmMmaSync {
         u32 sc[4][2], aux[4][2];
         load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
         block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
-        if constexpr (WG_FOLD && Cfg::GSCALE) {  // rows g and g + 8 of the block's group (side by side)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            fs[kb][t][h] = f16_to_float<Cfg::BF16>(
-                *reinterpret_cast<const u16*>(s_s + (group_row(k0, kb, 0) * BN + nb * 16 + 2 * g + h) * SZB));
-        }
+        if constexpr (WG_FOLD && Cfg::GSCALE)  // rows g and g + 8 of the block's group (side by side)
+          row_pair_scales(s_s, group_row(k0, kb, 0), nb * 16 + 2 * g, fs[kb][t]);
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
       }
