@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -133,6 +133,17 @@ for part in "${@:-all}"; do
              timeout 100 humming bench --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024 --weight "$wf" --group-size "$gs" \
                --act "$af" --act-quant dynamic_token --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
                --out "$OUT/bench-$wf-$gs-$af" > "$OUT/bench-$wf-$gs-$af.log" 2>&1; rc=$((rc | $?))
+           done ;;
+    fold)  # 16-bit warpgroup tiles that fold their group scales per block (Tile.fold) and 8-token warpgroup
+           # decode tiles: their GPU tests, then ranked against the planner's tiles at M = 1, 16, 32, 64
+           timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gemm_gpu.py -k "folded or test_wgmma_tiles" \
+             2>&1 | tee "$OUT/fold_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 150 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" | cut -c1-150 ; }
+           sw --m 1 --groups dec16 --json "$OUT/dec16.json"
+           sw --m 16 --groups fold16 --json "$OUT/fold16.json"
+           sw --m 32,64 --groups fold32,fold64 --shapes 8192x8192,28672x8192,4096x14336 --json "$OUT/fold64.json"
+           for w in "--weight int8 --group 0" "--weight e4m3 --group 0" "--weight int3" "--weight int2"; do
+             sw --m 1 --groups dec16o --shapes 8192x8192 $w
            done ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)

@@ -163,6 +163,28 @@ GROUPS = {
     "b8tma": [T(128, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1),
               T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1), T(128, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),
               T(64, 256, 128, 1, 16, 1, 3, wgmma=1, tma=1)],
+    # 16-bit decode (1-8 tokens) on Hopper: the lean rings the planner takes (per shape: long K, short K,
+    # wide) against 8-token warpgroup tiles (m64n8k16): cp.async and TMA stages, one and two 64-row wgmmas
+    # per warpgroup, group scales on the weights or folded per block into fp32 (fold=1)
+    "dec16": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2),
+              T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
+              T(8, 64, 128, 1, 4, 1, 8, wgmma=1), T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1),
+              T(8, 64, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1), T(8, 64, 128, 1, 4, 1, 12, wgmma=1, fold=1),
+              T(8, 128, 128, 1, 4, 1, 8, wgmma=1, fold=1), T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1),
+              T(8, 128, 128, 1, 8, 1, 8, wgmma=1, fold=1)],
+    # ... for the other formats (the planner's ring for them first; per channel nothing to fold)
+    "dec16o": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 1, 8, wgmma=1),
+               T(8, 64, 128, 1, 4, 1, 8, wgmma=1, tma=1), T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1),
+               T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1), T(8, 64, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1),
+               T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1)],
+    # the planner's 16-bit warpgroup tiles of 16, 32 and 64 tokens with their group scales folded per block
+    "fold16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, fold=1),
+               T(16, 128, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 4, 1, 6, wgmma=1, fold=1),
+               T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, fold=1), T(16, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1)],
+    "fold32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1), T(32, 64, 128, 1, 4, 1, 4, wgmma=1, fold=1),
+               T(32, 128, 128, 1, 8, 1, 4, wgmma=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1, fold=1)],
+    "fold64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, fold=1),
+               T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1, fold=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
@@ -200,7 +222,7 @@ def main():
     from humming.jit import warmup
 
     warmup(list(dict.fromkeys(G.kernel_spec(rec, G.fit_tile(t, rec, smem, G.padded_k(k, rec) // rec.ku))
-                              for n, k in shapes for g in groups for t in GROUPS[g])))
+                              for n, k in shapes for g in groups for t in GROUPS[g] if not t.fold or G.can_fold(rec))))
     timer, stream = CudaGraphTimer(dev), StreamReader(dev)
     rows = []
     for n, k in shapes:
@@ -226,6 +248,8 @@ def main():
             cands = []
             for g in groups:
                 for t in GROUPS[g]:
+                    if t.fold and not G.can_fold(rec):
+                        continue  # (no group scales over whole blocks: nothing to fold)
                     t = G.fit_tile(t, rec, smem, pw0.kp // rec.ku)
                     for c_sm in ctas_list if not t.stream else [1]:
                         if any(c["tile"] == t and c["ctas"] == c_sm for c in cands):

@@ -99,8 +99,12 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
         loop = main_loop(sass)
         # one per k16 step of a stage and 64 rows of a warpgroup (one or two 16-row blocks per warp)
         assert I.count(loop, r"HGMMA") == 4 * tile.bk // 64 * (tile.bn // (16 * tile.wn))
-        # one group in flight while the next block is dequantized (ptxas did not serialize them)
-        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == tile.bk // 64, loop
+        if tile.fold:  # group scales folded per block: the block's group retired before its fold, and the
+            # dequantizer without the packed multiply by the scale
+            assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x0") == tile.bk // 64, loop
+            assert I.count(loop, r"^HMUL2") == 0 and I.count(loop, r"^FFMA") >= 4 * tile.bm // 8 * tile.bk // 64
+        else:  # one group in flight while the next block is dequantized (ptxas did not serialize them)
+            assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == tile.bk // 64, loop
     elif "m16n8k8" in mma or plan.components["loader"] == "ldg" and dev == "sm_75":
         assert I.count(sass, r"HMMA\.1688\.F32") > 0
     else:
@@ -338,21 +342,28 @@ def test_wgmma_wrappers_match_their_generator():
 
 def test_two_block_warpgroup_tile_machine_code(tmp_path):
     """The H200 plan's 9-16 token tile on a layer of more than 8192 rows (WG_16_TWO: four warps of
-    two 16-row blocks, 128 rows per CTA): two m64 x 16 wgmmas per k16 step, one group (a block's
-    eight) in flight while the next block is dequantized, no serialized wgmmas, no local memory;
-    the single-block tile of the same plan's 8192-row layer keeps four per block."""
+    two 16-row blocks, 128 rows per CTA): two m64 x 16 wgmmas per k16 step, the next block dequantized
+    while a block's group (its eight) is in flight, then the group retired and folded (group scales
+    folded per block: Tile.fold); no serialized wgmmas, no local memory; the single-block tile of the
+    same plan's 8192-row layer keeps four per block. Per channel (nothing to fold) one group stays in
+    flight across the next block's dequantization."""
+    from dataclasses import replace
+
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
-    for n, tile, per_block in ((14336, G.WG_16_TWO, 8), (8192, G.WG_16_NARROW, 4)):
-        p = humming.plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), "H200")
+    for n, tile, per_block, scheme in ((14336, G.WG_16_TWO, 8, WeightScheme("int4", "group", 128)),
+                                       (8192, G.WG_16_NARROW, 4, WeightScheme("int4", "group", 128)),
+                                       (14336, G.WG_16_TWO, 8, WeightScheme("int4", "channel", scale_fmt="fp32"))):
+        p = humming.plan(LayerSpec(n, 4096, scheme), "H200")
         r = p.tuning_for(16)
-        assert G.tile_from_config(r.config) == tile, r.config
+        folds = scheme.scale == "group"
+        assert G.tile_from_config(r.config) == replace(tile, fold=int(folds)), r.config
         kernel = rt.kernel(p.kernel(16))
         sass = I.disassemble(kernel.cubin)
         loop = main_loop(sass)
         assert I.count(loop, r"HGMMA\.64x16x16\.F32") == 2 * per_block  # two blocks per stage
-        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x1") == 2, loop
+        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x%d" % (0 if folds else 1)) == 2, loop
         assert I.count(sass, r"^LDGSTS") > 0 and I.count(loop, r"^(LDL|STL)") == 0
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 

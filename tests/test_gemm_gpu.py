@@ -573,6 +573,37 @@ def test_wgmma_two_row_blocks(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 16, 20, 33, 64, 100, 130, 257), x_pad=24)
 
 
+#: formats whose group scales a 16-bit warpgroup tile can fold per block (whole 64-column blocks per
+#: group): integer, float and zero-point kinds, groups of one, two and four blocks, fp16 and bf16
+FOLD_SCHEMES = [
+    (WeightScheme("int4", "group", 128), 4224, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 576, True),
+    (WeightScheme("uint4", "group", 128, zero_point="float"), 1152, False),
+    (WeightScheme("int8", "group", 256), 2304, False),
+    (WeightScheme("e4m3", "group", 128), 1152, True),
+    (WeightScheme("int3", "group", 128), 8320, False),  # a long K: every block folded into fp32
+    (WeightScheme("int2", "group", 64), 1088, True),
+]
+
+
+@pytest.mark.parametrize("scheme,k,bf16", FOLD_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_folded_group_scales(scheme, k, bf16):
+    """16-bit warpgroup tiles that apply the group scales to each block's fp32 partial sums (Tile.fold:
+    the dequantizer skips the multiply by the scale; the warpgroup waits for the block's group and
+    folds it): 8-token decode tiles with cp.async and TMA stages and two 64-row wgmmas per warpgroup,
+    16 and 32 tokens, split K, rows past M and K's tail."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    tiles = [(1, 4, T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1)), (5, 8, T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1)),
+             (9, 16, T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, fold=1)), (17, 32, T(32, 128, 128, 1, 4, 1, 4, wgmma=1, fold=1)),
+             (33, None, T(8, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, fold=1))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40), x_pad=24)
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),

@@ -356,20 +356,53 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 1, "h200").bn == 16 and tile(8192, 8192, 1, "h200").bn == 32
     assert tile(4096, 4096, 64, "sm_89").bm == 32   # no SM count: nominal
     assert not tile(8192, 8192, 8, "h200").wgmma and not tile(8192, 8192, 64, "sm_89").wgmma
-    assert tile(4096, 4096, 16, "h200") == G.WG_16_NARROW  # (also on layers of at most 4096 rows)
-    assert tile(8192, 8192, 16, "h200") == G.WG_16_NARROW and tile(28672, 8192, 16, "h200") == G.WG_16_TWO
-    assert tile(14336, 4096, 9, "h200") == G.WG_16_TWO == tile(4096, 14336, 16, "h200")
+    # (up to 32 tokens the group scales of 128 columns are folded per block: Tile.fold)
+    fold = lambda t: dataclasses.replace(t, fold=1)  # noqa: E731
+    assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_NARROW)  # (also on layers of at most 4096 rows)
+    assert tile(8192, 8192, 16, "h200") == fold(G.WG_16_NARROW) and tile(28672, 8192, 16, "h200") == fold(G.WG_16_TWO)
+    assert tile(14336, 4096, 9, "h200") == fold(G.WG_16_TWO) == tile(4096, 14336, 16, "h200")
     assert G.WG_16_TWO.bn == 32 * G.WG_16_TWO.wn and G.Launcher.ctas_for(G.WG_16_TWO) == 2
-    assert tile(8192, 8192, 17, "h200") == G.WG_32_NARROW == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
-    assert tile(28672, 8192, 17, "h200") == G.WG_32 == tile(14336, 4096, 32, "h200")
+    assert tile(8192, 8192, 17, "h200") == fold(G.WG_32_NARROW) == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
+    assert tile(28672, 8192, 17, "h200") == fold(G.WG_32) == tile(14336, 4096, 32, "h200")
     assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA
     assert tile(8192, 8192, 64, "h200") == G.WG_64_TMA and G.WG_64_TMA.tma and G.WG_64_TMA.chains == 2
-    assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == G.WG_32_NARROW
+    assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
     mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
     assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 9)") and "wgmma" not in mma(8192, "l40s")
+
+
+def test_hopper_decode_and_fold_choices():
+    """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
+    MMA slot says wgmma from one token), narrower codes keep the rings; the group scales are folded per
+    block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
+    channel, not groups of 32), and nowhere on chips without wgmma."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    def tiles(scheme, dev="h200", n=8192, k=8192):
+        p = plan(LayerSpec(n, k, scheme), dev)
+        return p, {r.lo: G.tile_from_config(r.config) for r in p.tuning}
+
+    for scheme in (WeightScheme("int8", "channel", scale_fmt="fp32"), WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+                   WeightScheme("int8", "group", 128)):
+        p, t = tiles(scheme)
+        assert t[1] == dataclasses.replace(G.WG_DECODE_8BIT, fold=int(scheme.scale == "group")), (scheme, t[1])
+        assert p.components["mma"].endswith("(M >= 1)"), p.components["mma"]
+    for scheme in (WeightScheme("int4", "group", 128), WeightScheme("int3", "group", 128), WeightScheme("int2", "group", 64)):
+        p, t = tiles(scheme)
+        assert t[1].stream and not t[1].wgmma and p.components["mma"].endswith("(M >= 9)")
+        assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
+    for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
+        _, t = tiles(scheme)
+        assert t[9].wgmma and not t[9].fold, (scheme, t[9])
+    _, t = tiles(WeightScheme("int4", "group", 128), "sm_89")
+    assert not any(x.fold or x.wgmma for x in t.values())
+    with pytest.raises(UnsupportedError, match="whole 64-column blocks"):  # asked for where it cannot run
+        rec = G.recipe_for(WeightScheme("int4", "group", 32), bf16=False, out_bf16=False, caps_cp_async=True,
+                           k8mma=False, target="sm_90a")
+        G.kernel_spec(rec, dataclasses.replace(G.WG_16_NARROW, fold=1))
 
 
 @pytest.mark.parametrize("act, out, compute, exact", [

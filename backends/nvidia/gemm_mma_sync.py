@@ -114,6 +114,8 @@ class Tile:
     wgmma: int = 0      # 1: warpgroup MMAs (sm_90a; GemmMmaSync::run_wg): BM tokens per m64 x BM x k16 MMA
     tma: int = 0        # 1 (wgmma tiles): stages filled by bulk copies (TMA) from one thread, on mbarriers
     chains: int = 1     # wgmma tiles: accumulator sets per warp (1, 2 or 4 independent chains of wgmmas)
+    fold: int = 0       # wgmma tiles of 16-bit operands: 1 applies the group scales to each block's fp32
+    #                     partial sums (GemmMmaSync::WG_FOLD) instead of multiplying the dequantized weights
 
     @property
     def threads(self) -> int:
@@ -140,6 +142,8 @@ class Tile:
             raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
         if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
             raise ValueError(f"Tile {self}: 1, 2 or 4 accumulator chains, more than one on wgmma tiles only")
+        if self.fold not in (0, 1) or (self.fold and not self.wgmma):
+            raise ValueError(f"Tile {self}: fold (group scales folded per block) is 0 or 1, on wgmma tiles only")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -156,6 +160,8 @@ class Tile:
             d["tma"] = int(self.tma)
         if self.chains != 1:
             d["chains"] = int(self.chains)
+        if self.fold:
+            d["fold"] = int(self.fold)
         return d
 
 
@@ -333,13 +339,20 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 f"operands (byte operands: scale groups of whole 64-unit blocks); the kernel is "
                                 f"for {recipe.target} with {OP8_NAMES[recipe.op8]} operands"
                                 + (f", groups of {recipe.group} units" if recipe.op8 and recipe.gscale else "")])
+    if tile.fold and not can_fold(recipe):
+        raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
+                               [f"folding group scales per block needs 16-bit operands and scale groups of whole "
+                                f"64-column blocks; the layer has "
+                                + (f"groups of {recipe.group} units" if recipe.gscale else "no group scales")
+                                + f" on {OP8_NAMES[recipe.op8]} operands"])
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and (recipe.op8 != 0 or (not tile.wgmma and (tile.bm // tile.wm) <= 16)), "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
+        "SCALE_ACC": recipe.gscale and (recipe.op8 != 0 or bool(tile.fold) or (not tile.wgmma and (tile.bm // tile.wm) <= 16)),
+        "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -1002,6 +1015,12 @@ BYTE_WG_DECODE = Tile(8, 64, 128, 1, 4, 1, 8, wgmma=1)
 BYTE_WG_8BIT = Tile(128, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1)
 
 
+def can_fold(recipe: "Recipe") -> bool:
+    """Whether a 16-bit warpgroup tile can fold this layer's group scales per block (Tile.fold): group
+    scales over whole 64-column blocks."""
+    return not recipe.op8 and bool(recipe.gscale) and recipe.group % 64 == 0
+
+
 def wg_fold(recipe: "Recipe") -> bool:
     """Whether a byte-operand warpgroup kernel folds each block's partial sums into fp32 accumulators
     (GemmMmaSync::WG_FOLD): group scales or zero points, and fp8 always (its wgmma accumulators keep
@@ -1046,10 +1065,40 @@ WIDE_RANGE = (129, 512)
 _RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
 
 
+#: decode (1-8 tokens) of 8-bit weight codes on 16-bit operands on Hopper: the 8-token warpgroup tile
+#: (m64n8k16), K split for two CTAs per SM (H200, gpu_sweep.py dec16o, M=1, kernel alone, 8192x8192:
+#: int8 per channel 21.3 us against 25.2 for DECODE_LONG_K, 1.13x the stream time; e4m3 per channel
+#: 21.8 against 25.3). Narrower codes keep the rings, which decode them with fewer instructions per
+#: byte (dec16, dec16o: int4 g128 15.0 against 13.6 with the group scales folded, 16.1 without;
+#: int3 g128 21.8 against 20.3; int2 g128 13.7 against 12.6; 28672x8192 int4 with two 64-row wgmmas
+#: per warpgroup 37.9 against 38.9, within the sweep's spread); TMA stages of 8 tokens are slower still
+#: (1-row boxes: 16.4-70 us)
+WG_DECODE_8BIT = Tile(8, 64, 128, 1, 4, 1, 8, wgmma=1)
+#: the most tokens per warpgroup tile that folds a 16-bit layer's group scales per block (Tile.fold):
+#: the fold costs 4 x (tokens / 8) FMAs per block and lane where the multiply it saves costs 16 (H200,
+#: int4 g128, gpu_sweep.py fold16 / fold32 / fold64, kernel alone, us: M=16 8192x8192 16.5 against
+#: 17.5, 28672x8192 WG_16_TWO 43.2 against 46.7, 14336x4096 15.8 against 16.7, 4096x14336 16.9 against
+#: 17.6, 4096x4096 9.1 against 9.3; M=32 8192x8192 19.7 against 20.4, 4096x14336 20.8 against 21.5,
+#: 28672x8192 WG_32 53.4 against 53.6; M=64 8192x8192 WG_64_TMA 26.6 against 25.7, 28672x8192 WG_64
+#: 81.7 against 67.6)
+FOLD_MAX_BM = 32
+
+
+def wgmma_decodes(recipe: "Recipe") -> bool:
+    """Whether decode (1-8 tokens) runs on warpgroup tiles: byte operands (BYTE_WG_DECODE), and 8-bit
+    weight codes on 16-bit operands (WG_DECODE_8BIT)."""
+    return bool(recipe.op8) or recipe.bits == 8
+
+
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
-    """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: above 8 tokens)."""
+    """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: above 8 tokens, and
+    decode of 8-bit codes), with the group scales folded per block where it pays (FOLD_MAX_BM)."""
     tile = wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k)
-    return byte_wgmma_tile(tile, recipe, lo) if recipe.op8 else tile
+    if recipe.op8:
+        return byte_wgmma_tile(tile, recipe, lo)
+    if lo <= 8:
+        tile = WG_DECODE_8BIT
+    return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
 def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
@@ -1057,16 +1106,17 @@ def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not caps.has("tma") or not wgmma_ok(recipe, caps):
         return []
-    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES if (lo > 8 or recipe.op8) and warpgroup_tile(lo, layer, recipe).tma]
+    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES
+            if (lo > 8 or wgmma_decodes(recipe)) and warpgroup_tile(lo, layer, recipe).tma]
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
     """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): every range
-    above 8 tokens (see wgmma_tile), and for byte operands decode too (BYTE_WG_DECODE)."""
+    above 8 tokens (see wgmma_tile), and decode too for byte operands and 8-bit codes (wgmma_decodes)."""
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not wgmma_ok(recipe, caps):
         return None
-    return 1 if recipe.op8 else min(lo for lo in _RANGE_STARTS if lo > 8)
+    return 1 if wgmma_decodes(recipe) else min(lo for lo in _RANGE_STARTS if lo > 8)
 
 
 def _max_smem(caps) -> int:
@@ -1217,7 +1267,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
         split = split_config(t)
-        if (not t.stream or recipe.op8) and wgmma_ok(recipe, caps):
+        if (not t.stream or wgmma_decodes(recipe)) and wgmma_ok(recipe, caps):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
@@ -1357,7 +1407,7 @@ def tile_from_config(cfg) -> Tile | None:
         return Tile(*(int(cfg[k]) for k in keys), l2_prefetch=int(cfg.get("l2_prefetch", 0)),
                     stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)),
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
-                    chains=int(cfg.get("chains", 1)))
+                    chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)))
     return None
 
 

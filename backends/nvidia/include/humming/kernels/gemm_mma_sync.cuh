@@ -1392,12 +1392,17 @@ struct GemmMmaSync {
   // operands), so the block's sum is promoted every 128 values. (With two partial sets and the
   // fold behind a wait_group 1, ptxas 13.0 serializes every wgmma, C7514: accumulators read while
   // a group is in flight.)
-  static constexpr bool WG_FOLD = WG && BYTES && (Cfg::GSCALE || !INT_OP);
+  //
+  // 16-bit operands fold the same way where the planner applies their group scales to the fp32
+  // sums (SCALE_ACC, Tile.fold: scale groups of whole 64-column blocks): the dequantizer then skips
+  // the packed multiply by the scale (one of its three operations per pair of int4 weights), and the
+  // fold costs 4 x (tokens / 8) FMAs per block and lane, so the planner takes it for few tokens.
+  static constexpr bool WG_FOLD = WG && (BYTES ? (Cfg::GSCALE || !INT_OP) : SCALE_ACC);
   static constexpr int WG_KIND = OP8 == 1 ? wgmma::kS8 : OP8 == 2 ? wgmma::kE4M3 : OP8 == 3 ? wgmma::kE5M2
                                  : Cfg::BF16 ? wgmma::kBF16 : wgmma::kF16;
   static constexpr int NSET = WG_FOLD ? 1 : NCH;  // accumulator sets the wgmmas write
   static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0,
-                "byte wgmma tiles: group scales over whole 64-unit blocks");
+                "wgmma tiles that fold: group scales over whole 64-unit blocks");
 
   // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8; 1 without group scales)
   static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NT][MT][4], const float (&f)[NT][2]) {
@@ -1417,7 +1422,8 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first, float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[2][NT][4][4],
                                               float (&fs)[2][NT][2], int wn, int lane, Issue&& issue) {
-    static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || !PARTIAL) && OP8 != 4 &&
+    static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
+                      OP8 != 4 &&
                       !Cfg::K8MMA,
                   "wgmma tiles: one or two 16-row blocks per warp, warps along N in groups of four, 16-bit, "
                   "int8 or fp8 operands");
