@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -145,6 +145,11 @@ for part in "${@:-all}"; do
            for w in "--weight int8 --group 0" "--weight e4m3 --group 0" "--weight int3" "--weight int2"; do
              sw --m 1 --groups dec16o --shapes 8192x8192 $w
            done ;;
+    dec8)  # decode of 8-bit codes (and int4 with folded scales) on 8-token warpgroup tiles: deeper stages, more
+           # CTAs per SM (K split for 3-4), eight warps, two 64-row wgmmas per warpgroup
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" | cut -c1-170 ; }
+           sw --m 1 --groups dec8 --weight int8 --group 0 --ctas 0,3,4 --shapes 8192x8192,28672x8192,4096x4096 --json "$OUT/dec8.json"
+           sw --m 1 --groups dec4f --ctas 0,3,4 --shapes 8192x8192,28672x8192 --json "$OUT/dec4f.json" ;;
     final) # one call for the closing figures: every GPU test, the issue-6 table, host overhead, the demo
            # (at most 8 files come back: logs and the JSON reports only)
            timeout 400 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8

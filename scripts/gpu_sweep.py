@@ -177,6 +177,12 @@ GROUPS = {
                T(8, 64, 128, 1, 4, 1, 8, wgmma=1, tma=1), T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1),
                T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1), T(8, 64, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1),
                T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1)],
+    # 8-bit codes on 16-bit operands, 1-8 tokens: the planner's 8-token warpgroup tile against deeper stages,
+    # eight warps, two 64-row wgmmas per warpgroup (with --ctas: K split for more CTAs per SM)
+    "dec8": [T(8, 64, 128, 1, 4, 1, 8, wgmma=1), T(8, 64, 128, 1, 4, 1, 12, wgmma=1), T(8, 64, 128, 1, 4, 1, 5, wgmma=1),
+             T(8, 128, 128, 1, 8, 1, 8, wgmma=1), T(8, 128, 128, 1, 4, 1, 8, wgmma=1)],
+    "dec4f": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1),
+              T(8, 64, 128, 1, 4, 1, 5, wgmma=1, fold=1)],
     # the planner's 16-bit warpgroup tiles of 16, 32 and 64 tokens with their group scales folded per block
     "fold16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1), T(16, 64, 128, 1, 4, 1, 6, wgmma=1, fold=1),
                T(16, 128, 128, 1, 4, 1, 6, wgmma=1), T(16, 128, 128, 1, 4, 1, 6, wgmma=1, fold=1),
