@@ -1093,11 +1093,9 @@ def wgmma_decodes(recipe: "Recipe") -> bool:
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: above 8 tokens, and
     decode of 8-bit codes), with the group scales folded per block where it pays (FOLD_MAX_BM)."""
-    tile = wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k)
     if recipe.op8:
-        return byte_wgmma_tile(tile, recipe, lo)
-    if lo <= 8:
-        tile = WG_DECODE_8BIT
+        return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k), recipe, lo)
+    tile = WG_DECODE_8BIT if lo <= 8 else wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
