@@ -341,30 +341,56 @@ def test_wgmma_wrappers_match_their_generator():
 
 
 def test_two_block_warpgroup_tile_machine_code(tmp_path):
-    """The H200 plan's 9-16 token tile on a layer of more than 8192 rows (WG_16_TWO: four warps of
-    two 16-row blocks, 128 rows per CTA): two m64 x 16 wgmmas per k16 step, the next block dequantized
-    while a block's group (its eight) is in flight, then the group retired and folded (group scales
-    folded per block: Tile.fold); no serialized wgmmas, no local memory; the single-block tile of the
-    same plan's 8192-row layer keeps four per block. Per channel (nothing to fold) one group stays in
-    flight across the next block's dequantization."""
+    """The H200 plan's 9-16 token tiles: with group scales folded per block (Tile.fold), four 64-column
+    blocks per stage (BK = 256: WG_16_DEEP, and WG_16_DEEP_TWO of two 16-row blocks per warp, 128 rows
+    per warpgroup, on a layer of more than 16384 rows), each block's group retired and folded before the
+    next block's wgmmas; per channel (nothing to fold) WG_16_TWO on a layer of more than 8192 rows, two
+    blocks per stage, one group in flight across the next block's dequantization. No serialized wgmmas,
+    no local memory."""
     from dataclasses import replace
 
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
-    for n, tile, per_block, scheme in ((14336, G.WG_16_TWO, 8, WeightScheme("int4", "group", 128)),
-                                       (8192, G.WG_16_NARROW, 4, WeightScheme("int4", "group", 128)),
-                                       (14336, G.WG_16_TWO, 8, WeightScheme("int4", "channel", scale_fmt="fp32"))):
+    for n, tile, per_stage, scheme in ((14336, G.WG_16_DEEP, 16, WeightScheme("int4", "group", 128)),
+                                       (28672, G.WG_16_DEEP_TWO, 32, WeightScheme("int4", "group", 128)),
+                                       (14336, G.WG_16_TWO, 16, WeightScheme("int4", "channel", scale_fmt="fp32"))):
         p = humming.plan(LayerSpec(n, 4096, scheme), "H200")
         r = p.tuning_for(16)
         folds = scheme.scale == "group"
         assert G.tile_from_config(r.config) == replace(tile, fold=int(folds)), r.config
         kernel = rt.kernel(p.kernel(16))
+        assert "C7513" not in kernel.meta["log"] and "C7514" not in kernel.meta["log"], kernel.meta["log"]
         sass = I.disassemble(kernel.cubin)
         loop = main_loop(sass)
-        assert I.count(loop, r"HGMMA\.64x16x16\.F32") == 2 * per_block  # two blocks per stage
-        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x%d" % (0 if folds else 1)) == 2, loop
+        assert I.count(loop, r"HGMMA\.64x16x16\.F32") == per_stage
+        blocks = tile.bk // 64
+        assert I.count(loop, r"WARPGROUP\.DEPBAR\.LE gsb0, 0x%d" % (0 if folds else 1)) == blocks, loop
+        assert I.count(loop, r"WARPGROUP\.ARRIVE") == blocks  # (one fence per block: nothing serialized)
         assert I.count(sass, r"^LDGSTS") > 0 and I.count(loop, r"^(LDL|STL)") == 0
+        assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
+
+
+def test_four_block_decode_tiles_machine_code(tmp_path):
+    """The H200 plan's decode tiles: the lean ring at one token on an 8192-row layer, the four-block
+    warpgroup tile (m64n8k16, BK = 256, group scales folded) from two tokens, and from one token on a
+    layer of more than 16384 rows (two 64-row wgmmas per k16 step); 16 or 32 wgmmas per stage, no
+    serialized wgmmas (ptxas C7513), no packed multiply by the scales in the loop."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    scheme = WeightScheme("int4", "group", 128)
+    ring = humming.plan(LayerSpec(8192, 8192, scheme), "H200")
+    assert G.tile_from_config(ring.tuning_for(1).config).stream
+    for n, m, per_stage in ((8192, 2, 16), (8192, 8, 16), (28672, 1, 32)):
+        p = humming.plan(LayerSpec(n, 8192, scheme), "H200")
+        t = G.tile_from_config(p.tuning_for(m).config)
+        assert t.wgmma and t.fold and t.bk == 256 and t.bm == 8, t
+        kernel = rt.kernel(p.kernel(m))
+        assert "C751" not in kernel.meta["log"], kernel.meta["log"]
+        loop = main_loop(I.disassemble(kernel.cubin))
+        assert I.count(loop, r"HGMMA\.64x8x16\.F32") == per_stage
+        assert I.count(loop, r"WARPGROUP\.ARRIVE") == 4 and I.count(loop, r"HMUL2") == 0
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 

@@ -604,6 +604,43 @@ def test_wgmma_folded_group_scales(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40), x_pad=24)
 
 
+#: layers whose padded K takes whole 256-column stages (and one that does not: its tiles fall back to
+#: BK = 128), folded and not (groups of 32, per channel)
+BK256_SCHEMES = [
+    (WeightScheme("int4", "group", 128), 4352, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 1280, True),
+    (WeightScheme("e4m3", "group", 128), 1536, True),
+    (WeightScheme("int3", "group", 128), 8448, False),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 2304, False),
+    (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 1024, True),
+    (WeightScheme("int4", "group", 128), 4224, False),  # K % 256 = 128: BK = 128
+]
+
+
+@pytest.mark.parametrize("scheme,k,bf16", BK256_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_four_block_stages(scheme, k, bf16):
+    """Warpgroup tiles of four 64-column blocks per stage (BK = 256): 8-token decode tiles with
+    cp.async and TMA stages, 16, 32 and 64 tokens, one and two warpgroups, group scales folded
+    where they span whole blocks, split K, rows past M."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
+    fold = 1 if G.can_fold(rec) else 0
+    tiles = [(1, 4, T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=fold)),
+             (5, 8, T(8, 64, 256, 1, 4, 1, 6, wgmma=1, tma=1, fold=fold)),
+             (9, 16, T(16, 128, 256, 1, 8, 1, 4, wgmma=1, fold=fold)),
+             (17, 24, T(32, 64, 256, 1, 4, 1, 3, wgmma=1)), (25, 32, T(32, 64, 256, 1, 4, 1, 4, wgmma=1, fold=fold)),
+             (33, None, T(64, 64, 256, 1, 4, 1, 3, wgmma=1, tma=1, chains=2))]
+    kp = G.padded_k(k, rec) // rec.ku
+    fitted = {G.fit_tile(t, rec, props.shared_memory_per_block_optin, kp).bk for _, _, t in tiles}
+    assert fitted == ({256} if kp % 256 == 0 else {128}), fitted
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40, 64), x_pad=24)
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),

@@ -141,9 +141,9 @@ class MmaSyncFamily(_NvidiaFamily):
         return comps
 
     def native_form(self, layer, caps, compute):
-        """On sm_90a the warpgroup scheduler issues wgmma: from 9 tokens (16-bit operands) or at
-        every M (int8 and fp8 operands, 8-bit weight codes), where the layer suits it
-        (gemm_mma_sync.wgmma_from)."""
+        """On sm_90a the warpgroup scheduler issues wgmma: from 2 tokens (16-bit operands; from one
+        on layers of more than 16384 rows whose group scales fold) or at every M (int8 and fp8
+        operands, 8-bit weight codes), where the layer suits it (gemm_mma_sync.wgmma_from)."""
         from .gemm_mma_sync import wgmma_from
 
         m0 = wgmma_from(layer, caps, compute)

@@ -134,10 +134,10 @@ class Tile:
             raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
         if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4
                            or self.bn not in (16 * self.wn, 32 * self.wn)
-                           or self.bm not in (8, 16, 32, 64, 128, 256) or self.stages < 3 or self.bk != 128):
+                           or self.bm not in (8, 16, 32, 64, 128, 256) or self.stages < 3 or self.bk not in (128, 256)):
             raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
                              f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of 8, 16, 32, "
-                             f"64, 128 or 256, BK = 128 and at least 3 stages")
+                             f"64, 128 or 256, BK = 128 or 256 and at least 3 stages")
         if self.tma and (not self.wgmma or self.stages > 8):
             raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
         if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
@@ -1060,16 +1060,12 @@ SHAPED_MID_RANGE = (33, 64)
 WIDE_RANGE = (129, 512)
 
 
-#: where the tuning's M ranges start (DEFAULT_RANGES; 9-32 splits at 17 where the warpgroup
-#: tiles of its halves differ)
-_RANGE_STARTS = tuple(sorted({lo for lo, _, _ in DEFAULT_RANGES} | {17}))
-
-
 #: decode (1-8 tokens) of 8-bit weight codes on 16-bit operands on Hopper: the 8-token warpgroup tile
 #: (m64n8k16), K split for two CTAs per SM (H200, gpu_sweep.py dec16o, M=1, kernel alone, 8192x8192:
 #: int8 per channel 21.3 us against 25.2 for DECODE_LONG_K, 1.13x the stream time; e4m3 per channel
-#: 21.8 against 25.3). Narrower codes keep the rings, which decode them with fewer instructions per
-#: byte (dec16, dec16o: int4 g128 15.0 against 13.6 with the group scales folded, 16.1 without;
+#: 21.8 against 25.3). Narrower codes keep the rings at one token (WG_DECODE from two), which decode
+#: them with fewer instructions per byte (dec16, dec16o: int4 g128 15.0 against 13.6 with the group
+#: scales folded, 16.1 without;
 #: int3 g128 21.8 against 20.3; int2 g128 13.7 against 12.6; 28672x8192 int4 with two 64-row wgmmas
 #: per warpgroup 37.9 against 38.9, within the sweep's spread); TMA stages of 8 tokens are slower still
 #: (1-row boxes: 16.4-70 us)
@@ -1084,18 +1080,59 @@ WG_DECODE_8BIT = Tile(8, 64, 128, 1, 4, 1, 8, wgmma=1)
 FOLD_MAX_BM = 32
 
 
-def wgmma_decodes(recipe: "Recipe") -> bool:
-    """Whether decode (1-8 tokens) runs on warpgroup tiles: byte operands (BYTE_WG_DECODE), and 8-bit
-    weight codes on 16-bit operands (WG_DECODE_8BIT)."""
-    return bool(recipe.op8) or recipe.bits == 8
+#: decode of 2-8 tokens of 16-bit operands on Hopper (and of one token on layers of more than 16384
+#: rows whose group scales fold): 8-token warpgroup tiles of four 64-column blocks per stage (BK = 256),
+#: with 128 rows per warpgroup (two 64-row wgmmas) on the layers WG_16_TWO takes. The rings' cost grows
+#: with the tokens (each token's activations are read per MMA from shared memory), the warpgroup tiles'
+#: does not (H200, gpu_sweep.py decm / bk256 / bk256b, kernel alone, us, the ring the planner took in
+#: brackets): int4 g128 M=2 / 4 / 8: 8192x8192 14.2 / 14.3 / 14.3 (14.9 / 21.0 / 29.6), 28672x8192 35.3 /
+#: 35.5 / 36.0 (41.8 / 56.2 / 73.7), 14336x4096 13.6 / 13.6 / 13.6 (13.7 / 16.3 / 25.1), 4096x14336 14.2 /
+#: 14.3 (14.7 / 16.1), 4096x4096 7.8 / 7.9 (7.9 / 10.0); 8192x8192 M=2 / 4 / 8: int3 g128 20.5 / 20.5 / 20.7
+#: (21.4 / 28.2 / 33.5), int4 per channel (not folded) 13.5 / 13.6 / 13.6 (16.3 / 22.1 / 28.7), e2m1 g32
+#: (not folded) 17.4 / 17.4 / 17.5 (register rings 20.3 / 30.0 / 40.5). At M=1 the rings stay ahead (8192x8192 13.7
+#: against 14.1, 4096x14336 13.9 against 14.2) except on 28672x8192 (WG_DECODE_TWO folded: 35.4 against
+#: 39.1 and 40.1 for the rings, 1.08x the sweep's stream time). BK = 256 halves the per-stage bookkeeping
+#: per byte (SASS, int4 g128 folded: 164 instructions per KB of weights per warp against 216 at BK = 128).
+WG_DECODE = Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1)
+WG_DECODE_TWO = Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1)
+#: 9-16 tokens where the group scales fold: BK = 256 (H200, gpu_sweep.py bk256 --m 16, us, the tile the
+#: planner took in brackets: 4096x4096 8.7 (9.1), 14336x4096 15.2 (15.9), 4096x14336 16.2 (16.8),
+#: 8192x8192 15.7 (16.4), 28672x8192 with 128 rows per warpgroup 40.6 (43.2)). Not folded, and at 33-64
+#: tokens, BK = 128 stays (64 tokens: 18-34 % slower with BK = 256).
+WG_16_DEEP = Tile(16, 64, 256, 1, 4, 1, 4, wgmma=1)
+WG_16_DEEP_TWO = Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1)
+#: 17-32 tokens where the group scales fold, except on layers of 4097-8192 rows (gpu_sweep.py bk256m32,
+#: M=32, us, the tile the planner took in brackets: 4096x4096 10.2 (10.6), 14336x4096 18.1 (19.2 with WG_32),
+#: 4096x14336 19.4 (20.7), 28672x8192 with two warpgroups 51.9 (53.9); 8192x8192 20.5 against 19.7 for
+#: WG_32_NARROW, which it keeps)
+WG_32_DEEP = Tile(32, 64, 256, 1, 4, 1, 4, wgmma=1)
+WG_32_DEEP_TWO = Tile(32, 128, 256, 1, 8, 1, 3, wgmma=1)
+
+
+def wgmma_decode_from(layer, recipe: "Recipe") -> int:
+    """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
+    (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT) and layers of more than 16384 rows whose group
+    scales fold (WG_DECODE_TWO); 2 otherwise (one token keeps the lean rings)."""
+    if recipe.op8 or recipe.bits == 8 or (layer.n > 16384 and can_fold(recipe)):
+        return 1
+    return 2
 
 
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
-    """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: above 8 tokens, and
-    decode of 8-bit codes), with the group scales folded per block where it pays (FOLD_MAX_BM)."""
+    """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: from
+    wgmma_decode_from's token count on), with the group scales folded per block where it pays
+    (FOLD_MAX_BM)."""
     if recipe.op8:
         return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k), recipe, lo)
-    tile = WG_DECODE_8BIT if lo <= 8 else wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
+    two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)
+    if lo <= 8:
+        tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
+    elif lo <= 16 and can_fold(recipe):
+        tile = WG_16_DEEP_TWO if layer.n > 16384 else WG_16_DEEP
+    elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
+        tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
+    else:
+        tile = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
@@ -1105,16 +1142,16 @@ def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
     if layer.is_moe or not caps.has("tma") or not wgmma_ok(recipe, caps):
         return []
     return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES
-            if (lo > 8 or wgmma_decodes(recipe)) and warpgroup_tile(lo, layer, recipe).tma]
+            if lo >= wgmma_decode_from(layer, recipe) and warpgroup_tile(lo, layer, recipe).tma]
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
-    """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): every range
-    above 8 tokens (see wgmma_tile), and decode too for byte operands and 8-bit codes (wgmma_decodes)."""
+    """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): see
+    wgmma_decode_from."""
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not wgmma_ok(recipe, caps):
         return None
-    return 1 if wgmma_decodes(recipe) else min(lo for lo in _RANGE_STARTS if lo > 8)
+    return wgmma_decode_from(layer, recipe)
 
 
 def _max_smem(caps) -> int:
@@ -1236,9 +1273,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     sms = caps.product.sm_count if caps.product is not None else None
     out = []
     ranges = DEFAULT_RANGES
-    if wgmma_ok(recipe, caps) and wgmma_tile(9, layer.n) != wgmma_tile(17, layer.n):  # two warpgroup tiles
-        ranges = tuple(r for lo, hi, t in DEFAULT_RANGES
+    wg = wgmma_ok(recipe, caps)
+    if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
+        ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
+    if wg and wgmma_decode_from(layer, recipe) == 2:  # one token on the rings, 2-8 on a warpgroup tile
+        ranges = tuple(r for lo, hi, t in ranges
+                       for r in (((1, 1, t), (2, 8, t)) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
     for lo, hi, t in ranges:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
@@ -1265,7 +1306,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
         split = split_config(t)
-        if (not t.stream or wgmma_decodes(recipe)) and wgmma_ok(recipe, caps):
+        if wg and lo >= wgmma_decode_from(layer, recipe):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
@@ -1373,7 +1414,10 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
         return t
-    if t.wgmma:  # BK stays 128 (K is padded to it): fewer stages (down to 3), then fewer tokens
+    if t.wgmma:  # BK 256 where it divides the padded K, else 128 (K is padded to it); then fewer stages
+        # (down to 3), then fewer tokens
+        if kp % t.bk:  # (as many bytes in the ring: twice the stages, TMA's at most 8)
+            t = replace(t, bk=128, stages=min(2 * t.stages, 8) if t.tma else 2 * t.stages)
         while smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bm > 16):
             t = replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bm=t.bm // 2)
         if smem_bytes(recipe, t) > max_smem:

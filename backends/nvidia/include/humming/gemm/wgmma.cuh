@@ -61,6 +61,14 @@ HUMMING_DEVICE void keep(const u32 (&a)[4][4]) {
   for (int i = 0; i < 4; ++i) asm volatile("" ::"r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]) : "memory");
 }
 
+// Pins a block's A fragments before the fence that follows: an empty asm that "changes" each
+// register, so the compiler computes them above it instead of sinking their last instructions
+// between the fence and the wgmma that reads them (ptxas C7513 then serializes every wgmma).
+HUMMING_DEVICE void pin(u32 (&a)[4][4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]), "+r"(a[i][3])::"memory");
+}
+
 // operand kinds: 16-bit (k16 per instruction), int8 (k32, int32 accumulators), fp8 (k32)
 enum Kind { kF16 = 0, kBF16 = 1, kS8 = 2, kE4M3 = 3, kE5M2 = 4 };
 template <int N, int KIND>

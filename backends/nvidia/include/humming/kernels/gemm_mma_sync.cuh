@@ -1420,14 +1420,14 @@ struct GemmMmaSync {
 
   template <typename Issue>
   static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first, float (&acc)[NT][MT][4],
-                                              PT (&wacc)[NSET][NT][MT][4], u32 (&a)[2][NT][4][4],
+                                              PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
                                               float (&fs)[2][NT][2], int wn, int lane, Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
                       OP8 != 4 &&
                       !Cfg::K8MMA,
                   "wgmma tiles: one or two 16-row blocks per warp, warps along N in groups of four, 16-bit, "
                   "int8 or fp8 operands");
-    static_assert(KB == 2, "wgmma tiles: two 64-column blocks per stage (BK = 128)");
+    static_assert(KB == 2 || KB == 4, "wgmma tiles: two or four 64-column blocks per stage (BK = 128 or 256)");
     const u32 a_s = ptx::smem_addr(base);
     const u32* w_s = reinterpret_cast<const u32*>(base + A_BYTES);
     const char* s_s = base + A_BYTES + W_BYTES;
@@ -1436,7 +1436,7 @@ struct GemmMmaSync {
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb) {
       // the block's A fragments first (NT x four), then its wgmmas as one group
-      u32 (&af)[NT][4][4] = a[kb & 1];
+      u32 (&af)[NT][4][4] = a[kb];
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
         const int nb = wg_block(wn, t);
@@ -1445,31 +1445,42 @@ struct GemmMmaSync {
         load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
         block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
         if constexpr (WG_FOLD && Cfg::GSCALE)  // rows g and g + 8 of the block's group (side by side)
-          row_pair_scales(s_s, group_row(k0, kb, 0), nb * 16 + 2 * g, fs[kb][t]);
+          row_pair_scales(s_s, group_row(k0, kb, 0), nb * 16 + 2 * g, fs[kb & 1][t]);
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
+        wgmma::pin(af[t]);
       }
       if constexpr (WG_FOLD) {  // the previous block's group: retired, then folded
         wgmma::wait<0>();
 #pragma unroll
-        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);
-        if (kb == 1 || !first) fold_wg(acc, wacc[0], fs[kb ^ 1]);
+        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - 1) % KB][t]);
+        if (kb > 0 || !first) fold_wg(acc, wacc[0], fs[(kb & 1) ^ 1]);
+      }
+      // the wgmmas' descriptors and scale-d flags, computed above the fence (ptxas C7513: nothing may
+      // define a wgmma's input registers between the fence and the wgmma)
+      u64 desc[4];
+      int keep_d[4];
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt) {  // atom kb of the stage, k16 (bytes: k32) step kt: 32 bytes per step
+        desc[kt] = desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4);
+        keep_d[kt] = WG_FOLD && kt == 0 ? 0 : 1;
+        asm volatile("" : "+l"(desc[kt]), "+r"(keep_d[kt])::"memory");
       }
       wgmma::fence();
 #pragma unroll
-      for (int kt = 0; kt < 4; ++kt)  // atom kb of the stage, k16 (bytes: k32) step kt: 32 bytes per step
+      for (int kt = 0; kt < 4; ++kt)
 #pragma unroll
         for (int t = 0; t < NT; ++t)
-          wgmma::Mma<BM, WG_KIND>::run(&wacc[kt % NSET][t][0][0], af[t][kt],
-                                       desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4),
-                                       WG_FOLD && kt == 0 ? 0 : 1);
+          wgmma::Mma<BM, WG_KIND>::run(&wacc[kt % NSET][t][0][0], af[t][kt], desc[kt], keep_d[kt]);
       wgmma::commit();
       if constexpr (!WG_FOLD) {
         wgmma::wait<1>();
 #pragma unroll
-        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + 1) & 1][t]);  // the previous block's group is retired only now
+        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - 1) % KB][t]);  // the previous block's group is retired only now
       }
-      if (kb == 0) issue();
+      // the refill: after block 0 (two blocks per stage); after block 1 with four (with the loader
+      // between blocks 0 and 1 there, ptxas 13.0 serializes every folded wgmma, C7513)
+      if (kb == (KB == 4 ? 1 : 0)) issue();
     }
   }
 
@@ -1502,7 +1513,7 @@ struct GemmMmaSync {
       __syncthreads();
     }
 
-    u32 a[2][NT][4][4] = {};  // A fragments of the last two blocks (see compute_stage_wg)
+    u32 a[KB][NT][4][4] = {};  // A fragments of a stage's blocks (see compute_stage_wg)
     constexpr int ACC = NT * MT * 4;  // accumulators of one chain
     PT wacc[NSET][NT][MT][4];  // what the wgmmas write: the chains, or (WG_FOLD) the two blocks' partial sums
     float acc[NT][MT][4];      // WG_FOLD: the folded sums
@@ -1556,7 +1567,7 @@ struct GemmMmaSync {
     __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
 
     if constexpr (WG_FOLD) {
-      if (nsteps > 0) fold_wg(acc, wacc[0], fs[1]);  // (the slice's last block: block 1 of its last stage)
+      if (nsteps > 0) fold_wg(acc, wacc[0], fs[1]);  // (the slice's last block: block KB - 1 (odd) of its last stage)
     } else {
 #pragma unroll
       for (int c = 1; c < NCH; ++c)
