@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -26,6 +26,15 @@ for part in "${@:-all}"; do
              humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
                --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/bench-${w%%:*}" 2>&1 \
                | tee "$OUT/bench-${w%%:*}.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           done ;;
+    table) # the issue-6 table with batched decode (M = 4, 8) too, then 8/3/2-bit and per-channel int4 at M = 1 and 8
+           humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4,8,16,33,64,256 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/table-int4" 2>&1 | tee "$OUT/table-int4.log" | tail -45; rc=$((rc | PIPESTATUS[0]))
+           for w in int8:0 e4m3:0 int3:128 int2:128 int4:0; do
+             humming bench --shapes 8192x8192 --m 1,8 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/table-${w%%:*}-${w##*:}" 2>&1 \
+               | tee "$OUT/table-${w%%:*}-${w##*:}.log" | tail -8; rc=$((rc | PIPESTATUS[0]))
            done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
@@ -144,6 +153,31 @@ for part in "${@:-all}"; do
            sw --m 32,64 --groups fold32,fold64 --shapes 8192x8192,28672x8192,4096x14336 --json "$OUT/fold64.json"
            for w in "--weight int8 --group 0" "--weight e4m3 --group 0" "--weight int3" "--weight int2"; do
              sw --m 1 --groups dec16o --shapes 8192x8192 $w
+           done ;;
+    bk256) # four 64-column blocks per stage on the warpgroup tiles (BK = 256): their GPU tests (and the folded
+           # tiles'), the L2 read bandwidth, then ranked against the planner's tiles at M = 1, 16 and 64
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "four_block_stages or folded_group_scales" 2>&1 | tee "$OUT/bk256_tests.log" | tail -5; rc=$((rc | PIPESTATUS[0]))
+           timeout 60 python3 scripts/gpu_l2.py --json "$OUT/l2.json" 2>&1 | tee "$OUT/l2.log"
+           sw() { timeout 150 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/bk256.log" | grep -E "stream  \(base|^ +[0-9]" | head -60; }
+           sw --m 1 --groups bk256 --json "$OUT/bk256_m1.json"
+           sw --m 16 --groups bk256m16 --json "$OUT/bk256_m16.json"
+           sw --m 64 --groups bk256m64 --shapes 8192x8192,28672x8192,14336x4096,4096x14336 --json "$OUT/bk256_m64.json"
+           for w in "--weight int8 --group 0" "--weight e4m3 --group 0" "--weight int3" "--weight int2"; do
+             sw --m 1 --groups bk256o --shapes 8192x8192 $w
+           done ;;
+    bk256b) # after bk256: 32 tokens with BK = 256, 64 tokens on 256-row CTAs (K split by the launcher, and for
+           # one CTA per SM), decode at M = 8 on the large layers
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/bk256b.log" | grep -E "stream  \(base|^ +[0-9]" | head -60; }
+           sw --m 64 --groups m64w --ctas 0,1 --shapes 8192x8192,28672x8192,14336x4096,4096x14336 --json "$OUT/m64w.json"
+           sw --m 32 --groups bk256m32 --json "$OUT/bk256_m32.json"
+           sw --m 8 --groups bk256 --shapes 28672x8192,14336x4096,8192x8192 --json "$OUT/bk256_m8.json" ;;
+    decm)  # decode of 2-8 tokens: the rings against the four-block warpgroup tiles (int4 g128 on the issue-6
+           # shapes; int4 per channel, int3 g128, e2m1 g32 on 8192x8192)
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/decm.log" | grep -E "stream  \(base|^ +[0-9]" | head -80; }
+           sw --m 2,4 --groups decm --json "$OUT/decm_int4.json"
+           for w in "--weight int4 --group 0" "--weight int3" "--weight e2m1 --group 32"; do
+             sw --m 2,4,8 --groups decm --shapes 8192x8192 $w
            done ;;
     dec8)  # decode of 8-bit codes (and int4 with folded scales) on 8-token warpgroup tiles: deeper stages, more
            # CTAs per SM (K split for 3-4), eight warps, two 64-row wgmmas per warpgroup

@@ -191,6 +191,36 @@ GROUPS = {
                T(32, 128, 128, 1, 8, 1, 4, wgmma=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1, fold=1)],
     "fold64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, fold=1),
                T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1, fold=1)],
+    # four 64-column blocks per stage (BK = 256: half the per-stage bookkeeping per byte) against the
+    # planner's tiles: decode (int4 with folded group scales), 16 and 64 tokens
+    "bk256": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
+              T(8, 64, 128, 1, 4, 1, 8, wgmma=1, fold=1), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+              T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1), T(8, 64, 256, 1, 4, 1, 8, wgmma=1, fold=1),
+              T(8, 64, 256, 1, 4, 1, 6, wgmma=1, tma=1, fold=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+              T(8, 128, 256, 1, 8, 1, 4, wgmma=1, fold=1)],
+    "bk256o": [T(8, 64, 128, 1, 4, 1, 8, wgmma=1), T(8, 64, 256, 1, 4, 1, 4, wgmma=1),
+               T(8, 64, 256, 1, 4, 1, 6, wgmma=1), T(8, 64, 256, 1, 4, 1, 6, wgmma=1, tma=1)],
+    "bk256m16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1, fold=1), T(16, 128, 128, 1, 4, 1, 6, wgmma=1, fold=1),
+                 T(16, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(16, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1),
+                 T(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(16, 64, 256, 1, 4, 1, 4, wgmma=1, tma=1, fold=1)],
+    "bk256m64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
+                 T(64, 64, 256, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 256, 1, 8, 1, 3, wgmma=1),
+                 T(64, 128, 256, 1, 8, 1, 3, wgmma=1, tma=1)],
+    "bk256m32": [T(32, 64, 128, 1, 4, 1, 4, wgmma=1, fold=1), T(32, 128, 128, 1, 8, 1, 4, wgmma=1, fold=1),
+                 T(32, 64, 256, 1, 4, 1, 3, wgmma=1, fold=1), T(32, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+                 T(32, 128, 256, 1, 8, 1, 3, wgmma=1, fold=1)],
+    # 64 tokens: 256-row CTAs (two warpgroups of two 64-row wgmmas) read the activations a quarter as often
+    # as WG_64_TMA's 64-row ones (at M=64 those reads, through L2, are 4x the weight bytes)
+    "m64w": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
+             T(64, 256, 128, 1, 8, 1, 3, wgmma=1, tma=1), T(64, 256, 128, 1, 8, 1, 4, wgmma=1),
+             T(64, 256, 128, 1, 8, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2)],
+    # decode of 2-8 tokens: the planner's rings (long K, wide, short K) against the warpgroup tiles of four
+    # blocks per stage (folded where the group scales allow, else not)
+    "decm": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
+             T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2),
+             T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+             T(8, 64, 256, 1, 4, 1, 6, wgmma=1, tma=1, fold=1),
+             T(8, 64, 256, 1, 4, 1, 4, wgmma=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
