@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -179,6 +179,17 @@ for part in "${@:-all}"; do
            for w in "--weight int4 --group 0" "--weight int3" "--weight e2m1 --group 32"; do
              sw --m 2,4,8 --groups decm --shapes 8192x8192 $w
            done ;;
+    dec3)  # 3-bit codes gathered in place: the 3-bit GPU tests, the decode ranking at M = 1, 2, 8, the planner's
+           # int3 row
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "(weight_formats and (int3 or uint3)) or four_block or folded_group or (rings and uint3)" 2>&1 \
+             | tee "$OUT/dec3_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 200 python3 scripts/gpu_sweep.py --rounds 3 --m 1,2,8 --groups dec3 --weight int3 \
+             --shapes 8192x8192,28672x8192,4096x14336 --json "$OUT/dec3.json" 2>&1 | tee "$OUT/dec3.log" \
+             | grep -E "stream  \(base|^ +[0-9]" | cut -c1-200
+           humming bench --shapes 8192x8192,28672x8192 --m 1,8,16,64 --weight int3 --group-size 128 \
+             --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/bench-int3" 2>&1 \
+             | grep -E "^== |humming" ;;
     dec8)  # decode of 8-bit codes (and int4 with folded scales) on 8-token warpgroup tiles: deeper stages, more
            # CTAs per SM (K split for 3-4), eight warps, two 64-row wgmmas per warpgroup
            sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/sweep.log" | grep -vE "^\s*$" | cut -c1-170 ; }

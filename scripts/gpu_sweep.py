@@ -221,6 +221,11 @@ GROUPS = {
              T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1),
              T(8, 64, 256, 1, 4, 1, 6, wgmma=1, tma=1, fold=1),
              T(8, 64, 256, 1, 4, 1, 4, wgmma=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1)],
+    # 3-bit codes after the in-place gather (a shift and two LOP3s per pair): the planner's long-K ring, the
+    # same with one CTA per SM (its 64-register floor spills 16 bytes), the wide ring, the four-block tiles
+    "dec3": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
+             T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+             T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

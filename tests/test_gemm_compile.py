@@ -394,6 +394,30 @@ def test_four_block_decode_tiles_machine_code(tmp_path):
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
+def test_three_bit_codes_gather_in_place(tmp_path):
+    """3-bit codes (2 + 1 planes) are gathered in place: per pair one shift of the 1-bit plane and two
+    LOP3s (the 2-bit plane's segment shifts shared), then the packed fma; the H200 plan decodes them
+    on the four-block warpgroup tile from one token. The rings of codes gathered from planes (3, 7 bits)
+    keep their registers: no local memory on Ampere, Ada or Hopper."""
+    rt = Runtime(cache_dir=tmp_path)
+    p = humming.plan(LayerSpec(8192, 8192, WeightScheme("int3", "group", 128)), "H200")
+    kernel = rt.kernel(p.kernel(1))
+    loop = main_loop(I.disassemble(kernel.cubin))
+    pairs = 4 * 16  # a stage: four blocks of 16 pairs per lane
+    assert I.count(loop, r"HGMMA\.64x8x16\.F32") == 16
+    assert I.count(loop, r"^LOP3") + I.count(loop, r"^SHF") <= 3 * pairs, loop  # (the plane-by-plane gather: ~5)
+    assert I.count(loop, r"^(HFMA2|HADD2)") <= pairs + 8
+    for dev, n, scheme in (("a100", 8192, WeightScheme("int3", "group", 128)), ("l40s", 4096, WeightScheme("uint3", "group", 128)),
+                           ("h200", 8192, WeightScheme("int3", "channel", scale_fmt="fp32")),
+                           ("a100", 28672, WeightScheme("int7", "channel", scale_fmt="fp32")),
+                           ("l40s", 28672, WeightScheme("int7", "channel", scale_fmt="fp32"))):
+        for act in ("fp16", "bf16"):
+            plan = humming.plan(LayerSpec(n, 8192, scheme, ActivationScheme(act), out_dtype=act), dev)
+            for m in (1, 16):
+                usage = I.resource_usage(rt.kernel(plan.kernel(m)).cubin)["humming_entry"]
+                assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (dev, n, scheme.describe(), act, m, usage)
+
+
 def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
     """A TMA tile of two warpgroups: each stage's refill waits on the stage's "empty" mbarrier
     (one arrival per warpgroup) instead of a barrier of all warps per step; its shared memory

@@ -381,8 +381,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
 
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
-    MMA slot says wgmma from one token), narrower codes keep the rings for one token and take the
-    four-block warpgroup tiles from two; the group scales are folded per
+    MMA slot says wgmma from one token), narrower codes keep the rings for one token (3-bit codes
+    whose group scales fold do not) and take the four-block warpgroup tiles from two; the group scales are folded per
     block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
     channel, not groups of 32), and nowhere on chips without wgmma."""
     from humming_nvidia import gemm_mma_sync as G
@@ -398,8 +398,14 @@ def test_hopper_decode_and_fold_choices():
         assert p.components["mma"].endswith("(M >= 1)"), p.components["mma"]
     for scheme in (WeightScheme("int4", "group", 128), WeightScheme("int3", "group", 128), WeightScheme("int2", "group", 64)):
         p, t = tiles(scheme)
-        assert t[1].stream and not t[1].wgmma and p.components["mma"].endswith("(M >= 2)")
-        assert t[2].fold and t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
+        if scheme.bits == 3:  # (3-bit codes gathered from two planes: the warpgroup tile from one token)
+            assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE, fold=1), t
+            assert p.components["mma"].endswith("(M >= 1)")
+        else:
+            assert t[1].stream and not t[1].wgmma and p.components["mma"].endswith("(M >= 2)")
+        assert t.get(2, t[1]).fold and t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
+    _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"))  # (nothing to fold: the ring, one CTA per SM)
+    assert t[1] == dataclasses.replace(G.DECODE_LONG_K, occupancy=1) and G.DECODE_LONG_K.occupancy == 2
     for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
         _, t = tiles(scheme)
         assert t[2].wgmma and not t[2].fold and t[9].wgmma and not t[9].fold, (scheme, t[9])

@@ -324,6 +324,8 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
             return 1
         ring = tile.stages * (recipe.wpl + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
         work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
+        if recipe.bits not in (1, 2, 4, 8):  # (gathered from planes: more live words; int7 per channel
+            work += 8                        # spilled 8-16 bytes at the 85-register floor of three CTAs)
         while occ > 1 and 65536 // (tile.threads * occ) < work + ring:
             occ -= 1
     return occ
@@ -1111,9 +1113,11 @@ WG_32_DEEP_TWO = Tile(32, 128, 256, 1, 8, 1, 3, wgmma=1)
 
 def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
-    (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT) and layers of more than 16384 rows whose group
-    scales fold (WG_DECODE_TWO); 2 otherwise (one token keeps the lean rings)."""
-    if recipe.op8 or recipe.bits == 8 or (layer.n > 16384 and can_fold(recipe)):
+    (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, 3-bit codes
+    and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); 2 otherwise (one token keeps the lean
+    rings). (H200, gpu_sweep.py dec3, int3 g128 at M=1, kernel alone, after the 3-bit in-place gather:
+    8192x8192 16.9 us against 20.4 for the ring, 4096x14336 16.7 against 20.2, 28672x8192 49.9 against 62.1.)"""
+    if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
     return 2
 
@@ -1132,7 +1136,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        tile = wgmma_tile(lo, layer.n, recipe.zp != 0, layer.k)
+        # (bf16 3-bit codes: the gather's segment shifts cost the 256-token tile the registers zero points do)
+        tile = wgmma_tile(lo, layer.n, recipe.zp != 0 or (recipe.bits == 3 and recipe.bf16), layer.k)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
@@ -1292,7 +1297,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 nominal = DECODE_INT4_SHORT_K
         elif t.stream and not recipe.op8 and kp > 4096 and layer.n <= 16384 and (not recipe.gscale or
                                                                                 recipe.group % 64 == 0):
-            nominal = DECODE_LONG_K
+            # (codes gathered from two or three planes need more working registers than the 64 that two
+            # CTAs of 512 threads leave: one CTA per SM (H200, int3 g128 M=1: 4096x14336 17.0 us against
+            # 20.2 with two, 8192x8192 21.5 against 20.4, which spilled 16 bytes)
+            nominal = DECODE_LONG_K if recipe.bits in (1, 2, 4, 8) else replace(DECODE_LONG_K, occupancy=1)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4

@@ -9,7 +9,8 @@
 //                  -(MAGIC * 2^-pos + offset) (a subtraction when pos = 0) then
 //                  leaves v - offset, exact. Fields are taken in place while they
 //                  fit the mantissa, so most pairs cost one LOP3 and one packed
-//                  op; power-of-two widths come from one plane, 3/5/6/7 bits are
+//                  op; power-of-two widths come from one plane, 3 bits from two
+//                  planes in place (a shift and two LOP3s per pair), 5/6/7 bits are
 //                  gathered from their planes. 8-bit codes in bf16 (7 mantissa
 //                  bits) go through fp32.
 //   float_rebias : signed float formats of at most 8 bits. Moving the sign to bit
@@ -79,6 +80,22 @@ struct Dequant {
         else v = ptx::hfma2<BF16>(r, f16x2_bits(1.0 / (1 << sub), BF16), f16x2_bits(-MAGIC_F / (1 << sub), BF16));
         return v;  // caller subtracts the zero point
       }
+    } else if constexpr (BITS == 3) {
+      // 3 = 2 + 1 planes, gathered in place: pair J's 2-bit field stays where it is in its word
+      // (after one shift per segment of PER_SEG fields, shared by the segment's pairs), its 1-bit
+      // field is shifted next to it, and the two land in MAGIC's mantissa as v * 2^sub: a shift and
+      // two LOP3s, then the packed fma that takes 2^sub and the offset out (the generic gather:
+      // three shifts and three logic ops)
+      constexpr int PER_SEG = (MANT - 3) / 2 + 1;  // fields of a segment (the value's top bit <= MANT - 1)
+      constexpr int s = J % 8, sub = 2 * (s % PER_SEG), seg_shift = 2 * PER_SEG * (s / PER_SEG);
+      constexpr int d = sub + 2 - J % 16;  // the 1-bit plane's slot J % 16 of word 2 -> bit sub + 2
+      const u32 lo = seg_shift ? (w[J / 8] >> seg_shift) : w[J / 8];
+      const u32 hi = d > 0 ? (w[2] << (d > 0 ? d : 0)) : d < 0 ? (w[2] >> (d < 0 ? -d : 0)) : w[2];
+      const u32 r = ptx::and_or(lo, (3u << sub) * 0x00010001u,
+                                ptx::and_or(hi, (4u << sub) * 0x00010001u, M2));  // MAGIC + v * 2^sub
+      constexpr double off = Cfg::ZP == kZpNone ? Cfg::OFFSET : 0;  // (zero points: the caller subtracts)
+      if constexpr (sub == 0) return ptx::hsub2<BF16>(r, f16x2_bits(MAGIC_F + off, BF16));
+      else return ptx::hfma2<BF16>(r, f16x2_bits(1.0 / (1 << sub), BF16), f16x2_bits(-(MAGIC_F / (1 << sub) + off), BF16));
     } else {
       const u32 r = layout::extract_pair<BITS, J>(w) | M2;
       if constexpr (Cfg::ZP == kZpNone) return ptx::hsub2<BF16>(r, f16x2_bits(MAGIC_F + Cfg::OFFSET, BF16));
