@@ -1363,9 +1363,9 @@ struct GemmMmaSync {
     }
   }
 
-  // `a`: the A fragments of the last two blocks (block kb uses a[kb & 1]); it lives across
+  // `a`: the A fragments of a stage's KB blocks (block kb uses a[kb]); it lives across
   // stages so that the fragments an in-flight group reads stay allocated until the
-  // wait_group that retires it (the empty asm after each wait "reads" the retired pair):
+  // wait_group that retires it (the empty asm after each wait "reads" the retired block's):
   // ptxas does not keep them apart across the main loop's back edge by itself (seen on
   // the H200 with one block per stage: stale fragments).
   //
