@@ -950,13 +950,13 @@ WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 WG_16_TWO = Tile(16, 128, 128, 1, 4, 1, 6, wgmma=1)
 
 
-def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
+def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0) -> Tile:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows and
     ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
-    reach ptxas' 255 registers; with zero points (two more words per fragment) they spilled
-    (bf16, sm_90a), so those layers keep 128 tokens."""
-    if zp and lo > 128:
+    reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
+    spilled, so those layers keep 128 tokens."""
+    if heavy and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 16:
         return WG_16_TWO if n > 8192 or (n <= 4096 and k >= 12288) else WG_16_NARROW
@@ -973,6 +973,13 @@ def wgmma_tile(lo: int, n: int, zp: bool = False, k: int = 0) -> Tile:
     if lo <= 512:
         return WG_64 if n <= 4096 else WG_128 if n <= 8192 else WG_256
     return WG_256
+
+
+def heavy_dequant(recipe: "Recipe") -> bool:
+    """Whether the dequantizer holds more registers than the 256-token warpgroup tile leaves (sm_90a, at
+    ptxas' 255): zero points (two more words per fragment; bf16 spilled), and bf16 3-bit codes (the in-place
+    gather's segment shifts: 8 bytes spilled)."""
+    return recipe.zp != 0 or (recipe.bits == 3 and recipe.bf16)
 
 
 def wgmma_ok(recipe: "Recipe", caps) -> bool:
@@ -1127,7 +1134,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     wgmma_decode_from's token count on), with the group scales folded per block where it pays
     (FOLD_MAX_BM)."""
     if recipe.op8:
-        return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, recipe.zp != 0, layer.k), recipe, lo)
+        return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, heavy_dequant(recipe), layer.k), recipe, lo)
     two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)
     if lo <= 8:
         tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
@@ -1136,8 +1143,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        # (bf16 3-bit codes: the gather's segment shifts cost the 256-token tile the registers zero points do)
-        tile = wgmma_tile(lo, layer.n, recipe.zp != 0 or (recipe.bits == 3 and recipe.bf16), layer.k)
+        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 

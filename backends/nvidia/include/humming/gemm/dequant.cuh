@@ -90,7 +90,7 @@ struct Dequant {
       constexpr int s = J % 8, sub = 2 * (s % PER_SEG), seg_shift = 2 * PER_SEG * (s / PER_SEG);
       constexpr int d = sub + 2 - J % 16;  // the 1-bit plane's slot J % 16 of word 2 -> bit sub + 2
       const u32 lo = seg_shift ? (w[J / 8] >> seg_shift) : w[J / 8];
-      const u32 hi = d > 0 ? (w[2] << (d > 0 ? d : 0)) : d < 0 ? (w[2] >> (d < 0 ? -d : 0)) : w[2];
+      const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)
       const u32 r = ptx::and_or(lo, (3u << sub) * 0x00010001u,
                                 ptx::and_or(hi, (4u << sub) * 0x00010001u, M2));  // MAGIC + v * 2^sub
       constexpr double off = Cfg::ZP == kZpNone ? Cfg::OFFSET : 0;  // (zero points: the caller subtracts)
