@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out).
@@ -36,6 +36,31 @@ for part in "${@:-all}"; do
                --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/table-${w%%:*}-${w##*:}" 2>&1 \
                | tee "$OUT/table-${w%%:*}-${w##*:}.log" | tail -8; rc=$((rc | PIPESTATUS[0]))
            done ;;
+    clus)  # TMA tiles in clusters along N (multicast activations): their GPU tests, then ranked against the
+           # planner's tiles at M = 64 (the four large issue-6 shapes)
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "clusters" \
+             2>&1 | tee "$OUT/clus_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           sw() { timeout 240 python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/clus.log" | grep -v "^      " ; }
+           sw --m 64 --groups m64c --rounds 3 --shapes 8192x8192,28672x8192,14336x4096,4096x14336 --json "$OUT/clus64.json" ;;
+    pdl)   # programmatic dependent launch: the GPU tests it touches, then the issue-6 int4 rows with it (the
+           # default on sm_90) and without it (HUMMING_PDL=0), same command otherwise
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "programmatic or cuda_graph or large_shapes or four_block or folded or wgmma_tma_clusters" \
+             2>&1 | tee "$OUT/pdl_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           for v in 1 0; do
+             HUMMING_PDL=$v timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+               --m 1,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/pdl$v-int4" 2>&1 | tee "$OUT/pdl$v-int4.log" | tail -22; rc=$((rc | PIPESTATUS[0]))
+           done ;;
+    pdlfin) # after PDL was limited to the decode tiles: the GPU tests it touches (the rings launch with it
+           # from their second launch on), the issue-6 table, and its M=1 row without PDL
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "programmatic or cuda_graph or large_shapes or stream_tiles_rings or four_block" \
+             2>&1 | tee "$OUT/pdlfin_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           bash "$0" table; rc=$((rc | $?))
+           HUMMING_PDL=0 timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+             --m 1,4 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/pdl0-m1" 2>&1 | tee "$OUT/pdl0-m1.log" | grep -E "^== |^1 |^4 " ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

@@ -226,6 +226,18 @@ GROUPS = {
     "dec3": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
              T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
              T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1)],
+    # 64 tokens in clusters along N that multicast each stage's activations (the activation re-reads through
+    # L2 are what holds WG_64_TMA at M=64): the planner's tiles first (WG_64_TMA, WG_64), then clusters of 2, 4
+    # 64 tokens in clusters along N that multicast each stage's activations (the activation re-reads through
+    # L2 were thought to hold WG_64_TMA at M=64): the planner's tiles first (WG_64_TMA, WG_64), then clusters
+    # of 2 and 4, whose stages are refilled two behind (4 or 5 stages)
+    "m64c": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
+             T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2, cluster=2),
+             T(64, 64, 128, 1, 4, 1, 5, wgmma=1, tma=1, chains=2, cluster=2),
+             T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2, cluster=4),
+             T(64, 64, 128, 1, 4, 1, 5, wgmma=1, tma=1, chains=2, cluster=4),
+             T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1, cluster=2),
+             T(64, 128, 128, 1, 8, 1, 5, wgmma=1, tma=1, cluster=2)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

@@ -19,6 +19,7 @@ import pytest
 
 import humming
 from humming.jit import Runtime, inspect as I
+from humming.jit.codegen import render
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 
 DEVICES = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120"]
@@ -475,7 +476,7 @@ def test_wgmma_tiles_are_checked_before_compiling():
 
 def test_tensor_map_parameters(monkeypatch):
     """TMA tiles: the launcher encodes the activations' tensor map once per (address, M, row
-    stride) with boxes of min(BM, M) rows, writes the box rows and the map into the kernel's
+    stride) with boxes of min(BM, M) rows (tma_box_rows), writes the box rows and the map into the kernel's
     parameters (GemmParams.tma_rows and .tmap, the layout the kernel's struct has), and skips
     the copy when the parameters already hold that map."""
     import ctypes
@@ -494,15 +495,89 @@ def test_tensor_map_parameters(monkeypatch):
     L._tmaps, L._tmap_cur = {}, {}
     lp = types.SimpleNamespace(params=G.GemmParams())
     lp.params.K, lp.params.out_mul, lp.params.k_steps_per_split = 4224, 0.5, 7
-    L._tensor_map(lp, 64, 0x10000, 33, 4232)
+    tile = G.Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1)
+    assert G.tma_box_rows(tile, 33) == 33 and G.tma_box_rows(tile, 100) == 64
+    L._tensor_map(lp, G.tma_box_rows(tile, 33), 0x10000, 33, 4232)
     assert calls == [(0x10000, 4224, 33, 2 * 4232, 64, 33)]  # no rows past M in the box
     p = lp.params
     assert p.tma_rows == 33 and bytes(p.tmap) == bytes([0x41]) * 128
     assert p.out_mul == 0.5 and p.k_steps_per_split == 7  # the fields before are untouched
-    L._tensor_map(lp, 64, 0x20000, 100, 4232)  # another buffer, M above BM: full boxes
+    L._tensor_map(lp, G.tma_box_rows(tile, 100), 0x20000, 100, 4232)  # another buffer, M above BM: full boxes
     assert calls[-1][2:] == (100, 2 * 4232, 64, 64) and p.tma_rows == 64 and p.tmap[0] == 0x4242424242424242
-    L._tensor_map(lp, 64, 0x10000, 33, 4232)  # the first again: from the cache
+    L._tensor_map(lp, 33, 0x10000, 33, 4232)  # the first again: from the cache
     assert len(calls) == 2 and p.tma_rows == 33 and p.tmap[0] == 0x4141414141414141
     p.tma_rows = 0
-    L._tensor_map(lp, 64, 0x10000, 33, 4232)  # the parameters hold it already: nothing written
+    L._tensor_map(lp, 33, 0x10000, 33, 4232)  # the parameters hold it already: nothing written
     assert p.tma_rows == 0 and len(calls) == 2
+
+
+def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
+    """Hopper kernels let the next kernel launch (PREEXIT) and wait for the previous one (ACQBULK)
+    before reading activations or writing: the lean register ring issues its first weight loads
+    before that wait, the warpgroup tiles wait first. Older targets have neither, and their launches
+    never ask for it (a kernel without the wait must not overlap its predecessor); HUMMING_PDL=0
+    turns it off."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    scheme = WeightScheme("int4", "group", 128)
+    ring = humming.plan(LayerSpec(8192, 8192, scheme), "H200")
+    assert G.tile_from_config(ring.tuning_for(1).config).stream == 4
+    sass = I.disassemble(rt.kernel(ring.kernel(1)).cubin).splitlines()
+    at = {op: next(i for i, line in enumerate(sass) if re.search(rf"\b{op}\b", line)) for op in ("PREEXIT", "ACQBULK")}
+    assert at["PREEXIT"] < at["ACQBULK"]
+    assert sum(1 for line in sass[:at["ACQBULK"]] if re.search(r"\bLDG\.", line)) >= 7  # the ring's first blocks
+    wg = rt.kernel(ring.kernel(64))
+    sass = I.disassemble(wg.cubin).splitlines()
+    wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))
+    assert not any(re.search(r"\b(LDG|UTMALDG|UBLKCP|LDGSTS|STG)\b", line) for line in sass[:wait])
+    assert ring.components["scheduler"] == "data_parallel + programmatic_launch (M 1-1)", ring.components
+    ampere = humming.plan(LayerSpec(8192, 8192, scheme), "A100")
+    assert "programmatic" not in ampere.components["scheduler"]
+    sass = I.disassemble(rt.kernel(ampere.kernel(1)).cubin)
+    assert "ACQBULK" not in sass and "PREEXIT" not in sass
+    h200, a100 = get_device("h200"), get_device("a100")
+    assert G.pdl_enabled(h200.caps) and not G.pdl_enabled(a100.caps)
+    monkeypatch.setenv("HUMMING_PDL", "0")
+    assert not G.pdl_enabled(h200.caps)
+    rec80 = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
+    assert not G.Launcher(None, [], 132, pdl=True).pdl
+    import torch
+    from humming import reference as R
+
+    pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec80, "cpu")
+    assert not G.Launcher(pw, [(1, None, G.Tile())], 108, pdl=True).pdl
+
+
+def test_cluster_tiles_machine_code(tmp_path):
+    """TMA tiles in clusters of 2 and 4 CTAs along N: the kernel carries its cluster shape, loads its
+    share of each stage's activation rows with multicast tensor copies, arrives on every cluster CTA's
+    empty barriers, and spills nothing; the launcher refuses a layer whose row blocks the cluster does
+    not divide, and the tile checks its rows split into whole swizzle atoms."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    for c in (2, 4):
+        t = G.Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2, cluster=c)
+        spec = G.kernel_spec(rec, t)
+        assert spec.cluster == c and f"__cluster_dims__({c}, 1, 1)" in render(spec)
+        k = rt.kernel(spec)
+        sass = I.disassemble(k.cubin)
+        assert I.count(sass, r"UTMALDG\.2D\.MULTICAST") >= 2 and I.count(sass, r"UTMALDG\.2D ") == 0
+        assert I.count(sass, r"SYNCS\.ARRIVE\.TRANS64\.RED") >= 1 and I.count(sass, r"UCGABAR_WAIT") == 2
+        assert I.resource_usage(k.cubin)["humming_entry"]["LOCAL"] == 0
+        assert G.tma_box_rows(t, 64) == 64 // c and G.tma_box_rows(t, 33) == 8 * -(-33 // (8 * c))
+        assert G.tile_from_config(t.to_dict()) == t
+    with pytest.raises(ValueError, match="cluster"):
+        G.Tile(16, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, cluster=4).check()  # 4 rows per CTA
+    with pytest.raises(ValueError, match="cluster"):
+        G.Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1, cluster=2).check()  # cp.async stages
+    import torch
+    from humming import reference as R
+
+    pw = G.pack_weight(R.quantize(torch.randn(384, 512) * 0.02, WeightScheme("int4", "group", 128)), rec, "cpu")
+    with pytest.raises(ValueError, match="clusters of 4"):
+        G.Launcher(pw, [(1, None, G.Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, cluster=4))], 132)

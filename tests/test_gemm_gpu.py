@@ -385,7 +385,9 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     pw = G.pack_weight(qw, rec, dev)
     smem = props.shared_memory_per_block_optin
     ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp)) for lo, hi, t in tiles]
-    launcher = G.Launcher(pw, ranges, props.multi_processor_count, **launcher_kw)
+    # (programmatic launches from each tile's second on where the GPU has them: the activations come
+    # from the kernels just before, which the decode kernels must wait for)
+    launcher = G.Launcher(pw, ranges, props.multi_processor_count, **{"pdl": True, **launcher_kw})
     dt = torch.bfloat16 if bf16 else torch.float16
     eps = 2.0 ** (-8 if bf16 else -11)
     for m in ms:
@@ -641,6 +643,33 @@ def test_wgmma_four_block_stages(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40, 64), x_pad=24)
 
 
+#: layers for the clustered TMA tiles: folded and not, zero points, 8-bit codes, a K that falls back to BK = 128
+CLUSTER_SCHEMES = [
+    (WeightScheme("int4", "group", 128), 4352, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 1280, True),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 2304, False),
+    (WeightScheme("int3", "group", 128), 4224, True),
+]
+
+
+@pytest.mark.parametrize("scheme,k,bf16", CLUSTER_SCHEMES, ids=_TILE_IDS)
+def test_wgmma_tma_clusters(scheme, k, bf16):
+    """TMA tiles in clusters of 2 and 4 CTAs along N that multicast each stage's activations (each CTA
+    loads its share of the rows): one and two warpgroups, split K (the slices are the cluster's), one
+    and several token tiles, batches of fewer tokens than the tile (rows past M arrive as zeros)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    T = G.Tile
+    tiles = [(1, 16, T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2, cluster=4)),
+             (17, 40, T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1, cluster=2)),
+             (41, 64, T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2, cluster=2)),
+             (65, None, T(32, 64, 256, 1, 4, 1, 3, wgmma=1, tma=1, cluster=4))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 16, 33, 40, 64, 100, 130), x_pad=24)
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),
@@ -672,6 +701,57 @@ def test_cuda_graph_capture_and_replay():
         torch.cuda.synchronize()
         ref = R.gemm(x.float(), qw)
         assert torch.allclose(y.float(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
+
+
+@pytest.mark.parametrize("m", [1, 3, 16, 64, 300])
+def test_programmatic_dependent_launch_chain(m):
+    """On Hopper each GEMM after a layer's first launches with programmatic dependent launch: it may
+    start while the previous kernel drains and must wait for it before reading its activations (the
+    previous GEMM's output) or writing. Two layers chained (y2 = W2 (W1 x)), eagerly and replayed from a
+    CUDA graph, outputs poisoned before every run: each matches the reference applied to the actual
+    input it read (on other GPUs the launches are plain, and this checks the same chain)."""
+    from humming.ops import gemm, prepare_weight
+
+    dev = torch.device("cuda")
+    q1 = R.quantize(torch.randn(8192, 4096, device=dev) * 0.02, WeightScheme("int4", "group", 128))
+    q2 = R.quantize(torch.randn(4096, 8192, device=dev) * 0.02, WeightScheme("int4", "group", 128))
+    p1, p2 = prepare_weight(q1, activation=FP16), prepare_weight(q2, activation=FP16)
+    x = torch.randn(m, 4096, device=dev, dtype=torch.float16)
+    y1 = torch.empty(m, 8192, device=dev, dtype=torch.float16)
+    y2 = torch.empty(m, 4096, device=dev, dtype=torch.float16)
+
+    def chain():  # (into the outputs: kernel after kernel, nothing between them)
+        gemm(x, p1, out=y1)
+        gemm(y1, p2, out=y2)
+
+    def check():
+        r1 = R.gemm(x.float(), q1)
+        assert torch.allclose(y1.float(), r1, rtol=2e-3, atol=2e-3 * float(r1.abs().max()))
+        r2 = R.gemm(y1.float(), q2)  # (the input the second layer read: y1 as computed)
+        assert torch.allclose(y2.float(), r2, rtol=2e-3, atol=2e-3 * float(r2.abs().max()))
+
+    chain()  # (first launches: plain)
+    for _ in range(3):  # then programmatic launches (sm_90+), each layer right after the other
+        x.copy_(torch.randn_like(x))
+        y1.fill_(float("nan")), y2.fill_(float("nan"))
+        chain()
+        torch.cuda.synchronize()
+        check()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        chain()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(4):  # back to back in the graph: each GEMM overlaps the one before it
+            chain()
+    for _ in range(2):
+        x.copy_(torch.randn_like(x))
+        y1.fill_(float("nan")), y2.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check()
 
 
 def test_torch_compile_traces_the_op():

@@ -398,6 +398,43 @@ def test_native_launch_entry_passes_every_argument_to_cuLaunchKernel(monkeypatch
     assert native.build().exists()
 
 
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_native_pdl_entry_passes_the_launch_config_to_cuLaunchKernelEx(monkeypatch, tmp_path):
+    """launch_pdl builds cuda.h's CUlaunchConfig (grid, block, shared memory, stream) with one
+    attribute, programmatic stream serialization (id 6) set to 1, and calls cuLaunchKernelEx with
+    the function and argument array (a recording stand-in reads the struct back)."""
+    native = _native(monkeypatch, tmp_path)
+    mod = native.load()
+    if mod is None and "Python headers" in (native.reason or ""):
+        pytest.skip(native.reason)
+    assert mod is not None, native.reason
+
+    class Attr(ctypes.Structure):
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
+                    ("rest", ctypes.c_char * 60)]
+
+    class Config(ctypes.Structure):
+        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
+                    ("nattrs", ctypes.c_uint)]
+
+    seen = []
+
+    def fake(cfg, fn, params, extra):
+        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
+        a = [(c.attrs[i].id, c.attrs[i].value) for i in range(c.nattrs)]
+        seen.append((tuple(c.dims), c.stream, a, fn, params, extra))
+        return 0
+
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    with pytest.raises(RuntimeError, match="set_entry_ex"):
+        mod.launch_pdl(0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0)
+    mod.set_entry_ex(ctypes.cast(cb, ctypes.c_void_p).value)
+    assert mod.launch_pdl(0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0) == 0
+    assert seen[-1] == ((7, 2, 3, 256, 1, 1, 65536), 0x5EED, [(6, 1)], 0xF00D, 0xA0A0, None)
+    with pytest.raises(TypeError, match="10 arguments"):
+        mod.launch_pdl(1, 2, 3)
+
+
 def test_native_launch_entry_can_be_disabled_or_missing(monkeypatch, tmp_path):
     """HUMMING_NATIVE_LAUNCH=0, or no C compiler: load() returns None with the reason
     (the launch path then stays on ctypes)."""

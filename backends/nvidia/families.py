@@ -138,6 +138,11 @@ class MmaSyncFamily(_NvidiaFamily):
             tma = tma_ranges(layer, caps, compute)
             if tma:
                 comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"
+        if caps.has("pdl"):  # the decode (stream) tiles' launches overlap the previous kernel (Launcher.pdl)
+            ranges = [(r.lo, r.hi) for r in self.tuning(layer, caps, compute) if r.config.get("stream")]
+            if ranges:
+                comps["scheduler"] += (" + programmatic_launch (M " + ", ".join(
+                    f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in ranges) + ")")
         return comps
 
     def native_form(self, layer, caps, compute):

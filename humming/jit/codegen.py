@@ -62,7 +62,8 @@ def render(spec: KernelSpec) -> str:
         lines.append(f"static_assert(sizeof({spec.params}) == {spec.params_size}, "
                      f'"{spec.params}: the host declares {spec.params_size} bytes");')
     bounds = f"{spec.threads}, {spec.min_blocks}" if spec.min_blocks else f"{spec.threads}"
-    lines.append(f'extern "C" __global__ void __launch_bounds__({bounds})')
+    cluster = f" __cluster_dims__({spec.cluster}, 1, 1)" if spec.cluster > 1 else ""
+    lines.append(f'extern "C" __global__ void __launch_bounds__({bounds}){cluster}')
     lines.append(f"{ENTRY_SYMBOL}(const __grid_constant__ {spec.params} p) {{")
     lines.append(f"  {spec.entry}<HummingConfig>(p);")
     lines.append("}")

@@ -194,6 +194,58 @@ def launch_raw(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, sm
     return _launch_fn(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr)
 
 
+_launch_pdl_fn = None
+
+
+def launch_raw_pdl(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int, stream: int,
+                   args_ptr: int) -> int:
+    """launch_raw with programmatic stream serialization allowed (cuLaunchKernelEx, programmatic
+    dependent launch: the kernel may start before the previous kernel of the stream has finished,
+    and waits for it itself with griddepcontrol.wait); returns the CUresult as an int."""
+    global _launch_pdl_fn
+    if _launch_pdl_fn is None:
+        _launch_pdl_fn = _make_pdl_launcher()
+    return _launch_pdl_fn(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr)
+
+
+def _make_pdl_launcher():
+    """cuLaunchKernelEx with the programmatic-serialization attribute: the native entry, else ctypes;
+    without libcuda's symbol (cuda.bindings only), the plain launch."""
+    import ctypes
+
+    ensure_init()
+    plain = launch_raw
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    except (OSError, AttributeError):
+        return plain
+    from . import native
+
+    mod = native.load()
+    if mod is not None and hasattr(mod, "launch_pdl"):
+        mod.set_entry_ex(ctypes.cast(f, ctypes.c_void_p).value)
+        return mod.launch_pdl
+
+    class Attr(ctypes.Structure):  # cuda.h's CUlaunchAttribute: an id, padding to 8, a 64-byte union
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
+                    ("rest", ctypes.c_char * 60)]
+
+    class Config(ctypes.Structure):  # CUlaunchConfig
+        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
+                    ("nattrs", ctypes.c_uint)]
+
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.POINTER(Config), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    attr = Attr(id=6, value=1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    cfg = Config(attrs=ctypes.pointer(attr), nattrs=1)
+
+    def via_ctypes(fn, gx, gy, gz, bx, by, bz, smem, stream, args):
+        cfg.dims[:] = (gx, gy, gz, bx, by, bz, smem)
+        cfg.stream = stream or None
+        return f(ctypes.byref(cfg), fn, args, None)
+    return via_ctypes
+
+
 def _make_launcher():
     """The fastest working cuLaunchKernel: the native entry (``native.py``) on libcuda's
     own symbol, else ctypes on it, else the cuda.bindings wrapper."""

@@ -71,7 +71,7 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
 class LaunchPlan:
     """Everything a launch needs, prepared once (see the module docstring)."""
 
-    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "_args", "_args_ptr", "_fn", "_dev")
+    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "pdl", "_args", "_args_ptr", "_fn", "_dev")
 
     def __init__(self, kernel: Kernel, params: ctypes.Structure, grid=(1, 1, 1), block=None,
                  smem_bytes: int | None = None):
@@ -86,6 +86,9 @@ class LaunchPlan:
         self.grid = _dim3(grid, "grid")
         self.block = _dim3(block if block is not None else spec.threads, "block")
         self.smem_bytes = spec.smem_bytes if smem_bytes is None else int(smem_bytes)
+        # programmatic dependent launch (sm_90+): the kernel may start before the previous kernel of
+        # the stream has finished; it must wait for it (griddepcontrol.wait) before touching its data
+        self.pdl = False
         self._args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
         self._args_ptr = ctypes.addressof(self._args)
         self._fn = None   # CUfunction handle (int) for device self._dev, resolved on first launch
@@ -108,13 +111,16 @@ class LaunchPlan:
             stream = _drv.raw_stream()
         g = self.grid
         b = self.block
-        err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
-                              self._args_ptr)
+        go = _drv.launch_raw_pdl if self.pdl else _drv.launch_raw
+        err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
         if err:
             # e.g. a thread without a current context: resolve through the slow path once
             self._fn = int(self.kernel.function())
-            err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes,
-                                  stream, self._args_ptr)
+            err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
+                     self._args_ptr)
         if err:
-            raise DeviceError(f"cuLaunchKernel({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
-                              f"{g[2]}), block={b}, smem={self.smem_bytes}) failed: {_drv._name(err)}")
+            c = self.kernel.spec.cluster
+            hint = (f" (clusters of {c} CTAs along x: the grid's x extent must be a multiple of {c})"
+                    if c > 1 else "")
+            raise DeviceError(f"cuLaunchKernel{'Ex' if self.pdl else ''}({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
+                              f"{g[2]}), block={b}, smem={self.smem_bytes}) failed: {_drv._name(err)}{hint}")

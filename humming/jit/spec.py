@@ -55,6 +55,10 @@ class KernelSpec:
     defines:
         extra ``(MACRO, value)`` pairs defined before the include (e.g.
         ``("USE_PPU", "1")``).
+    cluster:
+        CTAs per thread-block cluster along x (``__cluster_dims__(cluster, 1, 1)`` on the
+        entry; sm_90 and later); 1: no cluster. Launches of such a kernel need a grid
+        whose x extent is a multiple of it.
     params_size:
         ``sizeof(params)`` as the host declares it (``ctypes.sizeof`` of the
         matching Structure); when non-zero the generated source asserts it, so a
@@ -72,6 +76,7 @@ class KernelSpec:
     min_blocks: int = 0
     defines: tuple = ()
     params_size: int = 0
+    cluster: int = 1
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -86,18 +91,20 @@ class KernelSpec:
                 raise _bad(name, "a C++ qualified name such as 'humming::act_quant'", v)
         if not isinstance(self.target, str) or not _TARGET.match(self.target):
             raise _bad("target", "an SM target such as 'sm_90a'", self.target)
-        for name, lo in (("threads", 1), ("smem_bytes", 0), ("min_blocks", 0), ("params_size", 0)):
+        for name, lo in (("threads", 1), ("smem_bytes", 0), ("min_blocks", 0), ("params_size", 0), ("cluster", 1)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
                 raise _bad(name, f"an integer >= {lo}", v)
         if self.threads > 1024:
             raise _bad("threads", "at most 1024", self.threads)
+        if self.cluster > 8 or (self.cluster > 1 and self.arch < 90):
+            raise _bad("cluster", f"1, or at most 8 CTAs on sm_90 or later (target {self.target})", self.cluster)
         object.__setattr__(self, "config", self._normalize_config(self.config))
         object.__setattr__(self, "defines", self._normalize_defines(self.defines))
         object.__setattr__(self, "_hash", hash((self.family, self.header, self.entry, self.params,
                                                 self.config, self.target, self.threads,
                                                 self.smem_bytes, self.min_blocks, self.defines,
-                                                self.params_size)))
+                                                self.params_size, self.cluster)))
 
     @staticmethod
     def _pairs(field_name: str, items) -> dict:
@@ -140,7 +147,8 @@ class KernelSpec:
 
     def __reduce__(self):  # rebuild (and re-hash) on unpickling: str hashes differ per process
         return (type(self), (self.family, self.header, self.entry, self.params, self.config, self.target,
-                             self.threads, self.smem_bytes, self.min_blocks, self.defines, self.params_size))
+                             self.threads, self.smem_bytes, self.min_blocks, self.defines, self.params_size,
+                             self.cluster))
 
     def get(self, name: str, default=None):
         """The value of config constant ``name``."""

@@ -9,6 +9,23 @@
 namespace humming {
 namespace ptx {
 
+// ---------------------------------------------------------------- programmatic dependent launch
+// (sm_90+; nothing on older targets, and no-ops on a launch without the programmatic attribute)
+// Lets the next kernel of the stream start launching once every CTA of this one has issued it.
+HUMMING_DEVICE void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+// Waits until the kernels this launch may overlap have completed and their writes are visible:
+// nothing before it may read what they write (activations) or write what they read (outputs,
+// the split-K workspace and counters).
+HUMMING_DEVICE void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // ---------------------------------------------------------------- shared memory addresses
 HUMMING_DEVICE u32 smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));

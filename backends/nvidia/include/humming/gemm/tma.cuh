@@ -67,5 +67,42 @@ HUMMING_DEVICE void load_2d(u32 dst, const TensorMap* map, int c0, int c1, u32 b
       : "memory");
 }
 
+// ---- clusters (CTAs along N sharing each stage's activations: GemmMmaSync::CLUSTER)
+
+// This CTA's rank in its cluster.
+HUMMING_DEVICE u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster arrives, then waits for all (release / acquire at cluster
+// scope: barrier inits before the peers' copies and arrivals, the last arrivals before a CTA exits).
+HUMMING_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// Arrives on the barrier at `bar` (this CTA's shared address) of cluster CTA `cta`. It only says that
+// this warpgroup's reads of a stage are over (its wgmmas retired, its weight loads consumed) before a
+// peer's bulk copies overwrite the stage, so the default CTA-scope release is enough: a cluster-scope
+// one costs a MEMBAR.GPU per arrival (SASS, sm_90a).
+HUMMING_DEVICE void arrive_remote(u32 bar, u32 cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::
+          "r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
+// load_2d into shared `dst` of every cluster CTA in `mask`, each counting the bytes on its barrier at
+// offset `bar` (the same CTA-relative addresses in each).
+HUMMING_DEVICE void load_2d_multicast(u32 dst, const TensorMap* map, int c0, int c1, u32 bar, u16 mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 }  // namespace tma
 }  // namespace humming

@@ -43,7 +43,8 @@ struct GemmParams {
   int groups;             // rows of sz
   int k_steps_per_split;  // BK steps per gridDim.z slice
   float out_mul;          // global multiplier (tensor scale, exponent re-bias)
-  int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M)
+  int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M) (CLUSTER > 1: each CTA's
+                          // share of them, rounded up to 8 rows)
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
 };
@@ -92,9 +93,15 @@ struct GemmMmaSync {
   // TMA (WG tiles): one thread fills each stage with bulk copies completing on the stage's
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
   static constexpr bool TMA = WG && Cfg::TMA != 0;
+  // CLUSTER (TMA tiles, 1, 2 or 4): the CTAs of a cluster hold neighbouring row blocks of the same
+  // tokens and K slice; each loads its share of every stage's activation rows and multicasts it to
+  // all of them (the activations cross L2 once per cluster instead of once per CTA)
+  static constexpr int CLUSTER = Cfg::CLUSTER;
+  static_assert(CLUSTER == 1 || (TMA && (CLUSTER == 2 || CLUSTER == 4) && BM % (8 * CLUSTER) == 0),
+                "clusters: 2 or 4 TMA warpgroup CTAs, each loading a multiple of 8 of the tile's token rows");
   static constexpr int BAR_OFF = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
-  // (TMA: a "full" barrier per stage; with more than one warpgroup an "empty" one per stage too)
-  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? (WN > 4 ? 128 : 64) : 0) + (WG ? 1024 : 0);
+  // (TMA: a "full" barrier per stage; with more than one warpgroup or CTA an "empty" one per stage too)
+  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? (WN > 4 || CLUSTER > 1 ? 128 : 64) : 0) + (WG ? 1024 : 0);
   static_assert(!TMA || STAGES <= 8, "TMA tiles: at most 8 stages (their barriers' 64 bytes)");
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
 
@@ -1117,8 +1124,11 @@ struct GemmMmaSync {
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
                      (REGS ? 0 : warp * (RING * RING_SLOT));
     // the activations: cp.async group 0 (shared-memory rings; register rings issue their
-    // first weight loads first, below)
-    if constexpr (!REGS) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+    // first weight loads first, below, and wait for the previous kernel after them)
+    if constexpr (!REGS) {
+      ptx::pdl_wait();
+      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+    }
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
@@ -1203,6 +1213,7 @@ struct GemmMmaSync {
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
             d < n && d / G64 < gleft);
     if constexpr (REGS) {
+      ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       stage_x(p, base, m0, rows, kb_begin, nkb, slice);
       // behind a branch ptxas cannot fold (rows >= 1), so that it keeps the weight loads
       // above in flight while the copies land instead of issuing them after the wait
@@ -1328,8 +1339,13 @@ struct GemmMmaSync {
   // arrival per warpgroup per use), on which thread 0 waits before refilling the stage; no
   // barrier per step.
   static constexpr bool SYNC_STEP = !TMA;
-  static constexpr int LEAD = SYNC_STEP ? STAGES - 2 : STAGES - 1;
-  static constexpr bool EMPTY_BARS = TMA && WN > 4;
+  // In a cluster (CLUSTER > 1) each stage's refill writes the activations into every CTA of the
+  // cluster, so each warpgroup arrives on the stage's empty barrier of every CTA (CLUSTER x WN / 4
+  // arrivals per use), and each CTA's thread 0 waits on its own before refilling. Stages are then
+  // refilled two behind: in step it a warpgroup arrives for the stage step it - 1 read, and the
+  // refill waits for the arrivals on the stage of step it - 2, a step's slack for the peers.
+  static constexpr int LEAD = SYNC_STEP || CLUSTER > 1 ? STAGES - 2 : STAGES - 1;
+  static constexpr bool EMPTY_BARS = TMA && (WN > 4 || CLUSTER > 1);
 
   // TMA: thread 0 fills `stage` with k-step `kstep`: the activation atoms through the tensor
   // map (columns past K arrive as zeros; the box has min(BM, M) rows, so a batch of fewer
@@ -1344,9 +1360,17 @@ struct GemmMmaSync {
     const u32 base = smem_base + stage * STAGE_BYTES;
     const u32 bar = bars + stage * 8;
     const int k0 = kstep * BK;
-    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows + W_BYTES + S_BYTES);
+    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER + W_BYTES + S_BYTES);
+    if constexpr (CLUSTER > 1) {  // this CTA's share of the rows, into every CTA of the cluster
+      const int r0 = static_cast<int>(tma::cluster_rank()) * p.tma_rows;
 #pragma unroll
-    for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128, &p.tmap, k0 + kb * 64, m0, bar);
+      for (int kb = 0; kb < KB; ++kb)
+        tma::load_2d_multicast(base + (kb * BM + r0) * 128, &p.tmap, k0 + kb * 64, m0 + r0, bar,
+                               static_cast<u16>((1u << CLUSTER) - 1));
+    } else {
+#pragma unroll
+      for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128, &p.tmap, k0 + kb * 64, m0, bar);
+    }
     const int kblocks = p.Kp / 64;
     const u32* w = p.w + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
 #pragma unroll
@@ -1506,11 +1530,12 @@ struct GemmMmaSync {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
           tma::init(bars + s * 8, 1);
-          if constexpr (EMPTY_BARS) tma::init(empties + s * 8, WN / 4);
+          if constexpr (EMPTY_BARS) tma::init(empties + s * 8, WN / 4 * CLUSTER);
         }
         tma::fence_init();
       }
-      __syncthreads();
+      if constexpr (CLUSTER > 1) tma::cluster_sync();  // (the peers' barriers before any copy or arrival)
+      else __syncthreads();
     }
 
     u32 a[KB][NT][4][4] = {};  // A fragments of a stage's blocks (see compute_stage_wg)
@@ -1552,8 +1577,18 @@ struct GemmMmaSync {
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
             const u32 empty = empties + wr * 8;
-            if ((tid & 127) == 0) tma::arrive(empty);
-            if (tid == 0) tma::wait(empty, ((it - 1) / STAGES) & 1);
+            if constexpr (CLUSTER > 1) {
+              if ((tid & 127) == 0 && it - 1 + STAGES < nsteps) {  // step it - 1's stage (refilled in step it + 1)
+                const u32 prev = empties + (rd == 0 ? STAGES - 1 : rd - 1) * 8;
+#pragma unroll
+                for (int c = 0; c < CLUSTER; ++c) tma::arrive_remote(prev, c);
+              }
+              // slot wr: step it - 2's stage (then only async-proxy writes)
+              if (tid == 0 && it > 1) tma::wait(empty, ((it - 2) / STAGES) & 1);
+            } else {
+              if ((tid & 127) == 0) tma::arrive(empty);
+              if (tid == 0) tma::wait(empty, ((it - 1) / STAGES) & 1);
+            }
           }
         }
         fill(wr, nxt);
@@ -1564,7 +1599,10 @@ struct GemmMmaSync {
     wgmma::wait<0>();
     wgmma::fence_regs<NSET * ACC>(&wacc[0][0][0][0]);
     if constexpr (!TMA) ptx::cp_async_wait<0>();
-    __syncthreads();  // (TMA: every copy issued has landed, each was waited on)
+    // (TMA: every copy issued has landed, each was waited on; a cluster's CTAs also wait for the peers'
+    // last arrivals on their barriers: no CTA exits, or reuses its stages, while a peer may still arrive)
+    if constexpr (CLUSTER > 1) tma::cluster_sync();
+    else __syncthreads();
 
     if constexpr (WG_FOLD) {
       if (nsteps > 0) fold_wg(acc, wacc[0], fs[1]);  // (the slice's last block: block KB - 1 (odd) of its last stage)
@@ -1593,12 +1631,22 @@ struct GemmMmaSync {
   }
 };
 
+// Programmatic dependent launch (the host launches the decode tiles with it on sm_90+, from a tile's
+// second launch on; Launcher.pdl): the next kernel may start launching at once, and this one waits
+// for the previous kernel before its first read of anything but the prepared weight (which no
+// kernel writes after preparation): the register rings issue their first weight loads before that
+// wait. (Without the launch attribute the wait returns at once.)
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  if constexpr (Cfg::WG) GemmMmaSync<Cfg>::run_wg(p);
-  else if constexpr (Cfg::STREAM >= 3) GemmMmaSync<Cfg>::run_ring(p);
-  else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
-  else GemmMmaSync<Cfg>::run(p);
+  ptx::pdl_launch_dependents();
+  if constexpr (Cfg::STREAM >= 3) {
+    GemmMmaSync<Cfg>::run_ring(p);  // (waits itself)
+  } else {
+    ptx::pdl_wait();
+    if constexpr (Cfg::WG) GemmMmaSync<Cfg>::run_wg(p);
+    else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
+    else GemmMmaSync<Cfg>::run(p);
+  }
 }
 
 }  // namespace humming
