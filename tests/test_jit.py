@@ -339,6 +339,27 @@ def test_launch_path_benchmark_runs_with_the_driver_stubbed(trt):
     assert (driver.launch_raw, driver.current_device_index, driver.current_context) == before
 
 
+def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeypatch):
+    """A LaunchPlan with ``pdl`` set launches through launch_raw_pdl; where the driver refuses that
+    launch (an error code), the plan launches plainly and keeps doing so."""
+    from humming.jit import bench_jit, driver
+
+    k = trt.kernel(tspec())
+    plan = k.plan(P(), grid=3)
+    plan.pdl = True
+    calls = []
+    with bench_jit._no_driver():
+        k._functions.setdefault(1, 1)
+        monkeypatch.setattr(driver, "launch_raw_pdl", lambda *a: calls.append(("pdl", a[1])) or 801)
+        monkeypatch.setattr(driver, "launch_raw", lambda *a: calls.append(("plain", a[1])) or 0)
+        try:
+            plan.launch()
+            plan.launch()
+        finally:
+            k._functions.pop(1, None)
+    assert calls == [("pdl", 3), ("pdl", 3), ("plain", 3), ("plain", 3)] and not plan.pdl
+
+
 @pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
 def test_launching_without_a_gpu_raises_device_error(trt):
     k = trt.kernel(tspec())

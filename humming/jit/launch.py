@@ -118,9 +118,13 @@ class LaunchPlan:
             self._fn = int(self.kernel.function())
             err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
                      self._args_ptr)
+        if err and self.pdl:  # a driver that refuses the programmatic launch: plain launches from now on
+            self.pdl = False
+            err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
+                                  self._args_ptr)
         if err:
             c = self.kernel.spec.cluster
             hint = (f" (clusters of {c} CTAs along x: the grid's x extent must be a multiple of {c})"
                     if c > 1 else "")
-            raise DeviceError(f"cuLaunchKernel{'Ex' if self.pdl else ''}({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
+            raise DeviceError(f"cuLaunchKernel({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
                               f"{g[2]}), block={b}, smem={self.smem_bytes}) failed: {_drv._name(err)}{hint}")
