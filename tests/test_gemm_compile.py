@@ -581,3 +581,29 @@ def test_cluster_tiles_machine_code(tmp_path):
     pw = G.pack_weight(R.quantize(torch.randn(384, 512) * 0.02, WeightScheme("int4", "group", 128)), rec, "cpu")
     with pytest.raises(ValueError, match="clusters of 4"):
         G.Launcher(pw, [(1, None, G.Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, cluster=4))], 132)
+
+
+@pytest.mark.parametrize("device", ["T4", "A100", "L40S", "H200"])
+def test_plan_says_where_the_kernels_apply_group_scales(device):
+    """The plan's group-scale entry names, per M range, where that range's kernel applies them: the
+    fp32 partial sums where its spec has SCALE_ACC (decode and small-M tiles, folded warpgroup tiles),
+    the dequantized weights elsewhere; per-channel scales stay in the epilogue."""
+    import re as _re
+
+    for scheme in (WeightScheme("int4", "group", 128), WeightScheme("uint4", "group", 32, zero_point="int"),
+                   WeightScheme("e4m3", "block", 128, block_n=128)):
+        for n, k in ((4096, 4096), (8192, 8192), (28672, 8192)):
+            p = humming.plan(LayerSpec(n, k, scheme), device)
+            key = next(k for k in p.scales if k.startswith("weight_") and k != "weight_zero_point")
+            said = p.scales[key]
+            runs = _re.findall(r"(\w+) \(M (\d+)(?:-(\d+))?\)|(\w+) \(M >= (\d+)\)", said) if "(" in said else []
+            for r in p.tuning:
+                acc = p.kernel(r.lo).get("SCALE_ACC")
+                if not runs:
+                    place = said
+                else:
+                    place = next(a or c for a, lo, hi, c, lo2 in runs
+                                 if (a and int(lo) <= r.lo <= int(hi)) or (c and r.lo >= int(lo2)))
+                assert place == ("partial_accumulators" if acc else "dequantized_weights"), (device, scheme, n, r, said)
+    ch = humming.plan(LayerSpec(4096, 4096, WeightScheme("int4", "channel", scale_fmt="fp32")), device)
+    assert ch.scales["weight_channel"] == "epilogue"

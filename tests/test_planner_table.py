@@ -112,6 +112,9 @@ EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
 # implementation limits of this version's mma_sync kernels (humming_nvidia.gemm_mma_sync.check_layer)
 MOE = "MoE GEMM is not implemented"
 GROUP_ACT = "per-group activation scales on byte operands are not implemented"
+#: where 16-bit mma.sync kernels apply group scales: to the fp32 partial sums on the decode and small-M
+#: tiles (at most 16 tokens per warp), to the dequantized weights above
+SMALL_M_ACC = "partial_accumulators (M 1-32), dequantized_weights (M >= 33)"
 #: int4 activations reach int8 or 16-bit operands (one code per byte); the int4 x int4 MMA is not built
 PACKED4 = "activations meet int8 or 16-bit operands in this version"
 FP4_ACT = "e2m1 activations meet 16-bit operands in this version"
@@ -179,7 +182,7 @@ CASES = [
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick", limits=(FP8_OF + "uint4",),
            scales={"weight_group": "partial_accumulators", "activation": "epilogue"}),
          fp16_past("e4m3", why=FP8_OF + "uint4", mma="mma_sync.m16n8k16.f16", dequant="int_bittrick",
-                   scales={"weight_group": "dequantized_weights", "activation": "epilogue"})),
+                   scales={"weight_group": SMALL_M_ACC, "activation": "epilogue"})),
     Case("w4a8-sm90", "gptq4", "fp8", "sm_90", E("e4m3", family="wgmma", mma="wgmma.e4m3"),
          fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4", notes=("would prefer wgmma",))),
     Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"),
@@ -273,7 +276,7 @@ CASES = [
          E("e4m3", dequant="fused_e2m1_to_e4m3", scales={"weight_group": "exponent_fold"},
            notes=("folded into the e4m3 exponent",), limits=(FP8_OF + "e2m1",)),
          fp16_past("e4m3", why=FP8_OF + "e2m1", dequant="float_rebias",
-                   scales={"weight_group": "dequantized_weights"})),
+                   scales={"weight_group": SMALL_M_ACC})),
     Case("mxfp4a8-sm90", "mxfp4", "fp8", "sm_90", E("e4m3", family="wgmma", dequant="fused_e2m1_to_e4m3"),
          fp16_past("e4m3", emulated=True, why=FP8_OF + "e2m1", dequant="float_rebias")),
     Case("mxfp4a8-sm100", "mxfp4", "fp8", "sm_100",
@@ -304,7 +307,7 @@ CASES = [
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
-                 rounded=True, scales={"weight_block": "dequantized_weights"})),
+                 rounded=True, scales={"weight_block": "partial_accumulators (M 1-64), dequantized_weights (M >= 65)"})),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True)),

@@ -145,6 +145,13 @@ class MmaSyncFamily(_NvidiaFamily):
                     f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in ranges) + ")")
         return comps
 
+    def scale_places(self, layer, caps, compute, tuning, scales):
+        """Group scales of 16-bit layers go to the fp32 partial sums on the small-M tiles and to the
+        dequantized weights above (gemm_mma_sync.scale_places)."""
+        from .gemm_mma_sync import scale_places
+
+        return scale_places(layer, caps, compute, tuning, scales)
+
     def native_form(self, layer, caps, compute):
         """On sm_90a the warpgroup scheduler issues wgmma: from 2 tokens (16-bit operands; from one
         on layers of more than 16384 rows whose group scales fold) or at every M (int8 and fp8

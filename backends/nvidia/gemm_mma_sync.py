@@ -340,6 +340,37 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
     return occ
 
 
+def scale_acc(recipe: Recipe, tile: Tile) -> bool:
+    """Whether the kernel applies the group scales to fp32 partial sums (GemmMmaSync::SCALE_ACC) rather
+    than to the dequantized weights: byte operands always; 16-bit ones on the decode and small-M mma.sync
+    tiles (at most 16 tokens per warp) and on warpgroup tiles that fold them (Tile.fold)."""
+    return bool(recipe.gscale) and (recipe.op8 != 0 or bool(tile.fold) or (not tile.wgmma and (tile.bm // tile.wm) <= 16))
+
+
+def scale_places(layer, caps, compute, tuning, scales: dict) -> dict:
+    """The plan's ``scales`` entry for group or block scales of a 16-bit layer, per M range of
+    ``tuning``: where the range's kernel applies them (``partial_accumulators`` where scale_acc holds,
+    ``dequantized_weights`` elsewhere), e.g. ``"partial_accumulators (M 1-32), dequantized_weights (M >=
+    33)"``. Nothing where the generic answer stands (other places, or tiles the tuning does not name)."""
+    key = next((k for k in ("weight_group", "weight_block") if scales.get(k) == "dequantized_weights"), None)
+    if key is None or not compute.is_16bit:
+        return {}
+    recipe = _sizing_recipe(layer, compute)
+    runs: list[list] = []  # [place, lo, hi]
+    for r in tuning:
+        tile = tile_from_config(r.config)
+        if tile is None:
+            return {}
+        place = "partial_accumulators" if scale_acc(recipe, tile) else "dequantized_weights"
+        if runs and runs[-1][0] == place:
+            runs[-1][2] = r.hi
+        else:
+            runs.append([place, r.lo, r.hi])
+    if len(runs) == 1:
+        return {key: runs[0][0]}
+    return {key: ", ".join(f"{p} (M {lo}-{hi})" if hi is not None else f"{p} (M >= {lo})" for p, lo, hi in runs)}
+
+
 def tma_box_rows(tile: Tile, m: int) -> int:
     """Rows of the activation box one CTA of a TMA tile loads per 64-column block for ``m`` tokens:
     min(BM, M), no rows past M (see GemmMmaSync::tma_stage); in a cluster its share of them, rounded up to
@@ -372,7 +403,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
-        "SCALE_ACC": recipe.gscale and (recipe.op8 != 0 or bool(tile.fold) or (not tile.wgmma and (tile.bm // tile.wm) <= 16)),
+        "SCALE_ACC": scale_acc(recipe, tile),
         "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "CLUSTER": int(tile.cluster),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,

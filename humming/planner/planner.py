@@ -146,6 +146,9 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
             components[v.slot] = v.name
 
     scales = _scales(layer, compute, components["dequantizer"])
+    places = getattr(fam, "scale_places", None)  # (where the family's kernels apply them otherwise)
+    if places is not None:
+        scales.update(places(layer, caps, compute, tuning, dict(scales)) or {})
     notes.extend(_numeric_notes(layer, compute, components["dequantizer"]))
     if mode == "implemented":
         notes.extend(_preferred_elsewhere(layer, caps, compute, fam, declared))
