@@ -428,6 +428,19 @@ def test_json_roundtrip_table_and_summary(tmp_path):
     assert " 10.0 " in line and " 3.00" in line and " 2.00" in line
     summary = format_summary(back)
     assert "compile x: cold_s 0.410" in summary and "4,000 GB/s" in summary
+    assert "settings:" not in summary
+    back["env"]["settings"] = {"HUMMING_PDL": "0"}  # (bench.env.settings: the run's HUMMING_* variables)
+    assert "settings: HUMMING_PDL=0" in format_summary(back)
+
+
+def test_environment_records_the_humming_settings(monkeypatch):
+    from humming.bench import env
+
+    monkeypatch.setenv("HUMMING_PDL", "0")
+    monkeypatch.setenv("NOT_OURS", "1")
+    monkeypatch.setenv("HUMMING_CACHE_DIR", "/tmp/somewhere")
+    st = env.settings()
+    assert st["HUMMING_PDL"] == "0" and "NOT_OURS" not in st and "HUMMING_CACHE_DIR" not in st
 
 
 def test_plots_written_or_skipped_with_a_note(tmp_path):

@@ -6,7 +6,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-__all__ = ["versions", "device_facts", "git_facts", "environment"]
+__all__ = ["versions", "device_facts", "git_facts", "settings", "environment"]
 
 _PACKAGES = ("torch", "cuda-bindings", "nvidia-cuda-nvrtc", "triton", "numpy", "matplotlib")
 
@@ -81,5 +81,15 @@ def git_facts(start: Path | None = None) -> dict:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def settings() -> dict:
+    """The HUMMING_* environment variables of the run that change what runs (e.g. HUMMING_PDL=0, plain
+    launches for the decode kernels; not the cache and include paths), so that a report says how its
+    kernels were launched."""
+    import os
+
+    return {k: v for k, v in sorted(os.environ.items())
+            if k.startswith("HUMMING_") and not k.endswith(("_DIR", "_PATH"))}
+
+
 def environment(device) -> dict:
-    return {"versions": versions(), "device": device_facts(device), "git": git_facts()}
+    return {"versions": versions(), "device": device_facts(device), "git": git_facts(), "settings": settings()}

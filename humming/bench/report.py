@@ -83,6 +83,9 @@ def format_summary(report: dict) -> str:
              f"{_num(ce.get('bf16_tflops'))} TFLOP/s, fp8 {_num(ce.get('fp8_tflops'))} TFLOP/s"]
     for key, us in sorted(ce.get("stream_us", {}).items(), key=lambda kv: int(kv[0])):
         lines.append(f"  stream {_mb(int(key))}: {_num(us)} us")
+    st = report["env"].get("settings") or {}
+    if st:  # (e.g. HUMMING_PDL=0: the decode kernels launched plainly)
+        lines.append("settings: " + " ".join(f"{k}={v}" for k, v in st.items()))
     for j in report["jit"]:
         figs = ", ".join(f"{k} {_num(v) if isinstance(v, (int, float)) else v}" for k, v in j.items() if k != "what")
         lines.append(f"jit: {j['what']}: {figs}")

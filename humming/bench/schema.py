@@ -11,7 +11,7 @@ A report is a dict::
     created     ISO-8601 time
     producer    {"library": ..., "version": ...}
     args        the options of the run (free-form)
-    env         {"versions": {...}, "device": {...}, "git": {...}}
+    env         {"versions": {...}, "device": {...}, "git": {...}, "settings": {HUMMING_* variables}}
     ceilings    {"copy_gbps", "bf16_tflops", "fp8_tflops", "l2_bytes",
                  "stream_us": {"<bytes>": us}}   (numbers or null)
     workloads   [{"name", "model", "kind", "n", "k", "num_experts", "topk",
