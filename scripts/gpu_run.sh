@@ -3,8 +3,10 @@
 #   bash scripts/gpu_run.sh [tests|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
-# chosen parts; logs and JSON go to $OUT (or ./out).
+# chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
+# there are more than the 8 files the device tool brings back.
 set -uo pipefail
+export GPU_RUN_DEPTH=$(( ${GPU_RUN_DEPTH:-0} + 1 ))  # (parts that run other parts call this script again)
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -372,4 +374,11 @@ for part in "${@:-all}"; do
     *) echo "unknown part $part"; rc=2 ;;
   esac
 done
+# the device tool brings back at most 8 files from $OUT: more are packed into $OUT/results.tgz
+# (tar xzf results.tgz -C somewhere)
+if [ "$GPU_RUN_DEPTH" -eq 1 ] && [ "$(find "$OUT" -type f | wc -l)" -gt 8 ]; then
+  pack=$(mktemp -d)
+  tar czf "$pack/results.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "$pack/results.tgz" "$OUT/" \
+    && echo "gpu_run.sh: $OUT packed into $OUT/results.tgz"
+fi
 exit $rc
