@@ -532,7 +532,7 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     sass = I.disassemble(wg.cubin).splitlines()
     wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))
     assert not any(re.search(r"\b(LDG|UTMALDG|UBLKCP|LDGSTS|STG)\b", line) for line in sass[:wait])
-    assert ring.components["scheduler"] == "data_parallel + programmatic_launch (M 1-1)", ring.components
+    assert ring.components["scheduler"] == "split_k + programmatic_launch (M 1-1)", ring.components
     ampere = humming.plan(LayerSpec(8192, 8192, scheme), "A100")
     assert "programmatic" not in ampere.components["scheduler"]
     sass = I.disassemble(rt.kernel(ampere.kernel(1)).cubin)

@@ -454,6 +454,8 @@ def test_native_pdl_entry_passes_the_launch_config_to_cuLaunchKernelEx(monkeypat
     assert seen[-1] == ((7, 2, 3, 256, 1, 1, 65536), 0x5EED, [(6, 1)], 0xF00D, 0xA0A0, None)
     with pytest.raises(TypeError, match="10 arguments"):
         mod.launch_pdl(1, 2, 3)
+    with pytest.raises(ValueError, match="null address"):
+        mod.set_entry_ex(0)
 
 
 def test_native_launch_entry_can_be_disabled_or_missing(monkeypatch, tmp_path):

@@ -151,6 +151,43 @@ def test_runtime_registered_family_and_variant(toy_plugin):
     assert hw.family == "mma_sync" and not hw.runnable and any("MoE" in r for r in hw.limits)
 
 
+def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant():
+    """The mma_sync family's per-range details (the decode tiles' programmatic launches, where group
+    scales are applied) come from the final tuning, a plugin's override included; a component variant
+    that takes the scheduler slot keeps it as it is."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    layer = LayerSpec(8192, 8192, WeightScheme("int4", "group", 128))
+    base = plan(layer, "H200")
+    assert base.components["scheduler"] == "split_k + programmatic_launch (M 1-1)"
+    stream = base.tuning_for(1).config
+
+    class Override:
+        @plugins.hookimpl
+        def humming_tuning(self, family, layer, caps, compute):
+            if family.name == "mma_sync":  # the decode tile up to 4 tokens, the mma.sync prefill tile above
+                return [MRange(1, 4, dict(stream)), MRange(5, None, G.TILE_64.to_dict())]
+
+    class Variant:
+        @plugins.hookimpl
+        def humming_component_variants(self):
+            return [ComponentVariant("scheduler", "toy_persistent", "toy", families=("mma_sync",))]
+
+    plugins.register(Override(), name="toy_tuning")
+    try:
+        p = plan(layer, "H200")
+        assert p.components["scheduler"] == "split_k + programmatic_launch (M 1-4)", p.components
+        assert p.scales["weight_group"] == "partial_accumulators (M 1-4), dequantized_weights (M >= 5)"
+        plugins.register(Variant(), name="toy_variant")
+        try:
+            v = plan(layer, "H200")
+            assert v.components["scheduler"] == "toy_persistent" and v.scales == p.scales
+        finally:
+            plugins.unregister("toy_variant")
+    finally:
+        plugins.unregister("toy_tuning")
+
+
 class _LimitedToyFamily(_ToyFamily):
     """A toy family whose implementation (not its instructions) cannot add a bias yet."""
 

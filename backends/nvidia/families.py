@@ -138,19 +138,20 @@ class MmaSyncFamily(_NvidiaFamily):
             tma = tma_ranges(layer, caps, compute)
             if tma:
                 comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"
-        if caps.has("pdl"):  # the decode (stream) tiles' launches overlap the previous kernel (Launcher.pdl)
-            ranges = [(r.lo, r.hi) for r in self.tuning(layer, caps, compute) if r.config.get("stream")]
-            if ranges:
-                comps["scheduler"] += (" + programmatic_launch (M " + ", ".join(
-                    f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in ranges) + ")")
         return comps
 
-    def scale_places(self, layer, caps, compute, tuning, scales):
-        """Group scales of 16-bit layers go to the fp32 partial sums on the small-M tiles and to the
-        dequantized weights above (gemm_mma_sync.scale_places)."""
+    def tuned(self, layer, caps, compute, tuning, components, scales):
+        """Per M range of the final tuning: group scales of 16-bit layers go to the fp32 partial sums on
+        the small-M tiles and to the dequantized weights above (gemm_mma_sync.scale_places); on chips with
+        programmatic dependent launch the decode (stream) tiles' launches overlap the previous kernel
+        (Launcher.pdl), which the scheduler slot says."""
         from .gemm_mma_sync import scale_places
 
-        return scale_places(layer, caps, compute, tuning, scales)
+        out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
+        ranges = [r.label() for r in tuning if r.config.get("stream")] if caps.has("pdl") else []
+        if ranges:
+            out["components"] = {"scheduler": f"{components['scheduler']} + programmatic_launch ({', '.join(ranges)})"}
+        return out
 
     def native_form(self, layer, caps, compute):
         """On sm_90a the warpgroup scheduler issues wgmma: from 2 tokens (16-bit operands; from one

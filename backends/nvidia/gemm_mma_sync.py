@@ -698,6 +698,7 @@ class Launcher:
         self.ctas_per_sm: int | None = None
         self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
         self._plans: dict[Tile, object] = {}
+        self._pdl_plans: set[int] = set()  # id(LaunchPlan) of the stream tiles, which launch programmatically
         self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
         self._counters: dict[Tile, torch.Tensor] = {}
         self._tmaps: dict[tuple, object] = {}  # (x address, M, lda, box rows) -> encoded tensor map
@@ -742,6 +743,8 @@ class Launcher:
             p.out_mul = pw.out_mul
             lp = kern.plan(p, grid=(1, 1, 1))
             self._plans[tile] = lp
+            if self.pdl and tile.stream:
+                self._pdl_plans.add(id(lp))
         return lp
 
     @staticmethod
@@ -897,7 +900,7 @@ class Launcher:
         lp.grid = grid
         lp.smem_bytes = smem
         lp.launch(stream=stream)
-        if self.pdl and not lp.pdl and lp.kernel.spec.get("STREAM"):
+        if not lp.pdl and id(lp) in self._pdl_plans:
             lp.pdl = True  # (from the second launch on)
         if bias is not None:
             pb = self.packed.bias

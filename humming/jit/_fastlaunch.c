@@ -40,22 +40,23 @@ typedef int (*launch_ex_fn_t)(const launch_config_t *config, void *f, void **par
 #define ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
 static launch_ex_fn_t entry_ex = NULL;
 
-static PyObject *set_entry(PyObject *self, PyObject *arg) {
+/* the function address in `arg` (a Python int), or NULL with a Python error naming `what` */
+static void *entry_address(PyObject *arg, const char *what) {
   void *p = PyLong_AsVoidPtr(arg);
-  if (p == NULL) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "set_entry: null address for cuLaunchKernel");
-    return NULL;
-  }
+  if (p == NULL && !PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: null address", what);
+  return p;
+}
+
+static PyObject *set_entry(PyObject *self, PyObject *arg) {
+  void *p = entry_address(arg, "set_entry (cuLaunchKernel)");
+  if (p == NULL) return NULL;
   entry = (launch_fn_t)p;
   Py_RETURN_NONE;
 }
 
 static PyObject *set_entry_ex(PyObject *self, PyObject *arg) {
-  void *p = PyLong_AsVoidPtr(arg);
-  if (p == NULL) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "set_entry_ex: null address for cuLaunchKernelEx");
-    return NULL;
-  }
+  void *p = entry_address(arg, "set_entry_ex (cuLaunchKernelEx)");
+  if (p == NULL) return NULL;
   entry_ex = (launch_ex_fn_t)p;
   Py_RETURN_NONE;
 }

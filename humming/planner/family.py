@@ -197,10 +197,11 @@ class KernelFamily(Protocol):
     instructions could.
     ``kernel_spec(plan, m)`` is optional: :meth:`humming.planner.Plan.kernel`
     calls it.
-    ``scale_places(layer, caps, compute, tuning, scales)`` (optional; default: none)
-    returns entries that replace the planner's generic answer (``scales``) to where
-    each scale is applied, where the family's kernels do otherwise (e.g. per M
-    range, as ``"partial_accumulators (M 1-32), dequantized_weights (M >= 33)"``).
+    ``tuned(layer, caps, compute, tuning, components, scales)`` (optional; default:
+    nothing) says what depends on the final ``tuning`` (a plugin's override included):
+    ``{"components": {slot: variant}, "scales": {key: place}}``, entries that replace
+    the plan's (e.g. per M range, as ``"partial_accumulators (M 1-32),
+    dequantized_weights (M >= 33)"``); a slot a component variant has taken keeps it.
     ``native_form(layer, caps, compute)`` (optional; default: None) returns
     ``(mma family, fewest tokens)`` where the family's kernels also issue
     another capability family's instructions (nvidia's mma_sync issues wgmma on

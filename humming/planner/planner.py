@@ -133,6 +133,7 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
                                [f"no variant for slot {s!r}" for s in missing])
     if components["scheduler"] == "data_parallel" and any(r.config.get("split_k", 1) > 1 for r in tuning):
         components["scheduler"] = "split_k"
+    own = dict(components)  # (the family's, before any variant)
     taken = set()
     for v in plugins.component_variants():  # highest priority first; one per slot
         if v.slot in taken or (v.families and fam.name not in v.families):
@@ -146,9 +147,13 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
             components[v.slot] = v.name
 
     scales = _scales(layer, compute, components["dequantizer"])
-    places = getattr(fam, "scale_places", None)  # (where the family's kernels apply them otherwise)
-    if places is not None:
-        scales.update(places(layer, caps, compute, tuning, dict(scales)) or {})
+    tuned = getattr(fam, "tuned", None)  # (what the family's kernels do per M range of the final tuning)
+    if tuned is not None:
+        upd = tuned(layer, caps, compute, tuning, dict(components), dict(scales)) or {}
+        for slot, variant in upd.get("components", {}).items():
+            if components.get(slot) == own.get(slot):  # (not where a variant took the slot)
+                components[slot] = variant
+        scales.update(upd.get("scales", {}))
     notes.extend(_numeric_notes(layer, compute, components["dequantizer"]))
     if mode == "implemented":
         notes.extend(_preferred_elsewhere(layer, caps, compute, fam, declared))
