@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -63,6 +63,16 @@ for part in "${@:-all}"; do
            HUMMING_PDL=0 timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
              --m 1,4 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/pdl0-m1" 2>&1 | tee "$OUT/pdl0-m1.log" | grep -E "^== |^1 |^4 " ;;
+    trace) # where decode time goes: CTA timelines (scripts/gpu_trace.py) of the planner's kernels and the stream
+           # kernel under graph replay, int4 g128 at M = 1, 16, 64 (PDL as planned, then M = 1 without it), then
+           # the GPU tests of the kernels the trace field touches
+           timeout 200 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,8192x8192,28672x8192 --m 1,8,16,64 \
+             --json "$OUT/trace.json" 2>&1 | tee "$OUT/trace.log"; rc=$((rc | PIPESTATUS[0]))
+           HUMMING_PDL=0 timeout 120 python3 scripts/gpu_trace.py --shapes 4096x4096,8192x8192 --m 1 \
+             --json "$OUT/trace_nopdl.json" 2>&1 | tee "$OUT/trace_nopdl.log"; rc=$((rc | PIPESTATUS[0]))
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py tests/test_bench_stream.py -k \
+             "programmatic or stream_tiles_rings or tma or stream_read" 2>&1 | tee "$OUT/trace_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0])) ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

@@ -51,9 +51,18 @@ def test_stream_read_runs_keep_their_loads_in_flight(runtime):
 
 def test_stream_params_match_the_device_struct(runtime):
     spec = stream_spec("sm_90")
-    assert spec.params_size == 32
-    assert "static_assert(sizeof(humming::StreamReadParams) == 32" in runtime.describe(spec)["source"]
-    assert [f[0] for f in StreamReadParams._fields_] == ["src", "num_vecs", "sink", "never", "pad_"]
+    assert spec.params_size == 40
+    assert "static_assert(sizeof(humming::StreamReadParams) == 40" in runtime.describe(spec)["source"]
+    assert [f[0] for f in StreamReadParams._fields_] == ["src", "num_vecs", "sink", "never", "pad_", "trace"]
+
+
+def test_stream_read_traced_build_stamps_the_timer_only_when_asked(runtime):
+    """HUMMING_TRACE builds (scripts/gpu_trace.py) read the global timer at entry and exit, and the
+    SM id; the benchmark's build holds neither."""
+    plain = disassemble(runtime.kernel(stream_spec("sm_90")).cubin)
+    traced = disassemble(runtime.kernel(stream_spec("sm_90", defines={"HUMMING_TRACE": 1})).cubin)
+    assert "GLOBALTIMER" not in plain and "SMID" not in plain
+    assert traced.count("SR_GLOBALTIMER") >= 2 and "SMID" in traced
 
 
 requires_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -509,6 +509,30 @@ def test_tensor_map_parameters(monkeypatch):
     p.tma_rows = 0
     L._tensor_map(lp, 33, 0x10000, 33, 4232)  # the parameters hold it already: nothing written
     assert p.tma_rows == 0 and len(calls) == 2
+    p.trace = 0x30000  # a HUMMING_TRACE build's buffer (scripts/gpu_trace.py): the copy keeps it
+    L._tensor_map(lp, G.tma_box_rows(tile, 100), 0x20000, 100, 4232)
+    assert p.trace == 0x30000 and p.tma_rows == 64 and p.tmap[0] == 0x4242424242424242
+
+
+def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
+    """HUMMING_TRACE builds (scripts/gpu_trace.py) of a ring tile and a warpgroup tile read the global
+    timer at their events (entry, the wait, the staged activations for the ring, the loop's end, the
+    split-K sum, exit); the planner's builds hold no timer read, and the trace pointer sits where the
+    kernel's struct has it (the parameters' size is unchanged)."""
+    import ctypes
+
+    from humming_nvidia import gemm_mma_sync as G
+
+    assert G.GemmParams.trace.offset == 120 and ctypes.sizeof(G.GemmParams) == 256
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    traced = dataclasses.replace(rec, defines=(("HUMMING_TRACE", "1"),))
+    for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 6),
+                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 5)):
+        assert "GLOBALTIMER" not in I.disassemble(rt.kernel(G.kernel_spec(rec, tile)).cubin)
+        sass = I.disassemble(rt.kernel(G.kernel_spec(traced, tile)).cubin)
+        assert sass.count("SR_GLOBALTIMER") == events, tile
 
 
 def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):

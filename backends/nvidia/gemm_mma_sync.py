@@ -76,7 +76,8 @@ class GemmParams(ctypes.Structure):
         ("k_steps_per_split", ctypes.c_int),
         ("out_mul", ctypes.c_float),
         ("tma_rows", ctypes.c_int),
-        ("_pad", ctypes.c_byte * 12),
+        ("_pad", ctypes.c_byte * 4),
+        ("trace", ctypes.c_void_p),  # HUMMING_TRACE builds: 16 words per CTA (scripts/gpu_trace.py)
         ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the entry checks the size)
     ]
 
@@ -822,7 +823,10 @@ class Launcher:
             _drv.encode_tensor_map_2d(ctypes.addressof(buf) + TMAP_OFFSET - _TMA_ROWS_OFFSET, xp, lp.params.K, m,
                                       lda * 2, 64, box_rows)
             self._tmaps[key] = buf
+        trace = lp.params.trace  # (the copy spans the trace pointer of HUMMING_TRACE builds: kept)
         ctypes.memmove(ctypes.addressof(lp.params) + _TMA_ROWS_OFFSET, buf, _TMA_TAIL)
+        if trace:
+            lp.params.trace = trace
         self._tmap_cur[id(lp)] = key
 
     def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:

@@ -18,15 +18,17 @@ CONFIGS = ((4, 512), (8, 256))
 
 class StreamReadParams(ctypes.Structure):
     _fields_ = [("src", ctypes.c_uint64), ("num_vecs", ctypes.c_uint64), ("sink", ctypes.c_uint64),
-                ("never", ctypes.c_uint32), ("pad_", ctypes.c_uint32)]
+                ("never", ctypes.c_uint32), ("pad_", ctypes.c_uint32),
+                ("trace", ctypes.c_uint64)]  # HUMMING_TRACE builds: 16 words per CTA, or 0
 
 
-def stream_spec(target: str, unroll: int = 4, threads: int = 512, run: int = 0) -> KernelSpec:
-    """``run`` > 0: each warp reads runs of ``run`` 512-byte blocks (see stream_read.cuh)."""
+def stream_spec(target: str, unroll: int = 4, threads: int = 512, run: int = 0, defines=()) -> KernelSpec:
+    """``run`` > 0: each warp reads runs of ``run`` 512-byte blocks (see stream_read.cuh);
+    ``defines`` e.g. ``{"HUMMING_TRACE": 1}`` (the CTA timelines of scripts/gpu_trace.py)."""
     return KernelSpec(family="stream_read", header="humming/kernels/stream_read.cuh",
                       entry="humming::stream_read", params="humming::StreamReadParams",
                       config={"UNROLL": unroll, "RUN": run}, target=target, threads=threads,
-                      params_size=ctypes.sizeof(StreamReadParams))
+                      params_size=ctypes.sizeof(StreamReadParams), defines=defines)
 
 
 def target_of(device) -> str:
@@ -40,14 +42,14 @@ def target_of(device) -> str:
 class StreamReader:
     """Launches of the stream-read kernel over rotated buffers on one device."""
 
-    def __init__(self, device, unroll: int = 4, threads: int = 512, run: int = 0):
+    def __init__(self, device, unroll: int = 4, threads: int = 512, run: int = 0, defines=()):
         import torch
 
         self.device = torch.device(device)
         props = torch.cuda.get_device_properties(self.device)
         self.blocks = props.multi_processor_count * max(1, 2048 // threads)
         self.run = run
-        self.kernel = get_kernel(stream_spec(target_of(self.device), unroll, threads, run))
+        self.kernel = get_kernel(stream_spec(target_of(self.device), unroll, threads, run, defines))
         self.sink = torch.zeros(1, dtype=torch.int32, device=self.device)
         self._keep = []
 
@@ -60,6 +62,7 @@ class StreamReader:
             vecs = -(-vecs // (32 * self.run)) * 32 * self.run
         bufs = [torch.empty(vecs * 16, dtype=torch.uint8, device=self.device) for _ in range(copies)]
         plans = []
+        self.plans = plans  # (their params: scripts/gpu_trace.py points them at its buffers)
         for buf in bufs:
             params = StreamReadParams(buf.data_ptr(), vecs, self.sink.data_ptr(), 0xFFFFFFFF, 0)
             plans.append(self.kernel.plan(params, grid=(self.blocks,)))

@@ -26,6 +26,34 @@ HUMMING_DEVICE void pdl_wait() {
 #endif
 }
 
+// ---------------------------------------------------------------- timeline probes (scripts/gpu_trace.py)
+// The global nanosecond timer (comparable across SMs) and the SM a CTA runs on.
+HUMMING_DEVICE u64 globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+HUMMING_DEVICE u32 smid() {
+  u32 s;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+  return s;
+}
+
+// Builds with HUMMING_TRACE defined (scripts/gpu_trace.py) stamp a CTA's timeline: thread 0 writes
+// the global timer at event `i` (0-6) into word i of its CTA's record of 16 u64 in `trace` (word 7:
+// its SM, stamped with event 0; words 8-15 unused). Other builds hold nothing of it.
+HUMMING_DEVICE void trace_at(u64* trace, int i) {
+#ifdef HUMMING_TRACE
+  if (threadIdx.x == 0 && trace != nullptr) {
+    const u64 cta = blockIdx.x + gridDim.x * (blockIdx.y + static_cast<u64>(gridDim.y) * blockIdx.z);
+    trace[cta * 16 + i] = globaltimer();
+    if (i == 0) trace[cta * 16 + 7] = smid();
+  }
+#else
+  (void)trace, (void)i;
+#endif
+}
+
 // ---------------------------------------------------------------- shared memory addresses
 HUMMING_DEVICE u32 smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));

@@ -45,6 +45,7 @@ struct GemmParams {
   float out_mul;          // global multiplier (tensor scale, exponent re-bias)
   int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M) (CLUSTER > 1: each CTA's
                           // share of them, rounded up to 8 rows)
+  u64* trace;             // HUMMING_TRACE builds: 16 words per CTA (ptx::trace_at), or null
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
 };
@@ -565,6 +566,7 @@ struct GemmMmaSync {
       __syncthreads();
     }
 
+    ptx::trace_at(p.trace, 3);  // (the main loop done)
     finish_tile(p, red, m0, n0);
   }
 
@@ -606,6 +608,7 @@ struct GemmMmaSync {
       }
       __syncthreads();
       if (!last) return;
+      ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices)
       __threadfence();
       constexpr int U = SPLIT_U;
       for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
@@ -1127,6 +1130,7 @@ struct GemmMmaSync {
     // first weight loads first, below, and wait for the previous kernel after them)
     if constexpr (!REGS) {
       ptx::pdl_wait();
+      ptx::trace_at(p.trace, 1);
       stage_x(p, base, m0, rows, kb_begin, nkb, slice);
     }
 
@@ -1214,6 +1218,7 @@ struct GemmMmaSync {
             d < n && d / G64 < gleft);
     if constexpr (REGS) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
+      ptx::trace_at(p.trace, 1);
       stage_x(p, base, m0, rows, kb_begin, nkb, slice);
       // behind a branch ptxas cannot fold (rows >= 1), so that it keeps the weight loads
       // above in flight while the copies land instead of issuing them after the wait
@@ -1223,6 +1228,7 @@ struct GemmMmaSync {
       ptx::cp_async_wait<RING - 1>();
     }
     __syncthreads();
+    ptx::trace_at(p.trace, 2);  // (the activations staged)
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
     stream_x_offsets(base + lo * 128, rows, slice, b_off);
@@ -1313,6 +1319,7 @@ struct GemmMmaSync {
     for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= RING / G64)
       turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
+    ptx::trace_at(p.trace, 3);  // (warp 0's loop done)
     reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
 
@@ -1627,6 +1634,7 @@ struct GemmMmaSync {
           red[m * BN_PAD + n] = acc[t][mt][q];
         }
     __syncthreads();
+    ptx::trace_at(p.trace, 3);  // (the main loop done)
     finish_tile(p, red, m0, n0);
   }
 };
@@ -1638,15 +1646,18 @@ struct GemmMmaSync {
 // wait. (Without the launch attribute the wait returns at once.)
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
+  ptx::trace_at(p.trace, 0);  // (HUMMING_TRACE builds: entry, after the wait, ..., exit)
   ptx::pdl_launch_dependents();
   if constexpr (Cfg::STREAM >= 3) {
     GemmMmaSync<Cfg>::run_ring(p);  // (waits itself)
   } else {
     ptx::pdl_wait();
+    ptx::trace_at(p.trace, 1);
     if constexpr (Cfg::WG) GemmMmaSync<Cfg>::run_wg(p);
     else if constexpr (Cfg::STREAM) GemmMmaSync<Cfg>::run_stream(p);
     else GemmMmaSync<Cfg>::run(p);
   }
+  ptx::trace_at(p.trace, 4);
 }
 
 }  // namespace humming

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "humming/common.cuh"
+#include "humming/gemm/ptx.cuh"
 
 namespace humming {
 
@@ -25,6 +26,7 @@ struct StreamReadParams {
   u32* sink;         // one u32, written only when the xor equals `never`
   u32 never;
   u32 pad_;
+  u64* trace;        // HUMMING_TRACE builds: 16 words per CTA (ptx::trace_at: event 0 entry, 4 exit), or null
 };
 
 // Not volatile (unlike ld_global_nc_v4): the compiler may then issue all UNROLL
@@ -59,7 +61,17 @@ HUMMING_DEVICE void stream_read_runs(const StreamReadParams& p) {
 }
 
 template <class C>
+HUMMING_DEVICE void stream_read_body(const StreamReadParams& p);
+
+template <class C>
 HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
+  ptx::trace_at(p.trace, 0);
+  stream_read_body<C>(p);
+  ptx::trace_at(p.trace, 4);
+}
+
+template <class C>
+HUMMING_DEVICE void stream_read_body(const StreamReadParams& p) {
   if constexpr (C::RUN > 0) {
     static_assert(C::RUN % C::UNROLL == 0, "stream_read: RUN a multiple of UNROLL");
     stream_read_runs<C>(p);
