@@ -1,8 +1,7 @@
 """Where a decode GEMM's time goes: the CTA timelines of the planner's kernels, next to the stream-read
 kernel's, under CUDA-graph replay with cold weights (as the benchmark times them).
 
-Both kernels are built with HUMMING_TRACE: thread 0 of every CTA stamps the global timer (and its SM's
-cycle counter) at its events (ptx::trace_at): 0 entry, 1 the previous kernel waited for (PDL), 2 the
+Both kernels are built with HUMMING_TRACE: thread 0 of every CTA stamps the global timer at its events (ptx::trace_at): 0 entry, 1 the previous kernel waited for (PDL), 2 the
 activations staged (ring tiles), 3 the main loop done, 5 the CTA that sums the split-K slices starts
 summing, 4 exit. Per call of the replayed sequence the script reports (medians over the calls, us):
 
@@ -59,6 +58,9 @@ def analyse(traces: list[torch.Tensor]) -> dict:
         looped = tt[:, 3] > 0
         if staged.any():
             r["stage"] = float((tt[staged, 2] - tt[staged, 0]).median()) / 1e3
+            both = staged & waited
+            if both.any():
+                r["xwait"] = float((tt[both, 2] - tt[both, 1]).median()) / 1e3
         if looped.any():
             begin = torch.where(staged, tt[:, 2], torch.where(waited, tt[:, 1], tt[:, 0]))[looped]
             loop = (tt[looped, 3] - begin) / 1e3
@@ -85,10 +87,15 @@ def analyse(traces: list[torch.Tensor]) -> dict:
 
 
 def replay_traces(timer, calls, bufs, reps: int = 5) -> list[torch.Tensor]:
-    """Replay the calls ``reps`` times (the last replay's stamps stay), then read the buffers."""
+    """Replay the calls ``reps`` times, clear the buffers (a stamp only some CTAs write, such as the
+    split-K sum's, would otherwise survive from an earlier replay), replay once more and read them."""
     replay = timer.build(calls)
     for _ in range(reps):
         replay()
+    torch.cuda.synchronize()
+    for b in bufs:
+        b.zero_()
+    replay()
     torch.cuda.synchronize()
     out = [b.view(-1, WORDS).cpu() for b in bufs]
     timer.release()
@@ -96,7 +103,7 @@ def replay_traces(timer, calls, bufs, reps: int = 5) -> list[torch.Tensor]:
 
 
 def fmt(r: dict) -> str:
-    keys = ["period", "span", "overlap", "wait", "launch", "stage", "loop_min", "loop_med", "loop_max", "tail",
+    keys = ["period", "span", "overlap", "wait", "launch", "stage", "xwait", "loop_min", "loop_med", "loop_max", "tail",
             "sum", "spread"]
     return "  ".join(f"{k} {r[k]:.2f}" for k in keys if k in r) + f"  (ctas {r['ctas']}, timer step " \
            f"{r['timer_step_ns']:.0f} ns)"
@@ -108,8 +115,12 @@ def main():
     ap.add_argument("--m", default="1")
     ap.add_argument("--weight", default="int4")
     ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
+    ap.add_argument("--define", action="append", default=[],
+                    help="NAME[=VALUE] for the GEMM kernels' build besides HUMMING_TRACE (diagnostic variants)")
+    ap.add_argument("--no-stream", action="store_true", help="skip the stream-read kernel")
     ap.add_argument("--json")
     args = ap.parse_args()
+    extra = tuple((d.split("=", 1) + ["1"])[:2] for d in args.define)
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
@@ -126,9 +137,10 @@ def main():
         preps = [p0] + [ops.prepare_weight(qw, layer=layer, device=dev) for _ in range(copies - 1)]
         for pw in preps:  # the traced build of the same kernels (no launch has compiled them yet)
             pk = pw.launcher.packed
-            pk.recipe = dataclasses.replace(pk.recipe, defines=tuple(pk.recipe.defines) + TRACE)
+            pk.recipe = dataclasses.replace(pk.recipe, defines=tuple(pk.recipe.defines) + TRACE
+                                            + tuple(tuple(d) for d in extra))
         # the stream-read kernel over the same bytes, each configuration the bench tries
-        for unroll, threads in CONFIGS:
+        for unroll, threads in () if args.no_stream else CONFIGS:
             sr = StreamReader(dev, unroll, threads, defines=TRACE)
             calls = sr.calls(nbytes, copies)
             bufs = []
@@ -156,7 +168,7 @@ def main():
             tile = preps[0].launcher._entry(m)[1]
             grid = preps[0].launcher._by_m[m][1]
             r = analyse(replay_traces(timer, calls, bufs))
-            r.update(shape=shape, kernel=f"humming M={m}", tile=str(tile), grid=list(grid), mbytes=nbytes / 1e6,
+            r.update(shape=shape, kernel=f"humming M={m}" + "".join(f" {d[0]}" for d in extra), tile=str(tile), grid=list(grid), mbytes=nbytes / 1e6,
                      pdl=bool(preps[0].launcher._by_m[m][0].pdl))
             print(f"{shape} {r['kernel']:<28} {fmt(r)}\n    {tile} grid {tuple(grid)} pdl {r['pdl']}", flush=True)
             results.append(r)

@@ -1128,10 +1128,17 @@ struct GemmMmaSync {
                      (REGS ? 0 : warp * (RING * RING_SLOT));
     // the activations: cp.async group 0 (shared-memory rings; register rings issue their
     // first weight loads first, below, and wait for the previous kernel after them)
-    if constexpr (!REGS) {
+#if defined(HUMMING_DIAG_XSKIP)
+    constexpr bool DIAG_XSKIP = true, DIAG_XFIRST = false;
+#elif defined(HUMMING_DIAG_XFIRST)
+    constexpr bool DIAG_XSKIP = false, DIAG_XFIRST = true;
+#else
+    constexpr bool DIAG_XSKIP = false, DIAG_XFIRST = false;
+#endif
+    if constexpr (!REGS || DIAG_XFIRST) {
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
-      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      if (!DIAG_XSKIP) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
     }
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
@@ -1217,9 +1224,11 @@ struct GemmMmaSync {
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
             d < n && d / G64 < gleft);
     if constexpr (REGS) {
-      ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
-      ptx::trace_at(p.trace, 1);
-      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      if constexpr (!DIAG_XFIRST) {
+        ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
+        ptx::trace_at(p.trace, 1);
+        if (!DIAG_XSKIP) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      }
       // behind a branch ptxas cannot fold (rows >= 1), so that it keeps the weight loads
       // above in flight while the copies land instead of issuing them after the wait
       if constexpr (Cfg::CP_ASYNC)
