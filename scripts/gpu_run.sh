@@ -80,7 +80,9 @@ for part in "${@:-all}"; do
                HUMMING_PDL=$pdl timeout 100 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,8192x8192 --m 1 \
                  --no-stream $d 2>&1 | tee -a "$OUT/xstage.log" | grep "humming M" | sed "s/^/pdl=$pdl /"
              done
-           done ;;
+           done
+           timeout 100 python3 scripts/gpu_trace.py --shapes 8192x8192,28672x8192 --m 1,16 --no-stream 2>&1 \
+             | tee -a "$OUT/xstage.log" | grep "humming M" ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
