@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xstage|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -83,6 +83,20 @@ for part in "${@:-all}"; do
            done
            timeout 100 python3 scripts/gpu_trace.py --shapes 8192x8192,28672x8192 --m 1,16 --no-stream 2>&1 \
              | tee -a "$OUT/xstage.log" | grep "humming M" ;;
+    xturn) # after the register rings load their activations turn by turn: the ring GPU tests, the M=1 timelines
+           # (PDL on; 8192x8192 also off), the M=1 tile ranking, the issue-6 rows at M = 1 and 4
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "stream_tiles_rings or programmatic or steady_state or large_shapes or graph" 2>&1 \
+             | tee "$OUT/xturn_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 \
+             --json "$OUT/xturn_trace.json" 2>&1 | tee "$OUT/xturn_trace.log" | grep -v "^    "
+           HUMMING_PDL=0 timeout 60 python3 scripts/gpu_trace.py --shapes 8192x8192 --m 1 --no-stream 2>&1 \
+             | tee -a "$OUT/xturn_trace.log" | grep "humming M"
+           timeout 240 python3 scripts/gpu_sweep.py --m 1 --groups xturn --rounds 3 --json "$OUT/xturn_sweep.json" \
+             > "$OUT/xturn_sweep.log" 2>&1; rc=$((rc | $?)); grep -v "^      " "$OUT/xturn_sweep.log" | tail -70
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/xturn-bench" 2>&1 | tee "$OUT/xturn_bench.log" | tail -16; rc=$((rc | PIPESTATUS[0])) ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

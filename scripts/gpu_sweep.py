@@ -238,6 +238,14 @@ GROUPS = {
              T(64, 64, 128, 1, 4, 1, 5, wgmma=1, tma=1, chains=2, cluster=4),
              T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1, cluster=2),
              T(64, 128, 128, 1, 8, 1, 5, wgmma=1, tma=1, cluster=2)],
+    # one token after the register rings load their activations turn by turn (XTURN): the planner's decode
+    # tiles (short K: the shared-memory ring; long K; wide; 8-bit long K), the short-K tile as a register
+    # ring, more register rings, and the warpgroup tile the planner takes on 28672x8192
+    "xturn": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2),
+              T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2),
+              T(8, 16, 1024, 1, 1, 16, 8, stream=4, occupancy=2), T(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2),
+              T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 16, 256, 1, 1, 4, 8, stream=4, occupancy=4),
+              T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

@@ -893,6 +893,38 @@ struct GemmMmaSync {
     if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
   }
 
+  // Ring tiles (XTURN): this warp's share of the activations of blocks [j0, j0 + RING) of its K run
+  // of blocks [lo, lo + n) of the slice (rows wn, wn + WN, ... of the tile; a lane's 16-byte pieces
+  // lane, lane + 32, ... of each row's turn), at the places stage_x puts them, as one cp.async
+  // group. `xs`: the lane's first piece of row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane);
+  // `kleft`: the columns of the row from there on (zero-filled past them).
+  static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 base, int rows, int slice, int lo,
+                                          int n, int j0, int wn) {
+    constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
+    const int lane = threadIdx.x & 31;
+    for (int r = wn; r < rows; r += WN) {
+#pragma unroll
+      for (int u = 0; u < (PR + 31) / 32; ++u) {
+        const int q = lane + 32 * u;
+        if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
+          const int c = (lo + j0) * 8 + q;  // the piece's place in the row of the slice
+          const int kk = (j0 * 8 + 32 * u) * 8;
+          copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r - wn) * lda + kk, kk < kleft);
+        }
+      }
+    }
+    ptx::cp_async_commit();
+  }
+
+  // The WN warps of K run `wk` (named barrier 1 + wk; one warp: its lanes).
+  static HUMMING_DEVICE void x_group_sync(int wk) {
+    if constexpr (WN == 1) {
+      __syncwarp();
+    } else {
+      asm volatile("bar.sync %0, %1;\n" ::"r"(1 + wk), "n"(WN * 32) : "memory");
+    }
+  }
+
   // This lane's ldmatrix addresses of the activations of block 0 (at `base`, as
   // stage_x lays them out): MT == 1: k16 tiles (2h, 2h + 1) per x4 (b_off[0..1]);
   // MT == 2: one k16 tile, both 8-token groups per x4. Rows past the valid ones
@@ -1104,6 +1136,13 @@ struct GemmMmaSync {
     static_assert(!Cfg::GSCALE || SCALE_ACC, "ring tiles apply group scales to the fp32 partial sums");
     constexpr bool REGS = Cfg::STREAM == 4;  // slots in registers (plain loads), else shared memory (cp.async)
     static_assert(REGS || Cfg::CP_ASYNC, "shared-memory ring tiles need cp.async");
+    // Register rings on cp.async targets load the activations turn by turn: the WN warps that share
+    // a K run (the same activations) copy the next turn's share of it while they compute this turn,
+    // and wait for it (their own copies, then a barrier of the group) as the turn starts. Staging
+    // the whole slice before the loop cost 2-2.8 us on the H200 (every CTA reads the same row at
+    // once; trace: scripts/gpu_trace.py), as much as a third of a 8192x8192 decode GEMM.
+    constexpr bool XTURN = REGS && Cfg::CP_ASYNC;
+    static_assert(!XTURN || WN == 1 || WK <= 15, "a named barrier per K run");
     static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
     extern __shared__ __align__(16) char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1128,17 +1167,10 @@ struct GemmMmaSync {
                      (REGS ? 0 : warp * (RING * RING_SLOT));
     // the activations: cp.async group 0 (shared-memory rings; register rings issue their
     // first weight loads first, below, and wait for the previous kernel after them)
-#if defined(HUMMING_DIAG_XSKIP)
-    constexpr bool DIAG_XSKIP = true, DIAG_XFIRST = false;
-#elif defined(HUMMING_DIAG_XFIRST)
-    constexpr bool DIAG_XSKIP = false, DIAG_XFIRST = true;
-#else
-    constexpr bool DIAG_XSKIP = false, DIAG_XFIRST = false;
-#endif
-    if constexpr (!REGS || DIAG_XFIRST) {
+    if constexpr (!REGS) {
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
-      if (!DIAG_XSKIP) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
     }
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
@@ -1223,21 +1255,23 @@ struct GemmMmaSync {
     for (int d = 0; d < RING - 1; ++d)
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
             d < n && d / G64 < gleft);
-    if constexpr (REGS) {
-      if constexpr (!DIAG_XFIRST) {
-        ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
-        ptx::trace_at(p.trace, 1);
-        if (!DIAG_XSKIP) stage_x(p, base, m0, rows, kb_begin, nkb, slice);
-      }
-      // behind a branch ptxas cannot fold (rows >= 1), so that it keeps the weight loads
-      // above in flight while the copies land instead of issuing them after the wait
-      if constexpr (Cfg::CP_ASYNC)
-        if (rows > 0) ptx::cp_async_wait<0>();
+    const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
+    const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
+    const int xleft = p.K - xcol;
+    if constexpr (XTURN) {
+      ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
+      ptx::trace_at(p.trace, 1);
+      stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
+    } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
+      ptx::pdl_wait();
+      ptx::trace_at(p.trace, 1);
+      stage_x(p, base, m0, rows, kb_begin, nkb, slice);
+      __syncthreads();
     } else {
       ptx::cp_async_wait<RING - 1>();
+      __syncthreads();
     }
-    __syncthreads();
-    ptx::trace_at(p.trace, 2);  // (the activations staged)
+    ptx::trace_at(p.trace, 2);  // (the activations staged; XTURN: the first turn's copies issued)
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
     stream_x_offsets(base + lo * 128, rows, slice, b_off);
@@ -1257,6 +1291,11 @@ struct GemmMmaSync {
     // (Pointers and bounds are carried from turn to turn: the loads take constant offsets.)
     // (CHECKED is a literal at both calls: once inlined, the unchecked turn has no checks)
     auto turn = [&](int j0, const u32* wturn, const char* sturn, int nl, int gl, const bool CHECKED) {
+      if constexpr (XTURN) {  // this turn's activations landed (this thread's copies, then its group's),
+        ptx::cp_async_wait<0>();  // and the next turn's requested
+        x_group_sync(wk);
+        if (j0 + RING < n) stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, j0 + RING, wn);
+      }
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
 #pragma unroll
