@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -97,6 +97,13 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/xturn-bench" 2>&1 | tee "$OUT/xturn_bench.log" | tail -16; rc=$((rc | PIPESTATUS[0])) ;;
+    xvar)  # the turn-by-turn activations of the register rings: through L1 (HUMMING_X_CA), two turns ahead
+           # (HUMMING_X_LEAD2), against the default; the planner's M=1 tile and two others, timelines with PDL
+           for d in "" "--define HUMMING_X_CA" "--define HUMMING_X_LEAD2"; do
+             timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,4096x14336,8192x8192,14336x4096 --m 1 --no-stream \
+               --tile "Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)" --tile "Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)" \
+               $d 2>&1 | tee -a "$OUT/xvar.log" | grep -A1 "humming M" | cut -c1-150
+           done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--define", action="append", default=[],
                     help="NAME[=VALUE] for the GEMM kernels' build besides HUMMING_TRACE (diagnostic variants)")
     ap.add_argument("--no-stream", action="store_true", help="skip the stream-read kernel")
+    ap.add_argument("--tile", action="append", default=[],
+                    help="Tile(...) to run at every M instead of the planner's (repeatable: one row each)")
     ap.add_argument("--json")
     args = ap.parse_args()
     extra = tuple((d.split("=", 1) + ["1"])[:2] for d in args.define)
@@ -152,7 +154,14 @@ def main():
             print(f"{shape} {r['kernel']:<28} {fmt(r)}", flush=True)
             results.append(r)
             sr.release()
-        for m in [int(v) for v in args.m.split(",")]:
+        from humming_nvidia import gemm_mma_sync as G
+
+        variants = [None] + [eval(t, {"Tile": G.Tile}) for t in args.tile]  # (a diagnostic script's own input)
+        planned = [pw.launcher._entries for pw in preps]
+        for m, forced in [(int(v), f) for v in args.m.split(",") for f in variants]:
+            for pw, entries in zip(preps, planned):  # the planner's tile, or the forced one for every M
+                pw.launcher._entries = entries if forced is None else [(1 << 62, forced, 16)]
+                pw.launcher._by_m.clear()
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
             calls = [lambda pw=pw: ops.gemm(x, pw) for pw in preps]
             for c in calls:  # compile, and each tile's first (plain) launch

@@ -88,6 +88,11 @@ HUMMING_DEVICE void cp_async16_zfill(u32 dst, const void* src) {
 HUMMING_DEVICE void cp_async16_if(u32 dst, const void* src, bool full) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
 }
+// The same through L1 (.ca: the copy allocates there, so CTAs of the SM that read the same
+// bytes soon after hit it instead of L2).
+HUMMING_DEVICE void cp_async16_ca_if(u32 dst, const void* src, bool full) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
+}
 // Only when `on` (a predicated copy, no branch): 16 bytes, of which the first `bytes`
 // (16 or 0) are read and the rest zero-filled.
 HUMMING_DEVICE void cp_async16_on(u32 dst, const void* src, bool on, int bytes = 16) {
