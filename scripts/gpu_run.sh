@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|xfinal|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -97,12 +97,25 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/xturn-bench" 2>&1 | tee "$OUT/xturn_bench.log" | tail -16; rc=$((rc | PIPESTATUS[0])) ;;
-    xvar)  # the turn-by-turn activations of the register rings: through L1 (HUMMING_X_CA), two turns ahead
-           # (HUMMING_X_LEAD2), against the default; the planner's M=1 tile and two others, timelines with PDL
-           for d in "" "--define HUMMING_X_CA" "--define HUMMING_X_LEAD2"; do
-             timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,4096x14336,8192x8192,14336x4096 --m 1 --no-stream \
-               --tile "Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)" --tile "Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)" \
-               $d 2>&1 | tee -a "$OUT/xvar.log" | grep -A1 "humming M" | cut -c1-150
+    xvar)  # the register rings' M=1 tiles after the turn-by-turn activations: the planner's and two others,
+           # timelines with PDL (commit 05d908d also built them through L2 only and two turns ahead: both slower)
+           timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,4096x14336,8192x8192,14336x4096 --m 1 --no-stream \
+             --tile "Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)" --tile "Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)" \
+             2>&1 | tee -a "$OUT/xvar.log" | grep -A1 "humming M" | cut -c1-150 ;;
+    xfinal) # after the planner took the turn-by-turn register rings for one token: the GPU tests of every path
+           # that reaches them (weight formats, activation formats, byte operands, rings, graphs, PDL, modules),
+           # then the issue-6 rows at M = 1 and 4 and the other widths at M = 1
+           timeout 420 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py tests/test_nn.py \
+             tests/test_bench_gpu.py -k "weight_formats or quantized_activations or group_and_fp4 or byte_operand or \
+             stream_tiles or steady_state or large_shapes or graph or programmatic or quant_linear or checkpoints or \
+             bad_inputs" 2>&1 | tee "$OUT/xfinal_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/xfinal-int4" 2>&1 | tee "$OUT/xfinal-int4.log" | grep -E "^(== |1 |4 )|stream "
+           for w in int8:0 e4m3:0 int3:128 int2:128 int4:0; do
+             timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfinal-${w%%:*}-${w##*:}" 2>&1 \
+               | tee "$OUT/xfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
            done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \

@@ -514,6 +514,28 @@ def test_tensor_map_parameters(monkeypatch):
     assert p.trace == 0x30000 and p.tma_rows == 64 and p.tmap[0] == 0x4242424242424242
 
 
+def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
+    """The H200 plan's one-token rings (register slots) copy each turn's activations through L1
+    (cp.async.ca: LDGSTS without BYPASS) while the previous turn computes, and wait for them with
+    the warps that share the K run (a named barrier of 64 threads on 8192x8192, WN = 2; a warp's
+    own lanes on 4096x4096, WN = 1): no CTA-wide barrier before the first MMA, and nothing spills."""
+    rt = Runtime(cache_dir=tmp_path)
+    scheme = WeightScheme("int4", "group", 128)
+    for n, k, named in ((8192, 8192, True), (4096, 4096, False)):
+        plan = humming.plan(LayerSpec(n, k, scheme), "H200")
+        kern = rt.kernel(plan.kernel(1))
+        sass = I.instructions(I.disassemble(kern.cubin))
+        first_mma = next(i for i, line in enumerate(sass) if "HMMA" in line)
+        assert not any(re.search(r"BAR\.SYNC\S* 0x0\b", line) for line in sass[:first_mma]), (n, k)
+        copies = [line for line in sass if "LDGSTS" in line]
+        assert copies and not any("BYPASS" in line for line in copies), (n, k)
+        barriers = [line for line in sass if re.search(r"BAR\.SYNC\S* R\d+, 0x40", line)]
+        assert bool(barriers) == named, (n, k, barriers)
+        assert not any(re.match(r"(@!?P\d )?(STL|LDL)", line) for line in sass), (n, k)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
+
+
 def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     """HUMMING_TRACE builds (scripts/gpu_trace.py) of a ring tile and a warpgroup tile read the global
     timer at their events (entry, the wait, the staged activations for the ring, the loop's end, the
@@ -547,11 +569,15 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     rt = Runtime(cache_dir=tmp_path)
     scheme = WeightScheme("int4", "group", 128)
     ring = humming.plan(LayerSpec(8192, 8192, scheme), "H200")
-    assert G.tile_from_config(ring.tuning_for(1).config).stream == 4
+    tile = G.tile_from_config(ring.tuning_for(1).config)
+    assert tile.stream == 4
     sass = I.disassemble(rt.kernel(ring.kernel(1)).cubin).splitlines()
     at = {op: next(i for i, line in enumerate(sass) if re.search(rf"\b{op}\b", line)) for op in ("PREEXIT", "ACQBULK")}
     assert at["PREEXIT"] < at["ACQBULK"]
-    assert sum(1 for line in sass[:at["ACQBULK"]] if re.search(r"\bLDG\.", line)) >= 7  # the ring's first blocks
+    # the ring's first blocks (a 128-bit load each) and their group scales, then the activations after the wait
+    ahead = [line for line in sass[:at["ACQBULK"]] if re.search(r"\bLDG\.", line)]
+    assert sum(1 for line in ahead if ".128" in line) >= tile.stages - 1 and len(ahead) > tile.stages - 1
+    assert not any(re.search(r"\bLDGSTS\b", line) for line in sass[:at["ACQBULK"]])
     wg = rt.kernel(ring.kernel(64))
     sass = I.disassemble(wg.cubin).splitlines()
     wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))

@@ -970,15 +970,20 @@ TILE_32_WK2 = Tile(32, 128, 128, 1, 4, 2, 4)
 #: (H200, int4 g128, M=256, 8192x8192: 126 -> 116 us; 28672x8192 loses: 398 -> 473)
 TILE_64_WIDE = Tile(64, 256, 128, 1, 8, 1, 3)
 #: decode of 4-bit integer codes over a long K (> 4096) on layers of fewer 64-row blocks
-#: than SMs: the lean register ring (run_ring, stream=4) with 8 blocks in flight per warp
-#: (H200, int4 g128, M=1, gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1;
-#: with the unchecked steady-state turns 13.9 and 13.9; other formats keep the
-#: register-streaming tile, which was as fast or faster)
-DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)
-#: ... and over a short K (<= 4096) on cp.async targets: the lean shared-memory ring,
-#: 16 warps, split between N and K per layer by shape_stream_tile (H200, gpu_sweep.py:
-#: 4096x4096 7.73 -> 7.21 us, 14336x4096 15.8 -> 15.3)
-DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
+#: than SMs: the lean register ring (run_ring, stream=4) with 4 blocks in flight per warp
+#: (H200, int4 g128, M=1, gpu_sweep.py: 4096x14336 15.4 -> 14.4 us, 8192x8192 15.8 -> 15.1
+#: with 8 blocks, then 13.9 and 13.9 with the unchecked steady-state turns. Once the
+#: activations came turn by turn (XTURN; scripts/gpu_trace.py, graph replay with PDL),
+#: 4 blocks per turn: 4096x14336 12.9 -> 11.3 us, 8192x8192 12.3 -> 11.5)
+DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
+#: ... and over a short K (<= 4096) on cp.async targets: the lean register ring, 8 warps
+#: along K, split between N and K per layer by shape_stream_tile (H200, M=1, traced with
+#: PDL after XTURN: 4096x4096 7.17 us with the shared-memory ring of 16 warps this tile
+#: replaced, 4.61 with it)
+DECODE_INT4_SHORT_K = Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)
+#: the shared-memory ring of 16 warps the short-K int4 decode took before (kept for int4 codes on
+#: the int8 MMA over K <= 4096 values, whose activations are int8 codes: not measured against it)
+BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: ... and on layers of at least one 64-row block per SM, any K: the lean register ring,
 #: 64 rows per CTA (H200, gpu_sweep.py, after the unchecked steady-state turns: 28672x8192
 #: 42.3 us (register streaming) -> 39.6, 14336x4096 15.7 (shared ring) -> 13.1)
@@ -1385,7 +1390,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = DECODE_LONG_K if recipe.bits in (1, 2, 4, 8) else replace(DECODE_LONG_K, occupancy=1)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
-            nominal = DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
+            nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
         else:
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
@@ -1417,7 +1422,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
 #: 2 x 4 warps, BK of 64 units (W4A8 M=256 85.9 -> 82.8 us, M=2048 667 -> 651; W8A8 int8 per
 #: channel M=256 139 -> 102)
 BYTE_TILE_16 = Tile(16, 64, 256, 1, 4, 2, 4)
-#: decode of int4 codes on the int8 MMA over K > 4096 values (shorter K: DECODE_INT4_SHORT_K):
+#: decode of int4 codes on the int8 MMA over K > 4096 values (shorter K: BYTE_DECODE_INT4_SHORT_K):
 #: the lean shared-memory ring, 16 warps of 2 x 8 (H200, gpu_sweep.py --act int8, M=1, kernel
 #: alone: 8192x8192 16.0 -> 14.65 us, 1.14x the stream time; 28672x8192 48.7 -> 42.4;
 #: 4096x4096 takes the short-K tile: 9.73 -> 6.58)

@@ -896,7 +896,9 @@ struct GemmMmaSync {
   // Ring tiles (XTURN): this warp's share of the activations of blocks [j0, j0 + RING) of its K run
   // of blocks [lo, lo + n) of the slice (rows wn, wn + WN, ... of the tile; a lane's 16-byte pieces
   // lane, lane + 32, ... of each row's turn), at the places stage_x puts them, as one cp.async
-  // group. `xs`: the lane's first piece of row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane);
+  // group, through L1: every CTA reads the same activations at about the same time, and the SM's
+  // other CTAs then find them there (H200, M=1, traced: 2-10 % faster than through L2 only;
+  // requesting two turns ahead instead of one gained nothing). `xs`: the lane's first piece of row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane);
   // `kleft`: the columns of the row from there on (zero-filled past them).
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 base, int rows, int slice, int lo,
                                           int n, int j0, int wn) {
@@ -909,12 +911,8 @@ struct GemmMmaSync {
         if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
           const int c = (lo + j0) * 8 + q;  // the piece's place in the row of the slice
           const int kk = (j0 * 8 + 32 * u) * 8;
-#ifdef HUMMING_X_CA
           ptx::cp_async16_ca_if(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r - wn) * lda + kk,
                                 kk < kleft);
-#else
-          copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r - wn) * lda + kk, kk < kleft);
-#endif
         }
       }
     }
@@ -1144,15 +1142,11 @@ struct GemmMmaSync {
     // Register rings on cp.async targets load the activations turn by turn: the WN warps that share
     // a K run (the same activations) copy the next turn's share of it while they compute this turn,
     // and wait for it (their own copies, then a barrier of the group) as the turn starts. Staging
-    // the whole slice before the loop cost 2-2.8 us on the H200 (every CTA reads the same row at
-    // once; trace: scripts/gpu_trace.py), as much as a third of a 8192x8192 decode GEMM.
+    // the whole slice before the loop took 2-2.8 us on the H200 (every CTA reads the same row at
+    // once; scripts/gpu_trace.py), with nothing but the first ring of weights in flight meanwhile.
     constexpr bool XTURN = REGS && Cfg::CP_ASYNC;
     static_assert(!XTURN || WN == 1 || WK <= 15, "a named barrier per K run");
-#ifdef HUMMING_X_LEAD2
-    constexpr int XLEAD = 2;  // turns of activations requested ahead
-#else
-    constexpr int XLEAD = 1;
-#endif
+
     static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
     extern __shared__ __align__(16) char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1272,7 +1266,6 @@ struct GemmMmaSync {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
       stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
-      if constexpr (XLEAD == 2) stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, RING, wn);
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1303,9 +1296,9 @@ struct GemmMmaSync {
     // (CHECKED is a literal at both calls: once inlined, the unchecked turn has no checks)
     auto turn = [&](int j0, const u32* wturn, const char* sturn, int nl, int gl, const bool CHECKED) {
       if constexpr (XTURN) {  // this turn's activations landed (this thread's copies, then its group's),
-        ptx::cp_async_wait<XLEAD - 1>();  // and the next turn's requested
+        ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
-        stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, j0 + XLEAD * RING, wn);
+        stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, j0 + RING, wn);
       }
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
