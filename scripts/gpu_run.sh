@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|xfinal|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -116,6 +116,19 @@ for part in "${@:-all}"; do
              timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
                --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfinal-${w%%:*}-${w##*:}" 2>&1 \
                | tee "$OUT/xfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
+           done ;;
+    xwide) # the wide tile that fits two CTAs per SM and ring splits by the loaded kernel's registers: the ring GPU
+           # tests, then the issue-6 rows at M = 1 and the 8-bit and 2-bit widths at M = 1
+           timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "stream_tiles or warp_layouts or steady_state or large_shapes or programmatic" 2>&1 \
+             | tee "$OUT/xwide_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/xwide-int4" 2>&1 | tee "$OUT/xwide-int4.log" | grep -E "^(== |1 )|stream "
+           for w in int8:0 int2:128 int4:0; do
+             timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xwide-${w%%:*}-${w##*:}" 2>&1 \
+               | tee "$OUT/xwide-${w%%:*}-${w##*:}.log" | grep -E "^(== |1 )|stream "
            done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \

@@ -536,6 +536,36 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+@pytest.mark.parametrize("weight, group", [("int4", 128), ("int4", 0), ("int8", 0), ("e4m3", 0), ("int2", 128),
+                                           ("int3", 128)])
+def test_ring_launches_split_for_the_ctas_that_fit(tmp_path, weight, group):
+    """A one-token ring tile's (stream 3 or 4) launch splits K for the CTAs per SM that its compiled
+    kernel's registers allow (resident_ctas), not for more: on the H200 and A100 plans of the
+    issue-6 shapes, the kernel's registers x threads x those CTAs fit the SM's 65536 registers."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    scheme = WeightScheme(weight, "group", group) if group else WeightScheme(weight, "channel", scale_fmt="fp32")
+    seen = set()
+    for device, target in (("H200", "sm_90a"), ("A100", "sm_80")):
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+        for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192)):
+            plan = humming.plan(LayerSpec(n, k, scheme), device)
+            spec = plan.kernel(1)
+            tile = G.tile_from_config(plan.tuning_for(1).config)
+            if tile.stream < 3 or spec in seen:  # (the rings: stream=1 tiles split by stream_ctas_per_sm)
+                continue
+            seen.add(spec)
+            regs = I.resource_usage(rt.kernel(spec).cubin)["humming_entry"]["REG"]
+            ctas = G.resident_ctas(rec, tile, regs)  # (the launcher asks the driver for the registers)
+            assert 1 <= ctas <= tile.occupancy and regs * tile.threads * ctas <= 65536, (device, n, k, tile, regs)
+            if regs * tile.threads * tile.occupancy <= 65536:
+                assert ctas == tile.occupancy
+            if G.min_blocks(rec, tile) > 1:  # a lean ring: the estimate without the driver fits too
+                assert regs * tile.threads * G.resident_ctas(rec, tile) <= 65536, (device, n, k, tile, regs)
+    assert seen, "no ring tile planned"
+
+
 def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     """HUMMING_TRACE builds (scripts/gpu_trace.py) of a ring tile and a warpgroup tile read the global
     timer at their events (entry, the wait, the staged activations for the ring, the loop's end, the

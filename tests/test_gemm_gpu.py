@@ -426,6 +426,23 @@ def test_stream_tiles_rings(scheme, k, bf16, ring):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16), smem_per_sm=64 * 1024)
 
 
+@pytest.mark.parametrize("scheme,k,bf16", [
+    (WeightScheme("int4", "group", 128), 4224, False),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 1088, True),
+    (WeightScheme("int4", "group", 48), 3696, False),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 2112, False),
+], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_register_rings_warp_layouts(scheme, k, bf16):
+    """The register rings' turn-by-turn activations with one warp per K run (a warp's own lanes wait
+    for them: the planner's short-K tile) and with four (a named barrier of 128 threads: the wide
+    tile), 1-16 tokens, split K."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tiles = [(1, 8, G.Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)),
+             (9, None, G.Tile(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 9, 16), smem_per_sm=64 * 1024)
+
+
 @pytest.mark.parametrize("ring", [3, 4], ids=["lean-shared", "lean-registers"])
 @pytest.mark.parametrize("scheme,k,bf16", [
     (WeightScheme("int4", "group", 128), 8320, False),

@@ -341,6 +341,19 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
     return occ
 
 
+def resident_ctas(recipe: Recipe, tile: Tile, regs: int | None = None) -> int:
+    """The CTAs per SM a ring tile's launch splits K for: its ``occupancy``, or fewer where that
+    many do not fit the SM's 65536 registers with ``regs`` per thread (the compiled kernel's, in
+    the allocation's steps of 8), or, with ``regs`` unknown, where the lean kernel's floor
+    (min_blocks) had to drop. A launch split for more CTAs than fit runs in more than one wave:
+    16 warps of 128 registers, split for two per SM, ran 1.7 waves on the H200."""
+    occ = max(1, tile.occupancy)
+    if regs:
+        return max(1, min(occ, 65536 // (-(-int(regs) // 8) * 8 * tile.threads)))
+    lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
+    return min(occ, min_blocks(recipe, tile)) if tile.stream and lean else occ
+
+
 def scale_acc(recipe: Recipe, tile: Tile) -> bool:
     """Whether the kernel applies the group scales to fp32 partial sums (GemmMmaSync::SCALE_ACC) rather
     than to the dequantized weights: byte operands always; 16-bit ones on the decode and small-M mma.sync
@@ -652,6 +665,14 @@ def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
     return ws[0]
 
 
+def _kernel_registers(lp) -> int | None:
+    """The loaded kernel's registers per thread, or None where the driver cannot say (no GPU)."""
+    try:
+        return lp.kernel.num_regs()
+    except Exception:  # (CPU-only runs and stubbed drivers: the static estimate stands)
+        return None
+
+
 class Launcher:
     """Runs one prepared weight: picks the tile for M, compiles it on first use,
     keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
@@ -786,7 +807,7 @@ class Launcher:
         m_tiles = -(-m // tile.bm)
         ksteps = -(-(pw.kp // pw.recipe.ku) // tile.bk)
         if tile.stream:
-            kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split)
+            kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split, _kernel_registers(lp))
             split = -(-ksteps // kps)
             smem = stream_smem(tile, m, kps * tile.wk, pw.recipe)
         else:
@@ -829,7 +850,8 @@ class Launcher:
             lp.params.trace = trace
         self._tmap_cur[id(lp)] = key
 
-    def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int) -> int:
+    def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int,
+                     regs: int | None = None) -> int:
         """K steps per slice of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
         per SM (``occupancy`` for ring tiles), and slices whose activations fit
         ``STREAM_SMEM_CAP`` (ring tiles: their share of the SM's shared memory, in
@@ -838,7 +860,7 @@ class Launcher:
         cap = STREAM_SMEM_CAP
         ctas = self.stream_ctas_per_sm
         if tile.stream >= 3:  # `occupancy` CTAs per SM, each with its activations and rings
-            ctas = max(1, tile.occupancy)
+            ctas = resident_ctas(self.packed.recipe, tile, regs)
             cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
             if self.smem_per_sm:
                 per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
@@ -986,8 +1008,11 @@ DECODE_INT4_SHORT_K = Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)
 BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: ... and on layers of at least one 64-row block per SM, any K: the lean register ring,
 #: 64 rows per CTA (H200, gpu_sweep.py, after the unchecked steady-state turns: 28672x8192
-#: 42.3 us (register streaming) -> 39.6, 14336x4096 15.7 (shared ring) -> 13.1)
-DECODE_INT4_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2)
+#: 42.3 us (register streaming) -> 39.6, 14336x4096 15.7 (shared ring) -> 13.1), K over two
+#: warps: two CTAs of 8 warps fit an SM's registers (16 warps of 128 registers, the tile this
+#: replaced, fit once: its launches split for two per SM ran 1.7 waves; H200, M=1, traced with
+#: PDL: 14336x4096 12.9 -> 10.2 us)
+DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,

@@ -175,6 +175,13 @@ _launch_fn = None
 _device_fn = None
 
 
+def function_registers(func) -> int:
+    """Registers per thread of a loaded ``CUfunction``."""
+    drv = ensure_init()
+    attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS
+    return int(check(drv.cuFuncGetAttribute(attr, func), "cuFuncGetAttribute(NUM_REGS)"))
+
+
 def current_device_index() -> int:
     """torch's current CUDA device index (fast C call where torch has one)."""
     global _device_fn

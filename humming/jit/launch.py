@@ -54,6 +54,10 @@ class Kernel:
                     self._functions[ctx] = f
         return f
 
+    def num_regs(self) -> int:
+        """Registers per thread of the loaded kernel (the driver's count, in the current context)."""
+        return _drv.function_registers(self.function())
+
     def plan(self, params: ctypes.Structure, grid=(1, 1, 1), block=None, smem_bytes=None) -> "LaunchPlan":
         return LaunchPlan(self, params, grid, block, smem_bytes)
 
