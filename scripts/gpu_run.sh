@@ -130,12 +130,6 @@ for part in "${@:-all}"; do
                --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xwide-${w%%:*}-${w##*:}" 2>&1 \
                | tee "$OUT/xwide-${w%%:*}-${w##*:}.log" | grep -E "^(== |1 )|stream "
            done ;;
-    aca)   # the cp.async tiles' activations through L1 (HUMMING_A_CA) against L2 only: timelines of the planner's
-           # warpgroup tiles (2-64 tokens; one token on 28672x8192)
-           for d in "" "--define HUMMING_A_CA"; do
-             timeout 120 python3 scripts/gpu_trace.py --shapes 8192x8192,28672x8192,14336x4096 --m 1,4,16,64 --no-stream \
-               $d 2>&1 | tee -a "$OUT/aca.log" | grep "humming M" | cut -c1-120
-           done ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

@@ -99,11 +99,6 @@ HUMMING_DEVICE void cp_async16_on(u32 dst, const void* src, bool on, int bytes =
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p cp.async.cg.shared.global [%0], [%1], 16, %3;\n}\n"
                ::"r"(dst), "l"(src), "r"(static_cast<int>(on)), "r"(bytes));
 }
-// The same through L1 (.ca).
-HUMMING_DEVICE void cp_async16_ca_on(u32 dst, const void* src, bool on, int bytes = 16) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p cp.async.ca.shared.global [%0], [%1], 16, %3;\n}\n"
-               ::"r"(dst), "l"(src), "r"(static_cast<int>(on)), "r"(bytes));
-}
 // 8 or 4 bytes when `full`, else zeros (src is not read); through L1: .ca is the
 // only form for these sizes.
 HUMMING_DEVICE void cp_async8_if(u32 dst, const void* src, bool full) {

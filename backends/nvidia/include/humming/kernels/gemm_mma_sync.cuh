@@ -225,15 +225,9 @@ struct GemmMmaSync {
       const bool inside = k0 + BK <= p.K;  // the whole stage lies inside K
 #pragma unroll
       for (int i = 0; i < A_IT; ++i)
-        if (has_chunk(i, A_CHUNKS)) {
-#ifdef HUMMING_A_CA
-          ptx::cp_async16_ca_on(base + L.a_dst[i], L.a_src + L.a_rel[i], L.a_live >> i & 1u,
-                                inside || k0 + L.a_col[i] < p.K ? 16 : 0);
-#else
+        if (has_chunk(i, A_CHUNKS))
           ptx::cp_async16_on(base + L.a_dst[i], L.a_src + L.a_rel[i], L.a_live >> i & 1u,
                              inside || k0 + L.a_col[i] < p.K ? 16 : 0);
-#endif
-        }
     } else {
 #pragma unroll
       for (int i = 0; i < A_IT; ++i)
