@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xstage|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -73,16 +73,6 @@ for part in "${@:-all}"; do
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py tests/test_bench_stream.py -k \
              "programmatic or stream_tiles_rings or tma or stream_read" 2>&1 | tee "$OUT/trace_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0])) ;;
-    xstage) # M=1 ring tiles: where the activation staging time goes (diagnostic builds: x staged before the
-           # weight prologue, x not staged at all), with PDL and without
-           for pdl in 1 0; do
-             for d in "" "--define HUMMING_DIAG_XFIRST" "--define HUMMING_DIAG_XSKIP"; do
-               HUMMING_PDL=$pdl timeout 100 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,8192x8192 --m 1 \
-                 --no-stream $d 2>&1 | tee -a "$OUT/xstage.log" | grep "humming M" | sed "s/^/pdl=$pdl /"
-             done
-           done
-           timeout 100 python3 scripts/gpu_trace.py --shapes 8192x8192,28672x8192 --m 1,16 --no-stream 2>&1 \
-             | tee -a "$OUT/xstage.log" | grep "humming M" ;;
     xturn) # after the register rings load their activations turn by turn: the ring GPU tests, the M=1 timelines
            # (PDL on; 8192x8192 also off), the M=1 tile ranking, the issue-6 rows at M = 1 and 4
            timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
