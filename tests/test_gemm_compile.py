@@ -509,7 +509,7 @@ def test_tensor_map_parameters(monkeypatch):
     p.tma_rows = 0
     L._tensor_map(lp, 33, 0x10000, 33, 4232)  # the parameters hold it already: nothing written
     assert p.tma_rows == 0 and len(calls) == 2
-    p.trace = 0x30000  # a HUMMING_TRACE build's buffer (scripts/gpu_trace.py): the copy keeps it
+    p.trace = 0x30000  # a HUMMING_TRACE build's buffer (scripts/gpu_trace.py) lies before the copied tail
     L._tensor_map(lp, G.tma_box_rows(tile, 100), 0x20000, 100, 4232)
     assert p.trace == 0x30000 and p.tma_rows == 64 and p.tmap[0] == 0x4242424242424242
 
@@ -575,7 +575,7 @@ def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
 
     from humming_nvidia import gemm_mma_sync as G
 
-    assert G.GemmParams.trace.offset == 120 and ctypes.sizeof(G.GemmParams) == 256
+    assert G.GemmParams.trace.offset == 112 and G.GemmParams.tma_rows.offset == 120 and ctypes.sizeof(G.GemmParams) == 256
     rt = Runtime(cache_dir=tmp_path)
     rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
                        k8mma=False, target="sm_90a")

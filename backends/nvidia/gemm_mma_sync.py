@@ -75,9 +75,9 @@ class GemmParams(ctypes.Structure):
         ("groups", ctypes.c_int),
         ("k_steps_per_split", ctypes.c_int),
         ("out_mul", ctypes.c_float),
+        ("trace", ctypes.c_void_p),  # HUMMING_TRACE builds: 16 words per CTA (scripts/gpu_trace.py)
         ("tma_rows", ctypes.c_int),
         ("_pad", ctypes.c_byte * 4),
-        ("trace", ctypes.c_void_p),  # HUMMING_TRACE builds: 16 words per CTA (scripts/gpu_trace.py)
         ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the entry checks the size)
     ]
 
@@ -321,6 +321,12 @@ def raw_codes(recipe: Recipe) -> bool:
     return all(sub[j] == sub[j & 1] for j in range(16))
 
 
+def lean_stream(recipe: Recipe) -> bool:
+    """Whether a stream tile's kernel for ``recipe`` is the lean variant (raw integer codes, no zero
+    points, at most one scale entry per block), whose registers min_blocks can budget."""
+    return raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
+
+
 def min_blocks(recipe: Recipe, tile: Tile) -> int:
     """The occupancy floor given to ``__launch_bounds__``. A stream tile's floor
     holds for the lean variants only (raw integer codes, one scale entry per block,
@@ -329,8 +335,7 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
     ptxas below their working set spills (the compile tests check no variant does)."""
     occ = max(1, tile.occupancy)
     if tile.stream:
-        lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
-        if not lean:
+        if not lean_stream(recipe):
             return 1
         ring = tile.stages * (recipe.wpl + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
         work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
@@ -350,8 +355,7 @@ def resident_ctas(recipe: Recipe, tile: Tile, regs: int | None = None) -> int:
     occ = max(1, tile.occupancy)
     if regs:
         return max(1, min(occ, 65536 // (-(-int(regs) // 8) * 8 * tile.threads)))
-    lean = raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
-    return min(occ, min_blocks(recipe, tile)) if tile.stream and lean else occ
+    return min(occ, min_blocks(recipe, tile)) if tile.stream and lean_stream(recipe) else occ
 
 
 def scale_acc(recipe: Recipe, tile: Tile) -> bool:
@@ -844,10 +848,7 @@ class Launcher:
             _drv.encode_tensor_map_2d(ctypes.addressof(buf) + TMAP_OFFSET - _TMA_ROWS_OFFSET, xp, lp.params.K, m,
                                       lda * 2, 64, box_rows)
             self._tmaps[key] = buf
-        trace = lp.params.trace  # (the copy spans the trace pointer of HUMMING_TRACE builds: kept)
         ctypes.memmove(ctypes.addressof(lp.params) + _TMA_ROWS_OFFSET, buf, _TMA_TAIL)
-        if trace:
-            lp.params.trace = trace
         self._tmap_cur[id(lp)] = key
 
     def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int,

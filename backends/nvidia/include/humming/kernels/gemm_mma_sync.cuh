@@ -43,9 +43,9 @@ struct GemmParams {
   int groups;             // rows of sz
   int k_steps_per_split;  // BK steps per gridDim.z slice
   float out_mul;          // global multiplier (tensor scale, exponent re-bias)
+  u64* trace;             // HUMMING_TRACE builds: 16 words per CTA (ptx::trace_at), or null
   int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M) (CLUSTER > 1: each CTA's
                           // share of them, rounded up to 8 rows)
-  u64* trace;             // HUMMING_TRACE builds: 16 words per CTA (ptx::trace_at), or null
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
 };
@@ -898,8 +898,9 @@ struct GemmMmaSync {
   // lane, lane + 32, ... of each row's turn), at the places stage_x puts them, as one cp.async
   // group, through L1: every CTA reads the same activations at about the same time, and the SM's
   // other CTAs then find them there (H200, M=1, traced: 2-10 % faster than through L2 only;
-  // requesting two turns ahead instead of one gained nothing). `xs`: the lane's first piece of row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane);
-  // `kleft`: the columns of the row from there on (zero-filled past them).
+  // requesting two turns ahead instead of one gained nothing). `xs`: the lane's first piece of
+  // row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane); `kleft`: the columns of the row
+  // from there on (zero-filled past them).
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 base, int rows, int slice, int lo,
                                           int n, int j0, int wn) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)

@@ -61,16 +61,6 @@ HUMMING_DEVICE void stream_read_runs(const StreamReadParams& p) {
 }
 
 template <class C>
-HUMMING_DEVICE void stream_read_body(const StreamReadParams& p);
-
-template <class C>
-HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
-  ptx::trace_at(p.trace, 0);
-  stream_read_body<C>(p);
-  ptx::trace_at(p.trace, 4);
-}
-
-template <class C>
 HUMMING_DEVICE void stream_read_body(const StreamReadParams& p) {
   if constexpr (C::RUN > 0) {
     static_assert(C::RUN % C::UNROLL == 0, "stream_read: RUN a multiple of UNROLL");
@@ -93,6 +83,13 @@ HUMMING_DEVICE void stream_read_body(const StreamReadParams& p) {
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == p.never) *p.sink = acc;
+}
+
+template <class C>
+HUMMING_DEVICE void stream_read(const StreamReadParams& p) {
+  ptx::trace_at(p.trace, 0);
+  stream_read_body<C>(p);
+  ptx::trace_at(p.trace, 4);
 }
 
 }  // namespace humming
