@@ -580,8 +580,9 @@ def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
                        k8mma=False, target="sm_90a")
     traced = dataclasses.replace(rec, defines=(("HUMMING_TRACE", "1"),))
-    for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 6),
-                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 5)):
+    # (the split-K sum's stamp sits in both of its paths: the workspace's and the cluster's)
+    for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 7),
+                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 6)):
         assert "GLOBALTIMER" not in I.disassemble(rt.kernel(G.kernel_spec(rec, tile)).cubin)
         sass = I.disassemble(rt.kernel(G.kernel_spec(traced, tile)).cubin)
         assert sass.count("SR_GLOBALTIMER") == events, tile
@@ -612,7 +613,8 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     sass = I.disassemble(wg.cubin).splitlines()
     wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))
     assert not any(re.search(r"\b(LDG|UTMALDG|UBLKCP|LDGSTS|STG)\b", line) for line in sass[:wait])
-    assert ring.components["scheduler"] == "split_k + programmatic_launch (M 1-1)", ring.components
+    assert ring.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-1)", \
+        ring.components
     ampere = humming.plan(LayerSpec(8192, 8192, scheme), "A100")
     assert "programmatic" not in ampere.components["scheduler"]
     sass = I.disassemble(rt.kernel(ampere.kernel(1)).cubin)
@@ -628,6 +630,44 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
 
     pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec80, "cpu")
     assert not G.Launcher(pw, [(1, None, G.Tile())], 108, pdl=True).pdl
+
+
+def test_split_k_cluster_sum(tmp_path, monkeypatch):
+    """Split-K slices launched as one cluster sum the tile through distributed shared memory: the sm_90a
+    kernels (ring, mma.sync and warpgroup tiles) hold the two cluster barriers, the second without a
+    memory barrier ahead of it (it orders only reads), and no spills; sm_80 kernels hold none. The
+    launcher clusters at most the capability file's portable cluster size of slices, on sm_90+ targets,
+    unless HUMMING_CLUSTER_SPLIT is 0."""
+    import torch
+    from humming import reference as R
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    scheme = WeightScheme("int4", "group", 128)
+    for target, tiles in (("sm_90a", (G.DECODE_INT4_LONG_K, G.TILE_16, G.WG_16_DEEP, G.WG_64_TMA)),
+                          ("sm_80", (G.DECODE_INT4_LONG_K, G.TILE_16))):
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+        for t in tiles:
+            k = rt.kernel(G.kernel_spec(rec, t))
+            sass = [line for line in I.disassemble(k.cubin).splitlines() if ";" in line]  # (instructions)
+            arrive = [i for i, line in enumerate(sass) if "UCGABAR_ARV" in line]
+            assert I.resource_usage(k.cubin)["humming_entry"]["LOCAL"] == 0
+            if target == "sm_80":
+                assert not arrive, t
+                continue
+            assert len(arrive) == 2 and sum("UCGABAR_WAIT" in line for line in sass) == 2, t
+            assert any("MEMBAR" in line for line in sass[arrive[0] - 4:arrive[0]])  # (release: the partial tile)
+            assert not any("MEMBAR" in line for line in sass[arrive[1] - 8:arrive[1]])
+            assert I.count("\n".join(sass), r"\bLD\.E\.128\b") >= 1  # (the peers' quads)
+    assert G.cluster_split_limit(get_device("h200").caps) == 8
+    assert G.cluster_split_limit(get_device("a100").caps) == 0
+    assert G.cluster_split_limit(get_device("zhenwu-810e").caps) == 0
+    monkeypatch.setenv("HUMMING_CLUSTER_SPLIT", "0")
+    assert G.cluster_split_limit(get_device("h200").caps) == 0
+    rec80 = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
+    pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec80, "cpu")
+    assert G.Launcher(pw, [(1, None, G.Tile())], 108, cluster_split=8).cluster_split == 0
 
 
 def test_cluster_tiles_machine_code(tmp_path):

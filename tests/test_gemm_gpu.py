@@ -687,6 +687,56 @@ def test_wgmma_tma_clusters(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 16, 33, 40, 64, 100, 130), x_pad=24)
 
 
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+def test_split_k_in_clusters(bf16):
+    """On sm_90+ a split-K launch of at most 8 slices runs them as one thread-block cluster whose CTAs
+    sum the tile through distributed shared memory (no workspace). Every kind of tile that splits (the
+    register ring, launched programmatically; mma.sync; cp.async and TMA warpgroup tiles), N odd, K
+    with a short last slice, outputs poisoned: the same bits as the workspace path (the sums run in the
+    same order) and within the reference's bound; a split of more than 8 slices keeps the workspace."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    if props.major < 9:
+        pytest.skip("thread-block clusters need sm_90")
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major == 9 else "")
+    scheme = WeightScheme("int4", "group", 128)
+    k = 8320  # (65 blocks of 128)
+    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
+    pw = G.pack_weight(qw, rec, dev)
+    smem = props.shared_memory_per_block_optin
+    tiles = [(1, 1, G.DECODE_INT4_LONG_K), (2, 8, G.TILE_16)]
+    if props.major == 9:
+        tiles += [(9, 16, G.WG_16_DEEP), (17, 64, G.WG_64_TMA)]
+    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp)) for lo, hi, t in tiles]
+    dt = torch.bfloat16 if bf16 else torch.float16
+    eps = 2.0 ** (-8 if bf16 else -11)
+    sms = props.multi_processor_count
+    kw = dict(smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True)
+    for m in (1, 5, 16, 40):
+        x = (torch.randn(m, k, device=dev) * 2).to(dt)
+        ref = R.gemm(x.float(), qw)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul)
+        outs = {}
+        for limit in (8, 0):
+            launcher = G.Launcher(pw, ranges, sms, max_split=6, cluster_split=limit, **kw)
+            split, cz = launcher._shape(m)[1][2], launcher._shape(m)[7]
+            assert split > 1 and cz == (split if limit else 1), (m, split, cz)
+            for _ in range(3):  # (the first launch plain, then programmatic ones)
+                y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
+                launcher(x, y)
+                torch.cuda.synchronize()
+                assert not torch.isnan(y).any(), f"M={m}, clusters up to {limit}: outputs not written"
+                ratio = float(((y.double() - ref.double()).abs() / b).max())
+                assert ratio <= 1.0, f"M={m}, clusters up to {limit}: error {ratio:.3g} x the bound"
+            outs[limit] = y
+        assert torch.equal(outs[8], outs[0]), f"M={m}: the cluster sums differ from the workspace's"
+    wide = G.Launcher(pw, [(1, None, G.TILE_16)], 4 * sms, max_split=16, cluster_split=8, **kw)
+    assert wide._shape(1)[1][2] > 8 and wide._shape(1)[7] == 1  # (more slices than a cluster: the workspace)
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),

@@ -159,7 +159,7 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
 
     layer = LayerSpec(8192, 8192, WeightScheme("int4", "group", 128))
     base = plan(layer, "H200")
-    assert base.components["scheduler"] == "split_k + programmatic_launch (M 1-1)"
+    assert base.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-1)"
     stream = base.tuning_for(1).config
 
     class Override:
@@ -176,7 +176,8 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
     plugins.register(Override(), name="toy_tuning")
     try:
         p = plan(layer, "H200")
-        assert p.components["scheduler"] == "split_k + programmatic_launch (M 1-4)", p.components
+        assert p.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-4)", \
+            p.components
         assert p.scales["weight_group"] == "partial_accumulators (M 1-4), dequantized_weights (M >= 5)"
         plugins.register(Variant(), name="toy_variant")
         try:

@@ -144,13 +144,21 @@ class MmaSyncFamily(_NvidiaFamily):
         """Per M range of the final tuning: group scales of 16-bit layers go to the fp32 partial sums on
         the small-M tiles and to the dequantized weights above (gemm_mma_sync.scale_places); on chips with
         programmatic dependent launch the decode (stream) tiles' launches overlap the previous kernel
-        (Launcher.pdl), which the scheduler slot says."""
-        from .gemm_mma_sync import scale_places
+        (Launcher.pdl), and on chips with thread-block clusters split-K launches of up to the portable
+        cluster size of slices sum them in a cluster (Launcher.cluster_split), which the scheduler slot
+        says too."""
+        from .gemm_mma_sync import cluster_split_limit, scale_places
 
         out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
+        sched = components["scheduler"]
+        most = cluster_split_limit(caps)
+        if most > 1 and any(int(r.config.get("split_k", 1)) > 1 for r in tuning):
+            sched += f" + cluster_sum (<= {most} slices)"
         ranges = [r.label() for r in tuning if r.config.get("stream")] if caps.has("pdl") else []
         if ranges:
-            out["components"] = {"scheduler": f"{components['scheduler']} + programmatic_launch ({', '.join(ranges)})"}
+            sched += f" + programmatic_launch ({', '.join(ranges)})"
+        if sched != components["scheduler"]:
+            out["components"] = {"scheduler": sched}
         return out
 
     def native_form(self, layer, caps, compute):

@@ -677,6 +677,27 @@ def _kernel_registers(lp) -> int | None:
         return None
 
 
+#: Split launches sum their K slices in clusters (Launcher.cluster_split) when they average at most this many
+#: CTAs per SM and the driver says every cluster is resident at once. The launches split K for one wave:
+#: clusters that do not all fit land wave after wave (H200, WG_16_DEEP at M=16 on 8192x8192, three slices
+#: per tile, 124 clusters of 3 resident for 128: 15.6 -> 21.1 us, the CTAs landing over 12 us), and at about
+#: three CTAs per SM whole clusters per GPC load some SMs with a fourth where the round-robin placement of
+#: plain CTAs stops at three (8192x8192 M=4, WG_DECODE: the slowest CTA's loop 13.1 us against 11.4, the call
+#: 14.2 -> 15.4 us). At 2.4 per SM and below the clusters win (H200, int4 g128, bench, us, workspace ->
+#: clusters: 4096x14336 M=1 11.3 -> 10.4, M=16 16.3 -> 15.2, M=33 27.3 -> 22.5, M=64 28.9 -> 23.5;
+#: 4096x4096 M=4 7.77 -> 7.00, M=16 8.64 -> 7.63; 14336x4096 M=4 13.6 -> 12.4).
+CLUSTER_MAX_CTAS_PER_SM = 2.5
+
+
+def _resident_clusters(lp, smem: int, cz: int) -> int:
+    """Clusters of 1 x 1 x ``cz`` CTAs of the plan's kernel that the GPU holds at once (the driver's
+    occupancy count), or 0 where the driver cannot say (no GPU: no clusters)."""
+    try:
+        return _drv.max_active_clusters(lp.kernel.function(), lp.block, smem, cz)
+    except Exception:  # (CPU-only runs and stubbed drivers)
+        return 0
+
+
 class Launcher:
     """Runs one prepared weight: picks the tile for M, compiles it on first use,
     keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
@@ -698,9 +719,13 @@ class Launcher:
     """
 
     def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
-                 smem_per_sm: int | None = None, pdl: bool = False):
+                 smem_per_sm: int | None = None, pdl: bool = False, cluster_split: int = 0):
         self.packed = packed
-        self.pdl = bool(pdl) and packed is not None and int(packed.recipe.target[3:].rstrip("af")) >= 90
+        sm90 = packed is not None and int(packed.recipe.target[3:].rstrip("af")) >= 90
+        self.pdl = bool(pdl) and sm90
+        # the most K slices a launch runs as one thread-block cluster (summed through distributed shared
+        # memory: GemmMmaSync::cluster_finish); 0 or 1: the workspace and counter (sm_90+ kernels only)
+        self.cluster_split = int(cluster_split) if sm90 else 0
         self.smem_per_sm = smem_per_sm  # shared memory of one SM (ring tiles size their K slices by it)
         self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
         self.sm_count = int(sm_count)
@@ -803,7 +828,8 @@ class Launcher:
     def _shape(self, m: int):
         """Everything a launch with ``m`` tokens needs but the pointers, computed
         once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
-        shared memory, K steps per slice, workspace floats, counters)."""
+        shared memory, K steps per slice, workspace floats, counters, TMA box rows,
+        CTAs per cluster along z: the K slices summed in a cluster, else 1)."""
         _, tile, max_split = self._entry(m)
         lp = self._plan(tile)
         pw = self.packed
@@ -823,13 +849,17 @@ class Launcher:
                 kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
         ctr = None
-        if split > 1:
+        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
+        if cz > 1 and (m_tiles * n_tiles * split > CLUSTER_MAX_CTAS_PER_SM * self.sm_count
+                       or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
+            cz = 1  # (the workspace)
+        if split > 1 and cz == 1:
             ctr = self._counters.get(tile)
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if split > 1 else 0, ctr,
-                tma_box_rows(tile, m) if tile.tma else 0)
+        return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
+                tma_box_rows(tile, m) if tile.tma else 0, cz)
 
     def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
         """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
@@ -905,7 +935,7 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr, tma_rows = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz = shape
         p = lp.params
         xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
         p.x = xp
@@ -926,6 +956,7 @@ class Launcher:
             p.counters = ctr.data_ptr()
         lp.grid = grid
         lp.smem_bytes = smem
+        lp.cluster_z = cz
         lp.launch(stream=stream)
         if not lp.pdl and id(lp) in self._pdl_plans:
             lp.pdl = True  # (from the second launch on)
@@ -942,7 +973,7 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr, tma_rows = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz = shape
         dev = _drv.current_device_index()
         if lp._dev != dev:  # first launch, or another device is current
             return self(x, y)
@@ -964,10 +995,16 @@ class Launcher:
         p.act_scale = 0
         p.k_steps_per_split = kps
         b = lp.block
-        go = _drv.launch_raw_pdl if lp.pdl else _drv.launch_raw
-        if go(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr):
+        if cz > 1:
+            err = _drv.launch_raw_ex(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr,
+                                     int(lp.pdl), cz)
+        else:
+            go = _drv.launch_raw_pdl if lp.pdl else _drv.launch_raw
+            err = go(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr)
+        if err:
             lp.grid = grid
             lp.smem_bytes = smem
+            lp.cluster_z = cz
             lp.launch(stream=stream)  # resolves the function again, or raises with the driver's reason
 
 
@@ -1624,7 +1661,8 @@ def prepare(plan, qw, device, hw):
     ranges = launch_ranges(plan, recipe, max_smem, kp)
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
-                            smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps))
+                            smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),
+                            cluster_split=cluster_split_limit(hw.caps))
 
 
 def pdl_enabled(caps) -> bool:
@@ -1633,6 +1671,16 @@ def pdl_enabled(caps) -> bool:
     waiting for the previous kernel: a kernel that rewrites a prepared weight in place must be
     followed by a synchronization, or run with HUMMING_PDL=0.)"""
     return bool(caps.has("pdl")) and os.environ.get("HUMMING_PDL", "1").lower() not in ("0", "off", "false", "no")
+
+
+def cluster_split_limit(caps) -> int:
+    """The most K slices a split-K launch runs as one thread-block cluster, whose CTAs sum the tile
+    through distributed shared memory (GemmMmaSync::cluster_finish) instead of a global workspace,
+    a fence, a counter and the last slice's loads: the capability file's portable cluster size
+    where it says ``clusters`` (sm_90+), 0 elsewhere or with ``HUMMING_CLUSTER_SPLIT`` 0/off."""
+    if not caps.has("clusters") or os.environ.get("HUMMING_CLUSTER_SPLIT", "1").lower() in ("0", "off", "false", "no"):
+        return 0
+    return int(caps.limit("portable_cluster_size") or 8)
 
 
 def spec_for_plan(plan, m: int, hw=None):

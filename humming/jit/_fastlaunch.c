@@ -7,6 +7,8 @@
  *   set_entry_ex(address of cuLaunchKernelEx)
  *   launch_pdl(fn, gx, gy, gz, bx, by, bz, smem, stream, args) -> CUresult (int): the same launch with
  *     programmatic stream serialization allowed (programmatic dependent launch, sm_90+)
+ *   launch_ex(fn, gx, gy, gz, bx, by, bz, smem, stream, args, pdl, cz) -> CUresult (int): cuLaunchKernelEx
+ *     with programmatic stream serialization if `pdl` and clusters of 1 x 1 x `cz` CTAs if cz > 1 (sm_90+)
  *
  * Every argument is a Python int; `args` is the address of the kernel's void*[]
  * argument array (prepared once by LaunchPlan). The GIL stays held: the driver
@@ -28,6 +30,7 @@ typedef struct {
     char raw[64];
     void *align;
     int i;
+    unsigned dim[3];
   } value;
 } launch_attr_t;
 typedef struct {
@@ -37,6 +40,7 @@ typedef struct {
   unsigned nattrs;
 } launch_config_t;
 typedef int (*launch_ex_fn_t)(const launch_config_t *config, void *f, void **params, void **extra);
+#define ATTR_CLUSTER_DIMENSION 4
 #define ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
 static launch_ex_fn_t entry_ex = NULL;
 
@@ -61,11 +65,17 @@ static PyObject *set_entry_ex(PyObject *self, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* the ten arguments of launch() and launch_pdl(); 0 on success (else a Python error is set) */
+/* the first ten arguments of launch(), launch_pdl() and launch_ex() (`nargs` of them expected); 0 on success
+ * (else a Python error is set) */
 static int parse(const char *name, PyObject *const *args, Py_ssize_t nargs, void **fn, unsigned *dims, void **stream,
-                 void **params) {
+                 void **params, Py_ssize_t expected) {
   Py_ssize_t i;
-  if (nargs != 10) {
+  if (nargs != expected) {
+    if (expected == 12) {
+      PyErr_Format(PyExc_TypeError, "%s: expected 12 arguments (fn, gx, gy, gz, bx, by, bz, smem, stream, args, pdl, "
+                                    "cz), got %zd", name, nargs);
+      return -1;
+    }
     PyErr_Format(PyExc_TypeError, "%s: expected 10 arguments (fn, gx, gy, gz, bx, by, bz, smem, stream, args), "
                                   "got %zd", name, nargs);
     return -1;
@@ -89,7 +99,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyErr_SetString(PyExc_RuntimeError, "launch: set_entry() was not called");
     return NULL;
   }
-  if (parse("launch", args, nargs, &fn, dims, &stream, &params)) return NULL;
+  if (parse("launch", args, nargs, &fn, dims, &stream, &params, 10)) return NULL;
   return PyLong_FromLong(entry(fn, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6], stream,
                                (void **)params, NULL));
 }
@@ -103,12 +113,40 @@ static PyObject *launch_pdl(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyErr_SetString(PyExc_RuntimeError, "launch_pdl: set_entry_ex() was not called");
     return NULL;
   }
-  if (parse("launch_pdl", args, nargs, &fn, dims, &stream, &params)) return NULL;
+  if (parse("launch_pdl", args, nargs, &fn, dims, &stream, &params, 10)) return NULL;
   memset(&attr, 0, sizeof(attr));
   attr.id = ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
   attr.value.i = 1;
   cfg.gx = dims[0], cfg.gy = dims[1], cfg.gz = dims[2], cfg.bx = dims[3], cfg.by = dims[4], cfg.bz = dims[5];
   cfg.smem = dims[6], cfg.stream = stream, cfg.attrs = &attr, cfg.nattrs = 1;
+  return PyLong_FromLong(entry_ex(&cfg, fn, (void **)params, NULL));
+}
+
+static PyObject *launch_ex(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  unsigned dims[7], n = 0;
+  void *fn, *stream, *params;
+  long pdl, cz;
+  launch_attr_t attrs[2];
+  launch_config_t cfg;
+  if (entry_ex == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "launch_ex: set_entry_ex() was not called");
+    return NULL;
+  }
+  if (parse("launch_ex", args, nargs, &fn, dims, &stream, &params, 12)) return NULL;
+  pdl = PyLong_AsLong(args[10]);
+  cz = PyLong_AsLong(args[11]);
+  if (PyErr_Occurred()) return NULL;
+  memset(attrs, 0, sizeof(attrs));
+  if (pdl) {
+    attrs[n].id = ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.i = 1;
+  }
+  if (cz > 1) {
+    attrs[n].id = ATTR_CLUSTER_DIMENSION;
+    attrs[n].value.dim[0] = 1, attrs[n].value.dim[1] = 1, attrs[n++].value.dim[2] = (unsigned)cz;
+  }
+  cfg.gx = dims[0], cfg.gy = dims[1], cfg.gz = dims[2], cfg.bx = dims[3], cfg.by = dims[4], cfg.bz = dims[5];
+  cfg.smem = dims[6], cfg.stream = stream, cfg.attrs = attrs, cfg.nattrs = n;
   return PyLong_FromLong(entry_ex(&cfg, fn, (void **)params, NULL));
 }
 
@@ -119,6 +157,9 @@ static PyMethodDef methods[] = {
     {"set_entry_ex", (PyCFunction)set_entry_ex, METH_O, "set_entry_ex(address): the cuLaunchKernelEx to call"},
     {"launch_pdl", (PyCFunction)(void (*)(void))launch_pdl, METH_FASTCALL,
      "launch_pdl(fn, gx, gy, gz, bx, by, bz, smem, stream, args) -> CUresult (programmatic dependent launch)"},
+    {"launch_ex", (PyCFunction)(void (*)(void))launch_ex, METH_FASTCALL,
+     "launch_ex(fn, gx, gy, gz, bx, by, bz, smem, stream, args, pdl, cz) -> CUresult (programmatic dependent "
+     "launch if pdl, clusters of 1 x 1 x cz CTAs if cz > 1)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, HUMMING_MODULE_NAME, NULL, -1, methods};

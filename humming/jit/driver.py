@@ -182,6 +182,28 @@ def function_registers(func) -> int:
     return int(check(drv.cuFuncGetAttribute(attr, func), "cuFuncGetAttribute(NUM_REGS)"))
 
 
+def max_active_clusters(func, block: tuple[int, int, int], smem: int, cz: int) -> int:
+    """How many clusters of 1 x 1 x ``cz`` CTAs of a loaded ``CUfunction`` (``block`` threads,
+    ``smem`` bytes of dynamic shared memory each) the GPU holds at once
+    (cuOccupancyMaxActiveClusters: the GPCs' SMs and each SM's room); 0 where the driver says
+    nothing (clusters unsupported, an older driver)."""
+    drv = ensure_init()
+    try:
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = 1, 1, int(cz)
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = (int(b) for b in block)
+        cfg.sharedMemBytes = int(smem)
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = 1, 1, int(cz)
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        err, n = drv.cuOccupancyMaxActiveClusters(func, cfg)
+    except (AttributeError, TypeError):  # (bindings without the call)
+        return 0
+    return int(n) if err == _SUCCESS else 0
+
+
 def current_device_index() -> int:
     """torch's current CUDA device index (fast C call where torch has one)."""
     global _device_fn
@@ -216,26 +238,53 @@ def launch_raw_pdl(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int
 
 
 def _make_pdl_launcher():
-    """cuLaunchKernelEx with the programmatic-serialization attribute: the native entry, else ctypes;
-    without libcuda's symbol (cuda.bindings only), the plain launch."""
+    """cuLaunchKernelEx with the programmatic-serialization attribute (see launch_raw_ex); without
+    libcuda's symbol (cuda.bindings only), the plain launch."""
+    ex = _make_ex_launcher()
+    if ex is None:
+        return launch_raw
+    native_pdl = getattr(ex, "__self__", None)  # (the native module: its own ten-argument entry)
+    if native_pdl is not None and hasattr(native_pdl, "launch_pdl"):
+        return native_pdl.launch_pdl
+    return lambda fn, gx, gy, gz, bx, by, bz, smem, stream, args: ex(fn, gx, gy, gz, bx, by, bz, smem, stream,
+                                                                      args, 1, 1)
+
+
+_launch_ex_fn = None
+
+
+def launch_raw_ex(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int, stream: int,
+                  args_ptr: int, pdl: int, cz: int) -> int:
+    """launch_raw through cuLaunchKernelEx with programmatic stream serialization if ``pdl`` (see
+    launch_raw_pdl) and thread-block clusters of 1 x 1 x ``cz`` CTAs if ``cz`` > 1 (sm_90+: the grid's z
+    extent a multiple of ``cz``, at most 8); returns the CUresult as an int (CUDA_ERROR_NOT_SUPPORTED
+    without libcuda's cuLaunchKernelEx)."""
+    global _launch_ex_fn
+    if _launch_ex_fn is None:
+        _launch_ex_fn = _make_ex_launcher() or (lambda *a: 801)  # (CUDA_ERROR_NOT_SUPPORTED)
+    return _launch_ex_fn(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr, pdl, cz)
+
+
+def _make_ex_launcher():
+    """cuLaunchKernelEx with up to two attributes (launch_raw_ex's arguments): the native entry,
+    else ctypes; None without libcuda's symbol."""
     import ctypes
 
     ensure_init()
-    plain = launch_raw
     try:
         f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
     except (OSError, AttributeError):
-        return plain
+        return None
     from . import native
 
     mod = native.load()
-    if mod is not None and hasattr(mod, "launch_pdl"):
+    if mod is not None and hasattr(mod, "launch_ex"):
         mod.set_entry_ex(ctypes.cast(f, ctypes.c_void_p).value)
-        return mod.launch_pdl
+        return mod.launch_ex
 
     class Attr(ctypes.Structure):  # cuda.h's CUlaunchAttribute: an id, padding to 8, a 64-byte union
-        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
-                    ("rest", ctypes.c_char * 60)]
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
+                    ("rest", ctypes.c_char * 52)]
 
     class Config(ctypes.Structure):  # CUlaunchConfig
         _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
@@ -243,12 +292,20 @@ def _make_pdl_launcher():
 
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.POINTER(Config), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    attr = Attr(id=6, value=1)  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-    cfg = Config(attrs=ctypes.pointer(attr), nattrs=1)
+    attrs = (Attr * 2)()
+    cfg = Config(attrs=attrs)
 
-    def via_ctypes(fn, gx, gy, gz, bx, by, bz, smem, stream, args):
+    def via_ctypes(fn, gx, gy, gz, bx, by, bz, smem, stream, args, pdl, cz):
+        n = 0
+        if pdl:  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attrs[n].id, attrs[n].value[:] = 6, (1, 0, 0)
+            n += 1
+        if cz > 1:  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attrs[n].id, attrs[n].value[:] = 4, (1, 1, cz)
+            n += 1
         cfg.dims[:] = (gx, gy, gz, bx, by, bz, smem)
         cfg.stream = stream or None
+        cfg.nattrs = n
         return f(ctypes.byref(cfg), fn, args, None)
     return via_ctypes
 

@@ -15,6 +15,7 @@ be shared between threads that launch at the same time.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 
 from ..errors import DeviceError
@@ -75,7 +76,8 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
 class LaunchPlan:
     """Everything a launch needs, prepared once (see the module docstring)."""
 
-    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "pdl", "_args", "_args_ptr", "_fn", "_dev")
+    __slots__ = ("kernel", "params", "grid", "block", "smem_bytes", "pdl", "cluster_z", "_args", "_args_ptr", "_fn",
+                 "_dev")
 
     def __init__(self, kernel: Kernel, params: ctypes.Structure, grid=(1, 1, 1), block=None,
                  smem_bytes: int | None = None):
@@ -93,6 +95,9 @@ class LaunchPlan:
         # programmatic dependent launch (sm_90+): the kernel may start before the previous kernel of
         # the stream has finished; it must wait for it (griddepcontrol.wait) before touching its data
         self.pdl = False
+        # thread-block clusters of 1 x 1 x cluster_z CTAs (sm_90+; 1: none), set per launch by the caller (the
+        # split-K slices of a tile as one cluster: the grid's z extent is a multiple of it)
+        self.cluster_z = 1
         self._args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
         self._args_ptr = ctypes.addressof(self._args)
         self._fn = None   # CUfunction handle (int) for device self._dev, resolved on first launch
@@ -115,7 +120,11 @@ class LaunchPlan:
             stream = _drv.raw_stream()
         g = self.grid
         b = self.block
-        go = _drv.launch_raw_pdl if self.pdl else _drv.launch_raw
+        cz = self.cluster_z
+        if cz > 1:
+            go = functools.partial(_drv.launch_raw_ex, pdl=int(self.pdl), cz=cz)
+        else:
+            go = _drv.launch_raw_pdl if self.pdl else _drv.launch_raw
         err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
         if err:
             # e.g. a thread without a current context: resolve through the slow path once
@@ -124,11 +133,15 @@ class LaunchPlan:
                      self._args_ptr)
         if err and self.pdl:  # a driver that refuses the programmatic launch: plain launches from now on
             self.pdl = False
-            err = _drv.launch_raw(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
-                                  self._args_ptr)
+            if cz > 1:  # (the clusters stay: the kernel counts on them)
+                go = functools.partial(_drv.launch_raw_ex, pdl=0, cz=cz)
+            else:
+                go = _drv.launch_raw
+            err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
         if err:
             c = self.kernel.spec.cluster
-            hint = (f" (clusters of {c} CTAs along x: the grid's x extent must be a multiple of {c})"
-                    if c > 1 else "")
+            hint = (f" (clusters of {c} CTAs along x: the grid's x extent must be a multiple of {c})" if c > 1 else
+                    f" (clusters of 1 x 1 x {cz} CTAs: the grid's z extent must be a multiple of {cz}, at most 8)"
+                    if cz > 1 else "")
             raise DeviceError(f"cuLaunchKernel({self.kernel.spec.name}, grid=({grid_x or g[0]}, {g[1]}, "
                               f"{g[2]}), block={b}, smem={self.smem_bytes}) failed: {_drv._name(err)}{hint}")

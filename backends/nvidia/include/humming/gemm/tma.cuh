@@ -67,7 +67,8 @@ HUMMING_DEVICE void load_2d(u32 dst, const TensorMap* map, int c0, int c1, u32 b
       : "memory");
 }
 
-// ---- clusters (CTAs along N sharing each stage's activations: GemmMmaSync::CLUSTER)
+// ---- clusters (CTAs along N sharing each stage's activations: GemmMmaSync::CLUSTER; the K slices of
+// a split-K tile summing their partial tiles: GemmMmaSync::cluster_finish)
 
 // This CTA's rank in its cluster.
 HUMMING_DEVICE u32 cluster_rank() {
@@ -76,10 +77,36 @@ HUMMING_DEVICE u32 cluster_rank() {
   return r;
 }
 
+// The number of CTAs in this CTA's cluster (1 when the launch has no clusters).
+HUMMING_DEVICE u32 cluster_size() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+
+// Four floats at this CTA's shared address `at` in the shared memory of cluster CTA `cta`
+// (distributed shared memory: the same CTA-relative address in the peer).
+HUMMING_DEVICE float4 ld_cluster_f4(u32 at, u32 cta) {
+  float4 v;
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %4, %5;\nld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [ra];\n}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(at), "r"(cta)
+      : "memory");
+  return v;
+}
+
 // Every thread of every CTA of the cluster arrives, then waits for all (release / acquire at cluster
 // scope: barrier inits before the peers' copies and arrivals, the last arrivals before a CTA exits).
 HUMMING_DEVICE void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// cluster_sync without the release: for a barrier that orders nothing but this CTA's completed reads of
+// its peers' shared memory before they exit (a release would wait for this CTA's global stores: a
+// MEMBAR.GPU ahead of the arrival, SASS sm_90a).
+HUMMING_DEVICE void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
 }
 
 // Arrives on the barrier at `bar` (this CTA's shared address) of cluster CTA `cta`. It only says that

@@ -477,6 +477,41 @@ struct GemmMmaSync {
     }
   }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // split K with the tile's K slices launched as one cluster (1 x 1 x gridDim.z CTAs: Launcher,
+  // cluster_split): each slice keeps its partial tile in its shared memory, and after a cluster
+  // barrier each CTA sums its share of the tile's column quads over the slices' tiles, in slice
+  // order (the same sums as the workspace path), through distributed shared memory, and stores
+  // them; a second barrier keeps every tile in place until its peers have read it. No global
+  // workspace, no fence, no counter, and the epilogue runs on every slice instead of the last.
+  static HUMMING_DEVICE void cluster_finish(const GemmParams& p, const float* red, int m0, int n0) {
+    constexpr int V = BN / 4;  // column quads per row
+    const u32 slices = gridDim.z, rank = tma::cluster_rank();
+    tma::cluster_sync();  // (release / acquire: every slice's partial tile is visible to the cluster)
+    ptx::trace_at(p.trace, 5);
+    const u32 tile = ptx::smem_addr(red);
+    const int quads = ((p.M - m0) < BM ? (p.M - m0) : BM) * V;  // (the tile's rows inside M, shared out)
+    const int per = (quads + static_cast<int>(slices) - 1) / static_cast<int>(slices);
+    const int q_end = (static_cast<int>(rank) + 1) * per < quads ? (static_cast<int>(rank) + 1) * per : quads;
+    for (int i = static_cast<int>(rank) * per + threadIdx.x; i < q_end; i += THREADS) {
+      const int m = i / V, n = 4 * (i % V);
+      const int gm = m0 + m, gn = n0 + n;
+      if (gn >= p.N) continue;
+      const u32 at = tile + static_cast<u32>(m * BN_PAD + n) * 4u;
+      float4 s = tma::ld_cluster_f4(at, 0);
+#pragma unroll 4
+      for (u32 z = 1; z < slices; ++z) {
+        const float4 t = tma::ld_cluster_f4(at, z);
+        s.x += t.x, s.y += t.y, s.z += t.z, s.w += t.w;
+      }
+      store_out(p, gm, gn, finish(p, s.x, gm, gn), gn + 1 < p.N ? finish(p, s.y, gm, gn + 1) : 0.0f);
+      if (gn + 2 < p.N)
+        store_out(p, gm, gn + 2, finish(p, s.z, gm, gn + 2), gn + 3 < p.N ? finish(p, s.w, gm, gn + 3) : 0.0f);
+    }
+    tma::cluster_sync_relaxed();  // (the peers have read this CTA's tile: their loads' values are used)
+  }
+#endif
+
   // This CTA's K slice (split-K over gridDim.z): its first stage and its number of stages.
   static HUMMING_DEVICE void k_slice(const GemmParams& p, int& ks_begin, int& nsteps) {
     const int ksteps = (p.Kp + BK - 1) / BK;
@@ -575,6 +610,12 @@ struct GemmMmaSync {
   // slice order; then scales, bias and the 16-bit store.
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
     const int tid = threadIdx.x;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (gridDim.z > 1 && CLUSTER == 1 && tma::cluster_size() == gridDim.z) {
+      cluster_finish(p, red, m0, n0);
+      return;
+    }
+#endif
     if (gridDim.z > 1) {
       // split K: every CTA writes its partial tile, the last of the tile's slices sums them
       // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
