@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|csplit|csplit2|ctrace|csweep|m1wide|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -107,6 +107,56 @@ for part in "${@:-all}"; do
                --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfinal-${w%%:*}-${w##*:}" 2>&1 \
                | tee "$OUT/xfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
            done ;;
+    xr)    # the register rings against the warpgroup tiles at M=1 where the planner took warpgroup tiles before the
+           # turn-by-turn activations (28672x8192 int4, int8/e4m3 per channel, int3), and deeper rings for int2
+           T() { timeout 150 python3 scripts/gpu_trace.py "$@" 2>&1 | tee -a "$OUT/xr.log" | grep -v "^    Tile" | cut -c1-190; }
+           T --shapes 28672x8192 --m 1 --tile "Tile(8,64,128,1,4,2,4,stream=4,occupancy=2)" \
+             --tile "Tile(8,112,64,1,7,1,4,stream=4,occupancy=2)" --tile "Tile(8,32,256,1,2,4,4,stream=4,occupancy=2)" \
+             --tile "Tile(8,96,128,1,6,2,4,stream=4,occupancy=1)"
+           T --shapes 8192x8192,4096x14336 --m 1 --weight int2 --tile "Tile(8,32,512,1,2,8,8,stream=4,occupancy=1)" \
+             --tile "Tile(8,32,256,1,2,4,6,stream=4,occupancy=2)"
+           T --shapes 8192x8192 --m 1 --weight int3 --tile "Tile(8,32,512,1,2,8,4,stream=4,occupancy=1)" \
+             --tile "Tile(8,32,512,1,2,8,6,stream=4,occupancy=1)"
+           for w in int8 e4m3; do
+             T --shapes 8192x8192 --m 1 --weight $w --group 0 --tile "Tile(8,32,512,1,2,8,4,stream=4,occupancy=2)" \
+               --tile "Tile(8,32,256,1,2,4,4,stream=4,occupancy=2)" --tile "Tile(8,16,512,1,1,8,4,stream=4,occupancy=2)"
+           done ;;
+    csplit) # split-K slices as one cluster summed through distributed shared memory: the GPU tests of every path
+           # that splits, then the issue-6 int4 rows at M = 1, 16, 64 with clusters and without (HUMMING_CLUSTER_SPLIT=0),
+           # then the M=16 timelines
+           timeout 300 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "clusters or large_shapes or programmatic or graph or warp_layouts or two_row_blocks or int8_wgmma" 2>&1 \
+             | tee "$OUT/csplit_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           for c in 1 0; do
+             HUMMING_CLUSTER_SPLIT=$c timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+               --m 1,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/csplit-$c" 2>&1 | tee "$OUT/csplit-$c.log" | grep -E "^(== |1 |16 |64 )|stream "
+           done
+           timeout 100 python3 scripts/gpu_trace.py --shapes 8192x8192,28672x8192 --m 16,64 --no-stream 2>&1 \
+             | tee "$OUT/csplit_trace.log" | cut -c1-230 ;;
+    csplit2) # after the launcher asks the driver whether a launch's clusters are all resident at once: the cluster
+           # counts per shape and M, the cluster tests, then the issue-6 int4 rows with clusters and without
+           timeout 120 python3 scripts/gpu_clusters.py 2>&1 | tee "$OUT/clusters.log" | cut -c1-60,100-260
+           timeout 200 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "clusters or large_shapes or programmatic" 2>&1 | tee "$OUT/csplit2_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           for c in 1 0; do
+             HUMMING_CLUSTER_SPLIT=$c timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+               --m 1,4,16,33,64 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit \
+               --out "$OUT/csplit2-$c" 2>&1 | tee "$OUT/csplit2-$c.log" | grep -E "^(== |[0-9]+ )|stream "
+           done ;;
+    ctrace) # timelines of split launches with their K slices in clusters and without (HUMMING_CLUSTER_SPLIT=0)
+           for c in 1 0; do
+             HUMMING_CLUSTER_SPLIT=$c timeout 100 python3 scripts/gpu_trace.py --shapes 8192x8192,4096x4096 --m 4,16,33 \
+               --no-stream 2>&1 | tee -a "$OUT/ctrace.log" | grep "humming" | sed "s/^/clusters=$c /" | cut -c1-250
+           done ;;
+    csweep) # split K in clusters against the workspace, at the launcher's split and at one CTA per SM's
+           timeout 300 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x4096,4096x14336 --m 4,16,64 --groups csplit \
+             --ctas 0,1 --clusters 0,8 --rounds 3 --json "$OUT/csweep.json" 2>&1 | tee "$OUT/csweep.log" | cut -c1-150 ;;
+    m1wide) # 28672x8192: why one token runs slower than four on the same warpgroup tile (bench order, timelines)
+           timeout 120 humming bench --shapes 28672x8192 --m 4,1,2,1 --weight int4 --group-size 128 --methods humming \
+             --repeats 5 --no-plot --no-jit --out "$OUT/m1wide" 2>&1 | tee "$OUT/m1wide.log" | grep -E "^[0-9]+ |stream "
+           timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1,4 --no-stream 2>&1 | tee "$OUT/m1wide_trace.log" \
+             | grep humming | cut -c1-250 ;;
     xwide) # the wide tile that fits two CTAs per SM and ring splits by the loaded kernel's registers: the ring GPU
            # tests, then the issue-6 rows at M = 1 and the 8-bit and 2-bit widths at M = 1
            timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \

@@ -216,6 +216,9 @@ GROUPS = {
              T(64, 256, 128, 1, 8, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2)],
     # decode of 2-8 tokens: the planner's rings (long K, wide, short K) against the warpgroup tiles of four
     # blocks per stage (folded where the group scales allow, else not)
+    # split K with the slices summed in clusters (--clusters 0,8) against the workspace, at the launcher's
+    # split and one CTA per SM's (--ctas 0,1): the planner's 2-64 token tiles of 4097-8192 rows
+    "csplit": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.WG_64_TMA],
     "decm": [T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
              T(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2),
              T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1),
@@ -263,9 +266,13 @@ def main():
     ap.add_argument("--ctas", default="0",
                     help="comma list: each prefill tile also with K split for this many CTAs per SM "
                          "(0: the launcher's choice)")
+    ap.add_argument("--clusters", default="0",
+                    help="comma list: each candidate also with its K slices summed in clusters of up to this many "
+                         "CTAs (Launcher.cluster_split; 0: the workspace)")
     ap.add_argument("--json")
     args = ap.parse_args()
     ctas_list = [int(v) for v in args.ctas.split(",")]
+    cl_list = [int(v) for v in args.clusters.split(",")]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     sm, smem, smem_sm = (props.multi_processor_count, props.shared_memory_per_block_optin,
@@ -312,18 +319,20 @@ def main():
                     if t.fold and not G.can_fold(rec):
                         continue  # (no group scales over whole blocks: nothing to fold)
                     t = G.fit_tile(t, rec, smem, pw0.kp // rec.ku)
-                    for c_sm in ctas_list if not t.stream else [1]:
-                        if any(c["tile"] == t and c["ctas"] == c_sm for c in cands):
+                    for c_sm, cl in [(c_sm, cl) for c_sm in (ctas_list if not t.stream else [1]) for cl in cl_list]:
+                        if any(c["tile"] == t and c["ctas"] == c_sm and c["cl"] == cl for c in cands):
                             continue
                         Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 or c_sm > 1 else 1,
-                                         smem_per_sm=smem_sm) for pw in pws]
+                                         smem_per_sm=smem_sm, cluster_split=cl) for pw in pws]
                         for L in Ls:  # (0: the launcher's own choice, Launcher.ctas_for)
                             L.ctas_per_sm = c_sm or None
                         y.fill_(float("nan"))
                         Ls[0](x, y, xs)
                         torch.cuda.synchronize()
                         err = float((y.float() - ref).abs().max() / ref.abs().max())
-                        cands.append({"tile": t, "ctas": c_sm, "Ls": Ls, "err": err, "samples": [], "ratios": []})
+                        cz = Ls[0]._by_m[m][7]
+                        cands.append({"tile": t, "ctas": c_sm, "cl": cl, "cz": cz, "split": Ls[0]._by_m[m][1][2], "Ls": Ls,
+                                      "err": err, "samples": [], "ratios": []})
             # (a graph per candidate and round, released after its sample: the split-K
             # workspace a graph captured must not be reallocated under it)
             for _ in range(args.rounds):
@@ -347,9 +356,10 @@ def main():
                 flag = "  BAD" if not c["err"] < 5e-3 else ""
                 print(f"    {c['us']:8.2f} us  x{c['us'] / t_stream:5.2f} stream  {c['ratio']:5.3f} x base  "
                       f"spread {(max(c['samples']) - min(c['samples'])) / c['us']:4.2f}  err {c['err']:.1e}{flag}  "
-                      f"ctas/SM {c['ctas']}  {c['tile'].to_dict()}", flush=True)
+                      f"ctas/SM {c['ctas']}  split {c['split']} cluster {c['cz']}  {c['tile'].to_dict()}", flush=True)
             rows.append({"n": n, "k": k, "m": m, "stream_us": t_stream,
-                         "cands": [{"tile": c["tile"].to_dict(), "ctas": c["ctas"], "us": c["us"], "ratio": c["ratio"],
+                         "cands": [{"tile": c["tile"].to_dict(), "ctas": c["ctas"], "split": c["split"], "cluster": c["cz"],
+                                    "us": c["us"], "ratio": c["ratio"],
                                     "samples": c["samples"], "err": c["err"]} for c in cands]})
         del pws
         torch.cuda.empty_cache()
