@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|csplit|csplit2|ctrace|csweep|m1wide|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -157,6 +157,24 @@ for part in "${@:-all}"; do
              --repeats 5 --no-plot --no-jit --out "$OUT/m1wide" 2>&1 | tee "$OUT/m1wide.log" | grep -E "^[0-9]+ |stream "
            timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1,4 --no-stream 2>&1 | tee "$OUT/m1wide_trace.log" \
              | grep humming | cut -c1-250 ;;
+    m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
+           timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
+             | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    cfinal) # after split-K in clusters: the GPU tests of every path the planner launches on the H200 (every weight
+           # and activation format, byte operands, folded and four-block warpgroup tiles, the cluster sums, graphs, PDL,
+           # modules, checkpoints, bad inputs), the issue-6 int4 rows at M = 1, 16, 64 with cuBLAS, other widths at M = 1
+           timeout 330 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py tests/test_nn.py -k \
+             "weight_formats or quantized_activations or group_and_fp4 or byte_operands or folded or four_block or \
+             clusters or large_shapes or graph or programmatic or quant_linear or checkpoint or bad_inputs or torch_compile" \
+             2>&1 | tee "$OUT/cfinal_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/cfinal-int4" 2>&1 | tee "$OUT/cfinal-int4.log" | grep -E "^(== |1 |16 |64 )|stream "
+           for w in int8:0 e4m3:0 int3:128 int2:128 int4:0; do
+             timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cfinal-${w%%:*}-${w##*:}" 2>&1 \
+               | tee "$OUT/cfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
+           done ;;
     xwide) # the wide tile that fits two CTAs per SM and ring splits by the loaded kernel's registers: the ring GPU
            # tests, then the issue-6 rows at M = 1 and the 8-bit and 2-bit widths at M = 1
            timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
