@@ -13,6 +13,16 @@ export PYTHONUNBUFFERED=1
 export HUMMING_CACHE_DIR=${HUMMING_CACHE_DIR:-/tmp/humming-cache}
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
+# the other weight widths at M = 1: widths PREFIX SHAPES "W:G ..." (W the weight format, G its group size, 0 per
+# channel): humming alone, the rows and the stream times echoed, the reports in $OUT/PREFIX-W-G
+widths() {
+  local w
+  for w in $3; do
+    timeout 60 humming bench --shapes "$2" --m 1 --weight "${w%%:*}" --group-size "${w##*:}" --methods humming \
+      --repeats 3 --no-plot --no-jit --out "$OUT/$1-${w%%:*}-${w##*:}" 2>&1 | tee "$OUT/$1-${w%%:*}-${w##*:}.log" \
+      | grep -E "^(== |1 )|stream "
+  done
+}
 rc=0
 for part in "${@:-all}"; do
   case "$part" in
@@ -102,11 +112,7 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,4 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/xfinal-int4" 2>&1 | tee "$OUT/xfinal-int4.log" | grep -E "^(== |1 |4 )|stream "
-           for w in int8:0 e4m3:0 int3:128 int2:128 int4:0; do
-             timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
-               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfinal-${w%%:*}-${w##*:}" 2>&1 \
-               | tee "$OUT/xfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
-           done ;;
+           widths xfinal 8192x8192 "int8:0 e4m3:0 int3:128 int2:128 int4:0" ;;
     xr)    # the register rings against the warpgroup tiles at M=1 where the planner took warpgroup tiles before the
            # turn-by-turn activations (28672x8192 int4, int8/e4m3 per channel, int3), and deeper rings for int2
            T() { timeout 150 python3 scripts/gpu_trace.py "$@" 2>&1 | tee -a "$OUT/xr.log" | grep -v "^    Tile" | cut -c1-190; }
@@ -170,11 +176,7 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/cfinal-int4" 2>&1 | tee "$OUT/cfinal-int4.log" | grep -E "^(== |1 |16 |64 )|stream "
-           for w in int8:0 e4m3:0 int3:128 int2:128 int4:0; do
-             timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
-               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cfinal-${w%%:*}-${w##*:}" 2>&1 \
-               | tee "$OUT/cfinal-${w%%:*}-${w##*:}.log" | grep -E "^1 |stream "
-           done ;;
+           widths cfinal 8192x8192 "int8:0 e4m3:0 int3:128 int2:128 int4:0" ;;
     xwide) # the wide tile that fits two CTAs per SM and ring splits by the loaded kernel's registers: the ring GPU
            # tests, then the issue-6 rows at M = 1 and the 8-bit and 2-bit widths at M = 1
            timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
@@ -183,11 +185,7 @@ for part in "${@:-all}"; do
            timeout 120 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/xwide-int4" 2>&1 | tee "$OUT/xwide-int4.log" | grep -E "^(== |1 )|stream "
-           for w in int8:0 int2:128 int4:0; do
-             timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
-               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xwide-${w%%:*}-${w##*:}" 2>&1 \
-               | tee "$OUT/xwide-${w%%:*}-${w##*:}.log" | grep -E "^(== |1 )|stream "
-           done ;;
+           widths xwide 8192x8192,4096x14336 "int8:0 int2:128 int4:0" ;;
     ring)  # the lean shared-memory ring decode tiles against the other stream tiles: correctness, sweep, profile
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings" \
              2>&1 | tee "$OUT/ring_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))

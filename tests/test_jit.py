@@ -360,6 +360,37 @@ def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeyp
     assert calls == [("pdl", 3), ("pdl", 3), ("plain", 3), ("plain", 3)] and not plan.pdl
 
 
+def test_cluster_launches_keep_their_clusters_when_programmatic_launch_is_refused(trt, monkeypatch):
+    """A LaunchPlan with ``cluster_z`` > 1 launches through launch_raw_ex with its cluster size (and
+    programmatic launch if set); a refused programmatic launch is retried with the clusters kept (the
+    kernel counts on them), and a refused cluster launch raises a DeviceError that names the clusters."""
+    from humming.jit import bench_jit, driver
+
+    k = trt.kernel(tspec())
+    plan = k.plan(P(), grid=(4, 1, 3))
+    plan.pdl, plan.cluster_z = True, 3
+    calls = []
+
+    def ex(fn, gx, gy, gz, bx, by, bz, smem, stream, args, pdl, cz):
+        calls.append((gz, pdl, cz))
+        return 801 if pdl or refuse else 0
+
+    refuse = False
+    with bench_jit._no_driver():
+        k._functions.setdefault(1, 1)
+        monkeypatch.setattr(driver, "launch_raw_ex", ex)
+        monkeypatch.setattr(driver, "launch_raw", lambda *a: calls.append("plain") or 0)
+        try:
+            plan.launch()
+            plan.launch()
+            refuse = True
+            with pytest.raises(DeviceError, match="clusters of 1 x 1 x 3"):
+                plan.launch()
+        finally:
+            k._functions.pop(1, None)
+    assert calls[:4] == [(3, 1, 3), (3, 1, 3), (3, 0, 3), (3, 0, 3)] and not plan.pdl and "plain" not in calls
+
+
 @pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
 def test_launching_without_a_gpu_raises_device_error(trt):
     k = trt.kernel(tspec())
@@ -469,3 +500,44 @@ def test_native_launch_entry_can_be_disabled_or_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("CC", "no-such-compiler-here")
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
     assert native.load() is None and "no C compiler" in native.reason
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_native_ex_entry_passes_programmatic_launch_and_cluster_attributes(monkeypatch, tmp_path):
+    """launch_ex builds cuda.h's CUlaunchConfig with programmatic stream serialization (id 6) when asked
+    and the cluster dimension (id 4: 1 x 1 x cz) when cz > 1, in that order, none otherwise (a recording
+    stand-in for cuLaunchKernelEx reads the struct back); a malformed call is a Python error."""
+    native = _native(monkeypatch, tmp_path)
+    mod = native.load()
+    if mod is None and "Python headers" in (native.reason or ""):
+        pytest.skip(native.reason)
+    assert mod is not None, native.reason
+
+    class Attr(ctypes.Structure):  # (72 bytes, as cuda.h's CUlaunchAttribute)
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
+                    ("rest", ctypes.c_char * 52)]
+
+    class Config(ctypes.Structure):
+        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
+                    ("nattrs", ctypes.c_uint)]
+
+    assert ctypes.sizeof(Attr) == 72
+    seen = []
+
+    def fake(cfg, fn, params, extra):
+        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
+        seen.append((tuple(c.dims), c.stream, [(c.attrs[i].id, tuple(c.attrs[i].value)) for i in range(c.nattrs)],
+                     fn, params))
+        return 0
+
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    mod.set_entry_ex(ctypes.cast(cb, ctypes.c_void_p).value)
+    dims = (64, 1, 3, 128, 1, 1, 54272)
+    assert mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 1, 3) == 0
+    assert seen[-1] == (dims, 0x5EED, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D, 0xA0A0)
+    assert mod.launch_ex(0xF00D, *dims, None, 0xA0A0, 0, 3) == 0
+    assert seen[-1][1] is None and seen[-1][2] == [(4, (1, 1, 3))]
+    assert mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 0, 1) == 0 and seen[-1][2] == []
+    with pytest.raises(TypeError, match="12 arguments"):
+        mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0)
+    assert len(seen) == 3
