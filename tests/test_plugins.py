@@ -178,6 +178,9 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
         p = plan(layer, "H200")
         assert p.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-4)", \
             p.components
+        # (the override runs no warpgroup tile: the MMA and loader slots say nothing of wgmma or TMA)
+        assert "wgmma" not in p.components["mma"] and "tma" not in p.components["loader"], p.components
+        assert "wgmma.m64nNk16.f16 (M >= 2)" in base.components["mma"] and "tma_bulk (M 33-64)" in base.components["loader"]
         assert p.scales["weight_group"] == "partial_accumulators (M 1-4), dequantized_weights (M >= 5)"
         plugins.register(Variant(), name="toy_variant")
         try:

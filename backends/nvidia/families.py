@@ -125,31 +125,28 @@ class MmaSyncFamily(_NvidiaFamily):
     def _mma(self, layer, compute) -> str:
         return f"mma_sync.{mma_shape(layer, compute)}.{_types(compute)}"
 
-    def components(self, layer, caps, compute) -> dict:
-        from .gemm_mma_sync import tma_ranges, wgmma_from
-
-        comps = super().components(layer, caps, compute)
-        # on sm_90a the same kernel template runs its warpgroup scheduler (GemmMmaSync::run_wg)
-        # from some number of tokens on: say so in the MMA slot, and in the loader's where its
-        # stages are filled by TMA bulk copies
-        m0 = wgmma_from(layer, caps, compute)
-        if m0 is not None:
-            comps["mma"] += f" + wgmma.m64nNk{16 if compute.is_16bit else 32}.{_types(compute)} (M >= {m0})"
-            tma = tma_ranges(layer, caps, compute)
-            if tma:
-                comps["loader"] += " + tma_bulk (M " + ", ".join(f"{lo}-{hi}" if hi else f">= {lo}" for lo, hi in tma) + ")"
-        return comps
-
     def tuned(self, layer, caps, compute, tuning, components, scales):
-        """Per M range of the final tuning: group scales of 16-bit layers go to the fp32 partial sums on
-        the small-M tiles and to the dequantized weights above (gemm_mma_sync.scale_places); on chips with
-        programmatic dependent launch the decode (stream) tiles' launches overlap the previous kernel
-        (Launcher.pdl), and on chips with thread-block clusters split-K launches of up to the portable
-        cluster size of slices sum them in a cluster (Launcher.cluster_split), which the scheduler slot
-        says too."""
+        """Per M range of the final tuning (the planner's, or a plugin's override): group scales of 16-bit
+        layers go to the fp32 partial sums on the small-M tiles and to the dequantized weights above
+        (gemm_mma_sync.scale_places); on sm_90a the ranges whose tiles run the warpgroup scheduler
+        (GemmMmaSync::run_wg) say so in the MMA slot, and those whose stages TMA bulk copies fill in the
+        loader's; on chips with programmatic dependent launch the decode (stream) tiles' launches overlap
+        the previous kernel (Launcher.pdl), and on chips with thread-block clusters split-K launches of up
+        to the portable cluster size of slices sum them in a cluster (Launcher.cluster_split), which the
+        scheduler slot says."""
         from .gemm_mma_sync import cluster_split_limit, scale_places
 
         out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
+        comps = {}
+        wg = [r for r in tuning if r.config.get("wgmma")]
+        if wg:
+            tail = all(r.config.get("wgmma") for r in tuning if r.lo >= wg[0].lo)
+            where = f"M >= {wg[0].lo}" if tail else ", ".join(r.label() for r in wg)
+            comps["mma"] = f"{components['mma']} + wgmma.m64nNk{16 if compute.is_16bit else 32}.{_types(compute)} ({where})"
+            tma = [r for r in wg if r.config.get("tma")]
+            if tma:
+                comps["loader"] = (f"{components['loader']} + tma_bulk (M "
+                                   + ", ".join(f"{r.lo}-{r.hi}" if r.hi else f">= {r.lo}" for r in tma) + ")")
         sched = components["scheduler"]
         most = cluster_split_limit(caps)
         if most > 1 and any(int(r.config.get("split_k", 1)) > 1 for r in tuning):
@@ -158,7 +155,9 @@ class MmaSyncFamily(_NvidiaFamily):
         if ranges:
             sched += f" + programmatic_launch ({', '.join(ranges)})"
         if sched != components["scheduler"]:
-            out["components"] = {"scheduler": sched}
+            comps["scheduler"] = sched
+        if comps:
+            out["components"] = comps
         return out
 
     def native_form(self, layer, caps, compute):

@@ -1291,15 +1291,6 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
-def tma_ranges(layer, caps, compute) -> list[tuple[int, int]]:
-    """The M ranges (lo, hi) whose warpgroup tiles fill their stages with TMA bulk copies."""
-    recipe = _sizing_recipe(layer, compute)
-    if layer.is_moe or not caps.has("tma") or not wgmma_ok(recipe, caps):
-        return []
-    return [(lo, hi) for lo, hi, _ in DEFAULT_RANGES
-            if lo >= wgmma_decode_from(layer, recipe) and warpgroup_tile(lo, layer, recipe).tma]
-
-
 def wgmma_from(layer, caps, compute) -> int | None:
     """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): see
     wgmma_decode_from."""
