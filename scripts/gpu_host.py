@@ -80,8 +80,8 @@ def main():
         "gemm(x, w, out=y)": lambda: gemm(x, pw, out=y),
         "launcher.run (y given)": lambda: L.run(x, x.data_ptr(), y, args.m, k),
         "launcher(x, y)": lambda: L(x, y),
-        f"launch_raw ({_drv.launch_path})": (lambda: _drv.launch_raw(fn, *grid, *b, smem, st, lp._args_ptr)) if shape[7] == 1
-        else lambda: _drv.launch_raw_ex(fn, *grid, *b, smem, st, lp._args_ptr, 0, shape[7]),  # (split K in a cluster)
+        f"launch_any ({_drv.launch_path})": lambda: _drv.launch_any(fn, *grid, *b, smem, st, lp._args_ptr, False,
+                                                                     shape[7]),  # (shape[7]: the cluster size)
         "cuLaunchKernel via ctypes": lambda: cf(fn, *grid, *b, smem, st or None, lp._args_ptr, None),
         "torch.empty(1, N)": lambda: torch.empty((args.m, n), dtype=torch.float16, device=dev),
         "raw_stream()": _drv.raw_stream,

@@ -541,3 +541,47 @@ def test_native_ex_entry_passes_programmatic_launch_and_cluster_attributes(monke
     with pytest.raises(TypeError, match="12 arguments"):
         mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0)
     assert len(seen) == 3
+
+
+def test_ctypes_ex_launcher_passes_the_same_attributes(monkeypatch):
+    """Without the native module, launch_raw_ex goes through ctypes with the same CUlaunchConfig as the
+    native entry: programmatic serialization (id 6) and the cluster dimension (id 4), as asked (a recording
+    stand-in for libcuda's cuLaunchKernelEx); without libcuda's symbol it reports CUDA_ERROR_NOT_SUPPORTED."""
+    from humming.jit import driver, native
+
+    class Attr(ctypes.Structure):
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
+                    ("rest", ctypes.c_char * 52)]
+
+    class Config(ctypes.Structure):
+        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
+                    ("nattrs", ctypes.c_uint)]
+
+    seen = []
+
+    def fake(cfg, fn, params, extra):
+        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
+        seen.append((tuple(c.dims), [(c.attrs[i].id, tuple(c.attrs[i].value)) for i in range(c.nattrs)], fn))
+        return 0
+
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    entry = ctypes.cast(cb, type(ctypes.CDLL(None).abs))  # (a foreign-function pointer, as a library symbol is)
+
+    class Lib:
+        cuLaunchKernelEx = entry
+
+    monkeypatch.setattr(driver, "ensure_init", lambda: None)
+    monkeypatch.setattr(native, "load", lambda: None)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Lib())
+    monkeypatch.setattr(driver, "_launch_ex_fn", None)
+    dims = (64, 1, 3, 128, 1, 1, 54272)
+    assert driver.launch_raw_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 1, 3) == 0
+    assert seen[-1] == (dims, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D)
+    assert driver.launch_any(0xF00D, *dims, 0x5EED, 0xA0A0, False, 2) == 0 and seen[-1][1] == [(4, (1, 1, 2))]
+
+    class NoSymbol:
+        pass
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: NoSymbol())
+    monkeypatch.setattr(driver, "_launch_ex_fn", None)
+    assert driver.launch_raw_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 1, 3) == 801

@@ -995,13 +995,8 @@ class Launcher:
         p.act_scale = 0
         p.k_steps_per_split = kps
         b = lp.block
-        if cz > 1:
-            err = _drv.launch_raw_ex(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr,
-                                     int(lp.pdl), cz)
-        else:
-            go = _drv.launch_raw_pdl if lp.pdl else _drv.launch_raw
-            err = go(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr)
-        if err:
+        if _drv.launch_any(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr, lp.pdl,
+                           cz):
             lp.grid = grid
             lp.smem_bytes = smem
             lp.cluster_z = cz

@@ -238,16 +238,26 @@ def launch_raw_pdl(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int
 
 
 def _make_pdl_launcher():
-    """cuLaunchKernelEx with the programmatic-serialization attribute (see launch_raw_ex); without
-    libcuda's symbol (cuda.bindings only), the plain launch."""
-    ex = _make_ex_launcher()
+    """cuLaunchKernelEx with the programmatic-serialization attribute (see launch_raw_ex): the native
+    module's own ten-argument entry where it is built; without libcuda's symbol (cuda.bindings only),
+    the plain launch."""
+    ex, mod = _make_ex_launcher()
     if ex is None:
         return launch_raw
-    native_pdl = getattr(ex, "__self__", None)  # (the native module: its own ten-argument entry)
-    if native_pdl is not None and hasattr(native_pdl, "launch_pdl"):
-        return native_pdl.launch_pdl
+    if mod is not None:
+        return mod.launch_pdl
     return lambda fn, gx, gy, gz, bx, by, bz, smem, stream, args: ex(fn, gx, gy, gz, bx, by, bz, smem, stream,
                                                                       args, 1, 1)
+
+
+def launch_any(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int, stream: int,
+               args_ptr: int, pdl: bool, cz: int) -> int:
+    """The launch a plan asks for: clusters of 1 x 1 x ``cz`` CTAs (launch_raw_ex), else programmatic
+    (launch_raw_pdl) if ``pdl``, else plain (launch_raw); returns the CUresult as an int."""
+    if cz > 1:
+        return launch_raw_ex(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr, int(pdl), cz)
+    go = launch_raw_pdl if pdl else launch_raw
+    return go(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr)
 
 
 _launch_ex_fn = None
@@ -261,26 +271,27 @@ def launch_raw_ex(fn: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int,
     without libcuda's cuLaunchKernelEx)."""
     global _launch_ex_fn
     if _launch_ex_fn is None:
-        _launch_ex_fn = _make_ex_launcher() or (lambda *a: 801)  # (CUDA_ERROR_NOT_SUPPORTED)
+        _launch_ex_fn = _make_ex_launcher()[0] or (lambda *a: 801)  # (CUDA_ERROR_NOT_SUPPORTED)
     return _launch_ex_fn(fn, gx, gy, gz, bx, by, bz, smem, stream, args_ptr, pdl, cz)
 
 
 def _make_ex_launcher():
-    """cuLaunchKernelEx with up to two attributes (launch_raw_ex's arguments): the native entry,
-    else ctypes; None without libcuda's symbol."""
+    """cuLaunchKernelEx with up to two attributes (launch_raw_ex's arguments) and the native module
+    whose entries call it: (the native entry, the module), else (ctypes, None); (None, None) without
+    libcuda's symbol."""
     import ctypes
 
     ensure_init()
     try:
         f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
     except (OSError, AttributeError):
-        return None
+        return None, None
     from . import native
 
     mod = native.load()
-    if mod is not None and hasattr(mod, "launch_ex"):
+    if mod is not None:
         mod.set_entry_ex(ctypes.cast(f, ctypes.c_void_p).value)
-        return mod.launch_ex
+        return mod.launch_ex, mod
 
     class Attr(ctypes.Structure):  # cuda.h's CUlaunchAttribute: an id, padding to 8, a 64-byte union
         _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
@@ -307,7 +318,7 @@ def _make_ex_launcher():
         cfg.stream = stream or None
         cfg.nattrs = n
         return f(ctypes.byref(cfg), fn, args, None)
-    return via_ctypes
+    return via_ctypes, None
 
 
 def _make_launcher():

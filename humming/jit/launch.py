@@ -15,7 +15,6 @@ be shared between threads that launch at the same time.
 from __future__ import annotations
 
 import ctypes
-import functools
 import threading
 
 from ..errors import DeviceError
@@ -121,23 +120,15 @@ class LaunchPlan:
         g = self.grid
         b = self.block
         cz = self.cluster_z
-        if cz > 1:
-            go = functools.partial(_drv.launch_raw_ex, pdl=int(self.pdl), cz=cz)
-        else:
-            go = _drv.launch_raw_pdl if self.pdl else _drv.launch_raw
-        err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
+        dims = (grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
+        err = _drv.launch_any(self._fn, *dims, self.pdl, cz)
         if err:
             # e.g. a thread without a current context: resolve through the slow path once
             self._fn = int(self.kernel.function())
-            err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream,
-                     self._args_ptr)
+            err = _drv.launch_any(self._fn, *dims, self.pdl, cz)
         if err and self.pdl:  # a driver that refuses the programmatic launch: plain launches from now on
-            self.pdl = False
-            if cz > 1:  # (the clusters stay: the kernel counts on them)
-                go = functools.partial(_drv.launch_raw_ex, pdl=0, cz=cz)
-            else:
-                go = _drv.launch_raw
-            err = go(self._fn, grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
+            self.pdl = False  # (a cluster launch keeps its clusters: the kernel counts on them)
+            err = _drv.launch_any(self._fn, *dims, False, cz)
         if err:
             c = self.kernel.spec.cluster
             hint = (f" (clusters of {c} CTAs along x: the grid's x extent must be a multiple of {c})" if c > 1 else
