@@ -1,5 +1,5 @@
 """One mma_sync GEMM launch per M, for a profiler (ncu --kernel-name humming_entry).
-SHAPE=NxK picks the layer, TILE="Tile(...)" one tile for every M (default: the planner's
+SHAPE=NxK picks the layer, WEIGHT=FMT:GROUP its weights (int4:128), TILE="Tile(...)" one tile for every M (default: the planner's
 tuning for this GPU, as humming.ops.gemm launches it).
 
     ncu --clock-control none --kernel-name humming_entry --section SpeedOfLight \\
@@ -21,7 +21,8 @@ def main():
     import os
 
     n, k = (int(v) for v in os.environ.get("SHAPE", "8192x8192").split("x"))
-    sch = WeightScheme("int4", "group", 128)
+    w, g = os.environ.get("WEIGHT", "int4:128").split(":")  # WEIGHT=FMT:GROUP (0: per channel)
+    sch = WeightScheme(w, "group", int(g)) if int(g) else WeightScheme(w, "channel", scale_fmt="fp32")
     rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
     qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, sch)
     pw = G.pack_weight(qw, rec, dev)

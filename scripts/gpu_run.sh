@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,21 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    lowbit) # 2- and 3-bit codes at one token: the launch-path GPU tests (after driver.launch_any) and the 2-bit
+           # rings (floored now), the ring tiles ranked (gpu_sweep.py dec2 / dec3r), warp stalls of the 2-bit ring
+           # without and with the register floor, then the planner's 8/3/2-bit rows
+           timeout 200 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "clusters or programmatic or cuda_graph or large_shapes or (stream_tiles_rings and int2)" 2>&1 \
+             | tee "$OUT/lowbit_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 130 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int2 --group 128 \
+             --groups dec2 --rounds 3 --json "$OUT/dec2.json" 2>&1 | tee "$OUT/dec2.log" | cut -c1-150
+           timeout 110 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int3 --group 128 \
+             --groups dec3r --rounds 3 --json "$OUT/dec3r.json" 2>&1 | tee "$OUT/dec3r.log" | cut -c1-150
+           for o in 1 2; do
+             echo "== int2 g128 8192x8192 occupancy $o"
+             WEIGHT=int2:128 SHAPE=8192x8192 bash scripts/gpu_ncu.sh "Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=$o)"
+           done 2>&1 | tee "$OUT/lowbit_ncu.log"
+           widths lowbit 8192x8192,4096x14336 "int2:128 int3:128" ;;
     cfinal) # after split-K in clusters: the GPU tests of every path the planner launches on the H200 (every weight
            # and activation format, byte operands, folded and four-block warpgroup tiles, the cluster sums, graphs, PDL,
            # modules, checkpoints, bad inputs), the issue-6 int4 rows at M = 1, 16, 64 with cuBLAS, other widths at M = 1

@@ -249,6 +249,18 @@ GROUPS = {
               T(8, 16, 1024, 1, 1, 16, 8, stream=4, occupancy=2), T(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2),
               T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 16, 256, 1, 1, 4, 8, stream=4, occupancy=4),
               T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
+    # 2-bit codes at one token: the long-K ring without a register floor (107 registers: one CTA per SM, two
+    # waves of 256 CTAs on the H200), with the floor min_blocks now budgets (64: two per SM), eight-warp rings
+    # of two and four CTAs per SM, the wide ring, four-warp rings, and the warpgroup tile of four blocks
+    "dec2": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2),
+             T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=4),
+             T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 16, 256, 1, 1, 4, 4, stream=4, occupancy=8),
+             T(8, 32, 512, 1, 2, 8, 8, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
+    # 3-bit codes at one token: the planner's warpgroup tile against rings of eight and four warps at three and
+    # six CTAs per SM (a floor of 85 registers: 79 used, no spill) and the long-K ring of one CTA per SM
+    "dec3r": [T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=3),
+              T(8, 16, 256, 1, 1, 4, 4, stream=4, occupancy=6), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
+              T(8, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

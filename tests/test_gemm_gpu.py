@@ -413,6 +413,7 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     (WeightScheme("int4", "group", 48), 3696, False),  # groups across blocks: a fold per k16 tile
     (WeightScheme("int4", "group", 512), 8192, False),  # folds inside a group (4 blocks a chunk)
     (WeightScheme("int2", "group", 16), 1088, True),
+    (WeightScheme("int2", "group", 128), 4224, False),  # dequantized codes under a register floor (min_blocks)
     (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_stream_tiles_rings(scheme, k, bf16, ring):

@@ -327,20 +327,41 @@ def lean_stream(recipe: Recipe) -> bool:
     return raw_codes(recipe) and not recipe.zp and (not recipe.gscale or recipe.group % 64 == 0)
 
 
-def min_blocks(recipe: Recipe, tile: Tile) -> int:
-    """The occupancy floor given to ``__launch_bounds__``. A stream tile's floor
-    holds for the lean variants only (raw integer codes, one scale entry per block,
-    no zero points: a ring of ``stages`` blocks plus about 56 working registers);
-    the others keep whatever registers they need (no floor): a floor that forces
-    ptxas below their working set spills (the compile tests check no variant does)."""
-    occ = max(1, tile.occupancy)
-    if tile.stream:
-        if not lean_stream(recipe):
-            return 1
-        ring = tile.stages * (recipe.wpl + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
+def stream_work_regs(recipe: Recipe, tile: Tile) -> int | None:
+    """The working registers (besides the ring) that a stream tile's kernel for ``recipe`` needs
+    per thread, where min_blocks may budget them; None where it may not (no floor). The lean
+    variants (raw integer codes, no zero points, at most one scale entry per block): about 48
+    (one token per warp) or 72, 8 more for codes gathered from planes. 2-bit codes dequantized on
+    register rings (stream 4) of at most 8 tokens per warp, without zero points, per channel or
+    in groups of whole 64-column blocks (bf16: 128): about 52 (measured: at the 64-register floor
+    of two 512-thread CTAs, a ring of 4 x 3 words, they spill nothing; 1-bit codes in bf16, bf16
+    groups of 64 and the shared-memory rings (stream 3) of 2-bit codes spill 8-16 bytes there). Zero points and the other variants
+    keep whatever registers they need: a floor that forces ptxas below their working set spills
+    (the compile tests check that no planned variant does)."""
+    if not tile.stream:
+        return None
+    if lean_stream(recipe):
         work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
         if recipe.bits not in (1, 2, 4, 8):  # (gathered from planes: more live words; int7 per channel
             work += 8                        # spilled 8-16 bytes at the 85-register floor of three CTAs)
+        return work
+    if (tile.stream == 4 and tile.bm <= 8 and recipe.bits == 2 and not recipe.wfloat and not recipe.zp
+            and not recipe.via_fp32 and not recipe.op8
+            and (not recipe.gscale or recipe.group % (64 if not recipe.bf16 else 128) == 0)):
+        return 52
+    return None
+
+
+def min_blocks(recipe: Recipe, tile: Tile) -> int:
+    """The occupancy floor given to ``__launch_bounds__``: the tile's ``occupancy``, lowered until
+    a ring of ``stages`` blocks plus the variant's working registers (stream_work_regs) fit; 1 (no
+    floor) for stream variants whose working set is not budgeted."""
+    occ = max(1, tile.occupancy)
+    if tile.stream:
+        work = stream_work_regs(recipe, tile)
+        if work is None:
+            return 1
+        ring = tile.stages * (recipe.wpl + (1 if recipe.gscale else 0)) if tile.stream in (1, 4) else 0
         while occ > 1 and 65536 // (tile.threads * occ) < work + ring:
             occ -= 1
     return occ
@@ -349,13 +370,13 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
 def resident_ctas(recipe: Recipe, tile: Tile, regs: int | None = None) -> int:
     """The CTAs per SM a ring tile's launch splits K for: its ``occupancy``, or fewer where that
     many do not fit the SM's 65536 registers with ``regs`` per thread (the compiled kernel's, in
-    the allocation's steps of 8), or, with ``regs`` unknown, where the lean kernel's floor
-    (min_blocks) had to drop. A launch split for more CTAs than fit runs in more than one wave:
-    16 warps of 128 registers, split for two per SM, ran 1.7 waves on the H200."""
+    the allocation's steps of 8), or, with ``regs`` unknown, where the kernel's floor (min_blocks)
+    had to drop. A launch split for more CTAs than fit runs in more than one wave: 16 warps of
+    128 registers, split for two per SM, ran 1.7 waves on the H200."""
     occ = max(1, tile.occupancy)
     if regs:
         return max(1, min(occ, 65536 // (-(-int(regs) // 8) * 8 * tile.threads)))
-    return min(occ, min_blocks(recipe, tile)) if tile.stream and lean_stream(recipe) else occ
+    return min(occ, min_blocks(recipe, tile)) if stream_work_regs(recipe, tile) is not None else occ
 
 
 def scale_acc(recipe: Recipe, tile: Tile) -> bool:
