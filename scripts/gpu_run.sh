@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,19 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    one)   # one token on the register rings: a copy of the activations per warp (no named barrier per turn): the
+           # ring GPU tests, the planner's ring tiles both ways (gpu_sweep.py --defines), the issue-6 M=1 rows, int2
+           timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "stream_tiles or warp_layouts or steady_state or programmatic" 2>&1 \
+             | tee "$OUT/one_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x14336,8192x8192 --m 1 --groups one \
+             --defines ",HUMMING_X_SHARED_ONE" --clusters 8 --rounds 5 --json "$OUT/one.json" 2>&1 | tee "$OUT/one.log" | cut -c1-190
+           timeout 60 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --groups one2 --weight int2 \
+             --defines ",HUMMING_X_SHARED_ONE" --clusters 8 --rounds 5 --json "$OUT/one2.json" 2>&1 | tee "$OUT/one2.log" | cut -c1-190
+           timeout 120 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/one-int4" 2>&1 | tee "$OUT/one-int4.log" | grep -E "^(== |1 )|stream "
+           widths one 8192x8192 "int2:128" ;;
     lowbit) # 2- and 3-bit codes at one token: the launch-path GPU tests (after driver.launch_any) and the 2-bit
            # rings (floored now), the ring tiles ranked (gpu_sweep.py dec2 / dec3r), warp stalls of the 2-bit ring
            # without and with the register floor, then the planner's 8/3/2-bit rows

@@ -10,6 +10,7 @@ ratio to the baseline (the first candidate, timed in the same rounds).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -261,6 +262,11 @@ GROUPS = {
     "dec3r": [T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=3),
               T(8, 16, 256, 1, 1, 4, 4, stream=4, occupancy=6), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
               T(8, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
+    # one token on the register rings that load their activations turn by turn: the planner's long-K and wide
+    # int4 tiles and the 2-bit long-K tile (with --defines ',HUMMING_X_SHARED_ONE': a copy per warp against the
+    # one copy the WN warps of a K run share behind a named barrier)
+    "one": [T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)],
+    "one2": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
@@ -281,8 +287,12 @@ def main():
     ap.add_argument("--clusters", default="0",
                     help="comma list: each candidate also with its K slices summed in clusters of up to this many "
                          "CTAs (Launcher.cluster_split; 0: the workspace)")
+    ap.add_argument("--defines", default="",
+                    help="comma list of kernel build variants, each a '+'-joined list of NAME[=VALUE] macros "
+                         "(empty: the plain build), e.g. ',HUMMING_X_SHARED_ONE': every candidate both ways")
     ap.add_argument("--json")
     args = ap.parse_args()
+    variants = [tuple(tuple((d.split("=", 1) + ["1"])[:2]) for d in v.split("+") if d) for v in args.defines.split(",")]
     ctas_list = [int(v) for v in args.ctas.split(",")]
     cl_list = [int(v) for v in args.clusters.split(",")]
     dev = torch.device("cuda")
@@ -301,8 +311,10 @@ def main():
     groups = args.groups.split(",")
     from humming.jit import warmup
 
-    warmup(list(dict.fromkeys(G.kernel_spec(rec, G.fit_tile(t, rec, smem, G.padded_k(k, rec) // rec.ku))
-                              for n, k in shapes for g in groups for t in GROUPS[g] if not t.fold or G.can_fold(rec))))
+    recs = [dataclasses.replace(rec, defines=tuple(rec.defines) + v) for v in variants]
+    warmup(list(dict.fromkeys(G.kernel_spec(r, G.fit_tile(t, rec, smem, G.padded_k(k, rec) // rec.ku))
+                              for n, k in shapes for g in groups for t in GROUPS[g] if not t.fold or G.can_fold(rec)
+                              for r in recs)))
     timer, stream = CudaGraphTimer(dev), StreamReader(dev)
     rows = []
     for n, k in shapes:
@@ -331,10 +343,12 @@ def main():
                     if t.fold and not G.can_fold(rec):
                         continue  # (no group scales over whole blocks: nothing to fold)
                     t = G.fit_tile(t, rec, smem, pw0.kp // rec.ku)
-                    for c_sm, cl in [(c_sm, cl) for c_sm in (ctas_list if not t.stream else [1]) for cl in cl_list]:
-                        if any(c["tile"] == t and c["ctas"] == c_sm and c["cl"] == cl for c in cands):
+                    for c_sm, cl, vi in [(c_sm, cl, vi) for c_sm in (ctas_list if not t.stream else [1]) for cl in cl_list
+                                         for vi in range(len(recs))]:
+                        if any(c["tile"] == t and c["ctas"] == c_sm and c["cl"] == cl and c["vi"] == vi for c in cands):
                             continue
-                        Ls = [G.Launcher(pw, [(1, None, t)], sm, max_split=16 if m <= 64 or c_sm > 1 else 1,
+                        Ls = [G.Launcher(G.PackedWeight(**{**pw.__dict__, "recipe": recs[vi]}) if vi else pw,
+                                         [(1, None, t)], sm, max_split=16 if m <= 64 or c_sm > 1 else 1,
                                          smem_per_sm=smem_sm, cluster_split=cl) for pw in pws]
                         for L in Ls:  # (0: the launcher's own choice, Launcher.ctas_for)
                             L.ctas_per_sm = c_sm or None
@@ -343,7 +357,7 @@ def main():
                         torch.cuda.synchronize()
                         err = float((y.float() - ref).abs().max() / ref.abs().max())
                         cz = Ls[0]._by_m[m][7]
-                        cands.append({"tile": t, "ctas": c_sm, "cl": cl, "cz": cz, "split": Ls[0]._by_m[m][1][2], "Ls": Ls,
+                        cands.append({"tile": t, "ctas": c_sm, "cl": cl, "cz": cz, "vi": vi, "split": Ls[0]._by_m[m][1][2], "Ls": Ls,
                                       "err": err, "samples": [], "ratios": []})
             # (a graph per candidate and round, released after its sample: the split-K
             # workspace a graph captured must not be reallocated under it)
@@ -368,9 +382,11 @@ def main():
                 flag = "  BAD" if not c["err"] < 5e-3 else ""
                 print(f"    {c['us']:8.2f} us  x{c['us'] / t_stream:5.2f} stream  {c['ratio']:5.3f} x base  "
                       f"spread {(max(c['samples']) - min(c['samples'])) / c['us']:4.2f}  err {c['err']:.1e}{flag}  "
-                      f"ctas/SM {c['ctas']}  split {c['split']} cluster {c['cz']}  {c['tile'].to_dict()}", flush=True)
+                      f"ctas/SM {c['ctas']}  split {c['split']} cluster {c['cz']}  {c['tile'].to_dict()}"
+                      + (f"  defines {variants[c['vi']]}" if variants[c['vi']] else ""), flush=True)
             rows.append({"n": n, "k": k, "m": m, "stream_us": t_stream,
                          "cands": [{"tile": c["tile"].to_dict(), "ctas": c["ctas"], "split": c["split"], "cluster": c["cz"],
+                                    "defines": variants[c["vi"]],
                                     "us": c["us"], "ratio": c["ratio"],
                                     "samples": c["samples"], "err": c["err"]} for c in cands]})
         del pws
