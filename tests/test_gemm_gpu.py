@@ -435,12 +435,11 @@ def test_stream_tiles_rings(scheme, k, bf16, ring):
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_register_rings_warp_layouts(scheme, k, bf16):
     """The register rings' turn-by-turn activations with one warp per K run (a warp's own lanes wait
-    for them: the planner's short-K tile), with four (a named barrier of 128 threads: the wide
-    tile) and, for one token, four warps with a copy each (each waits for its own), 1-16 tokens,
-    split K."""
+    for them: the planner's short-K tile) and with four (a named barrier of 128 threads: the wide
+    tile, from one token on), 1-16 tokens, split K."""
     from humming_nvidia import gemm_mma_sync as G
 
-    tiles = [(1, 1, G.Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)),  # one token: a copy per warp
+    tiles = [(1, 1, G.Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)),  # one token, four warps per K run
              (2, 8, G.Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)),
              (9, None, G.Tile(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2))]
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 9, 16), smem_per_sm=64 * 1024)

@@ -281,20 +281,11 @@ def ring_slice_step(recipe: Recipe, tile: Tile) -> int:
     return fp // math.gcd(fp, tile.wk)
 
 
-def stream_x_rows(tile: Tile, m: int, recipe: Recipe) -> int:
-    """Activation rows a stream-tile launch stages per K slice: min(BM, M), or, for one token on a
-    register ring that loads its activations turn by turn (cp.async) with WN > 1 warps per K run,
-    WN (each warp its own copy: GemmMmaSync::run_ring)."""
-    if m == 1 and tile.stream == 4 and tile.wn > 1 and recipe.cp_async:
-        return tile.wn
-    return min(tile.bm, m)
-
-
 def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     """Dynamic shared memory of one stream-tile launch: the activation slice of
-    stream_x_rows rows or the WK partial tiles, whichever is larger, then the
+    min(BM, M) rows or the WK partial tiles, whichever is larger, then the
     weight rings (mirrors GemmMmaSync::run_stream / run_ring)."""
-    head = -(-max(stream_x_rows(tile, m, recipe) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
+    head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
     return head + stream_ring_bytes(tile, recipe)
 
 
@@ -917,7 +908,7 @@ class Launcher:
         per SM (``occupancy`` for ring tiles), and slices whose activations fit
         ``STREAM_SMEM_CAP`` (ring tiles: their share of the SM's shared memory, in
         whole fold chunks). The launch has ceil(ksteps / this) slices, none empty."""
-        rows = stream_x_rows(tile, m, self.packed.recipe)
+        rows = min(tile.bm, m)
         cap = STREAM_SMEM_CAP
         ctas = self.stream_ctas_per_sm
         if tile.stream >= 3:  # `occupancy` CTAs per SM, each with its activations and rings

@@ -973,9 +973,8 @@ struct GemmMmaSync {
   // This lane's ldmatrix addresses of the activations of block 0 (at `base`, as
   // stage_x lays them out): MT == 1: k16 tiles (2h, 2h + 1) per x4 (b_off[0..1]);
   // MT == 2: one k16 tile, both 8-token groups per x4. Rows past the valid ones
-  // read the last valid row; `pin` >= 0: every row reads row `pin` (a warp's own copy
-  // of a single token, see run_ring).
-  static HUMMING_DEVICE void stream_x_offsets(u32 base, int rows, int slice, u32 (&b_off)[4], int pin = -1) {
+  // read the last valid row.
+  static HUMMING_DEVICE void stream_x_offsets(u32 base, int rows, int slice, u32 (&b_off)[4]) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
@@ -987,7 +986,7 @@ struct GemmMmaSync {
         row = (lane >> 4) * 8 + (lane & 7);
         chunk = kt * 2 + ((lane >> 3) & 1);
       }
-      row = pin >= 0 ? pin : row < rows ? row : rows - 1;
+      row = row < rows ? row : rows - 1;
       b_off[kt] = base + row * slice * 128 + ((chunk ^ (row & 7)) * 16);
     }
   }
@@ -1207,15 +1206,7 @@ struct GemmMmaSync {
 
     // ---- shared memory: activations (rows x nkb blocks, swizzled 16-byte chunks;
     // later the partial tiles), then the warps' rings
-    // XTURN with a single token and WN warps per K run: each warp stages its own copy of the
-    // token's activations (row slot wn, read for every row of its MMAs), so a turn waits for
-    // the warp's own copies only (__syncwarp, no named barrier across the WN warps)
-#ifndef HUMMING_X_SHARED_ONE  // (diagnostic builds: -DHUMMING_X_SHARED_ONE shares one copy, as for M > 1)
-    const bool one = XTURN && WN > 1 && p.M == 1;
-#else
-    const bool one = false;
-#endif
-    const int rows_alloc = one ? WN : p.M < BM ? p.M : BM;
+    const int rows_alloc = p.M < BM ? p.M : BM;
     const int x_bytes = rows_alloc * slice * 128;
     const u32 base = ptx::smem_addr(smem);
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
@@ -1311,13 +1302,12 @@ struct GemmMmaSync {
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
             d < n && d / G64 < gleft);
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
-    const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + (one ? 0 : wn)) * p.lda + xcol;
+    const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
     const int xleft = p.K - xcol;
-    const int xrows = one ? wn + 1 : rows;  // (stage_x_turn's rows wn, wn + WN, ... below this)
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn(xs, p.lda, xleft, base, xrows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
+      stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1330,7 +1320,7 @@ struct GemmMmaSync {
     ptx::trace_at(p.trace, 2);  // (the activations staged; XTURN: the first turn's copies issued)
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
-    stream_x_offsets(base + lo * 128, rows, slice, b_off, one ? wn : -1);
+    stream_x_offsets(base + lo * 128, rows, slice, b_off);
 
     float acc[NT][MT][4], corr[MT][4];
     PT part[KC][NT][MT][4];
@@ -1349,9 +1339,8 @@ struct GemmMmaSync {
     auto turn = [&](int j0, const u32* wturn, const char* sturn, int nl, int gl, const bool CHECKED) {
       if constexpr (XTURN) {  // this turn's activations landed (this thread's copies, then its group's),
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
-        if (one) __syncwarp();
-        else x_group_sync(wk);
-        stage_x_turn(xs, p.lda, xleft, base, xrows, slice, lo, n, j0 + RING, wn);
+        x_group_sync(wk);
+        stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, j0 + RING, wn);
       }
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
