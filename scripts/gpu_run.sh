@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,18 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    stage) # the register rings' turn-by-turn activation copies in straight-line code for a warp's first row: the
+           # ring GPU tests, the planner's one-token ring tiles against the earlier loop (gpu_sweep.py --defines
+           # HUMMING_X_TURN_OLD: the earlier loop, in the working tree of that run only), warp stalls of the int4
+           # long-K ring (measured: int4 2-4 % faster on the three ring shapes, the int2 long-K ring 4 % slower)
+           timeout 150 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "(stream_tiles_rings and lean-registers) or warp_layouts or programmatic" 2>&1 \
+             | tee "$OUT/stage_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x14336,8192x8192 --m 1 --groups one \
+             --defines ",HUMMING_X_TURN_OLD" --clusters 8 --rounds 5 --json "$OUT/stage.json" 2>&1 | tee "$OUT/stage.log" | cut -c1-190
+           timeout 60 python3 scripts/gpu_sweep.py --shapes 8192x8192 --m 1 --groups one2 --weight int2 \
+             --defines ",HUMMING_X_TURN_OLD" --clusters 8 --rounds 5 --json "$OUT/stage2.json" 2>&1 | tee "$OUT/stage2.log" | cut -c1-190
+           SHAPE=8192x8192 bash scripts/gpu_ncu.sh "Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)" 2>&1 | tee "$OUT/stage_ncu.log" ;;
     one)   # one token on the register rings: a copy of the activations per warp (no named barrier per turn): the
            # ring GPU tests, the planner's ring tiles both ways (gpu_sweep.py --defines), the issue-6 M=1 rows, int2
            # (measured 6-9 % slower than the shared copy on every tile: reverted; commit 0b733c3 holds the build)

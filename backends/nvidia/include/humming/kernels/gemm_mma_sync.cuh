@@ -941,22 +941,30 @@ struct GemmMmaSync {
   // other CTAs then find them there (H200, M=1, traced: 2-10 % faster than through L2 only;
   // requesting two turns ahead instead of one gained nothing). `xs`: the lane's first piece of
   // row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane); `kleft`: the columns of the row
-  // from there on (zero-filled past them).
-  static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 base, int rows, int slice, int lo,
-                                          int n, int j0, int wn) {
+  // from there on (zero-filled past them); `xdst`: where that piece goes (x_turn_dst). The
+  // warp's first row takes straight-line code (one token: the only one), further rows a loop.
+  static HUMMING_DEVICE u32 x_turn_dst(u32 base, int slice, int lo, int r) {
+    const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
+    return base + r * slice * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
+  }
+  static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int slice,
+                                          int lo, int n, int j0, int wn) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
     const int lane = threadIdx.x & 31;
-    for (int r = wn; r < rows; r += WN) {
+    auto row = [&](u32 dst, const u16* src) {
 #pragma unroll
       for (int u = 0; u < (PR + 31) / 32; ++u) {
         const int q = lane + 32 * u;
         if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
-          const int c = (lo + j0) * 8 + q;  // the piece's place in the row of the slice
           const int kk = (j0 * 8 + 32 * u) * 8;
-          ptx::cp_async16_ca_if(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r - wn) * lda + kk,
-                                kk < kleft);
+          ptx::cp_async16_ca_if(dst + j0 * 128 + 32 * u * 16, src + kk, kk < kleft);
         }
       }
+    };
+    if (wn < rows) {
+      row(xdst, xs);
+#pragma unroll 1
+      for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, slice, lo, r), xs + static_cast<i64>(r - wn) * lda);
     }
     ptx::cp_async_commit();
   }
@@ -1304,10 +1312,11 @@ struct GemmMmaSync {
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
     const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
     const int xleft = p.K - xcol;
+    const u32 xdst = x_turn_dst(base, slice, lo, wn);
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
+      stage_x_turn(xs, p.lda, xleft, xdst, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1340,7 +1349,7 @@ struct GemmMmaSync {
       if constexpr (XTURN) {  // this turn's activations landed (this thread's copies, then its group's),
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
-        stage_x_turn(xs, p.lda, xleft, base, rows, slice, lo, n, j0 + RING, wn);
+        stage_x_turn(xs, p.lda, xleft, xdst, base, rows, slice, lo, n, j0 + RING, wn);
       }
       const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
       const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
