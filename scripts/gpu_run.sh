@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,20 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    dec2b) # 2-bit codes at one token after the straight-line activation copies: ring tiles ranked (gpu_sweep.py dec2b)
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int2 --group 128 \
+             --groups dec2b --clusters 8 --rounds 5 --json "$OUT/dec2b.json" 2>&1 | tee "$OUT/dec2b.log" | cut -c1-190 ;;
+    l2pf)  # (diagnostic) a bulk L2 prefetch per ring turn, 2, 4 or 8 turns ahead of the register ring (build define
+           # HUMMING_RING_L2PF, in the working tree of that run only): the planner's one-token ring tiles (measured:
+           # int4 5-20 % slower at every distance, int2 within 2 %: dropped), then ncu of 28672x8192's warpgroup tile
+           timeout 150 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x14336,8192x8192 --m 1 --groups one \
+             --defines ",HUMMING_RING_L2PF=2,HUMMING_RING_L2PF=4,HUMMING_RING_L2PF=8" --clusters 8 --rounds 5 \
+             --json "$OUT/l2pf.json" 2>&1 | tee "$OUT/l2pf.log" | cut -c1-190
+           timeout 60 python3 scripts/gpu_sweep.py --shapes 8192x8192 --m 1 --groups one2 --weight int2 \
+             --defines ",HUMMING_RING_L2PF=2,HUMMING_RING_L2PF=4" --clusters 8 --rounds 5 --json "$OUT/l2pf2.json" 2>&1 \
+             | tee "$OUT/l2pf2.log" | cut -c1-190
+           echo "== 28672x8192 M=1, the planner's tile (ncu)"
+           SHAPE=28672x8192 bash scripts/gpu_ncu.sh "" 2>&1 | tee "$OUT/l2pf_ncu.log" ;;
     stage) # the register rings' turn-by-turn activation copies in straight-line code for a warp's first row: the
            # ring GPU tests, the planner's one-token ring tiles against the earlier loop (gpu_sweep.py --defines
            # HUMMING_X_TURN_OLD: the earlier loop, in the working tree of that run only), warp stalls of the int4

@@ -267,6 +267,11 @@ GROUPS = {
     # one copy the WN warps of a K run share behind a named barrier)
     "one": [T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)],
     "one2": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)],
+    # 2-bit codes at one token after the straight-line activation copies: the planner's long-K ring (64-register
+    # floor, two CTAs per SM) against eight-warp rings of two (no floor needed) and four CTAs per SM, the wide ring
+    "dec2b": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2),
+              T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=4), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
+              T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=4)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
