@@ -566,6 +566,31 @@ def test_ring_launches_split_for_the_ctas_that_fit(tmp_path, weight, group):
     assert seen, "no ring tile planned"
 
 
+@pytest.mark.parametrize("scheme", [WeightScheme("int2", "group", 128), WeightScheme("int2", "group", 256),
+                                    WeightScheme("int2", "channel", scale_fmt="fp32")], ids=lambda s: s.describe())
+def test_two_bit_register_rings_hold_their_register_floor(tmp_path, scheme):
+    """2-bit codes are dequantized on the ring (not raw), yet min_blocks budgets them: a ring of 16
+    warps for two CTAs per SM compiles within the 64 registers that leaves, without spills, so the
+    launch splits K for the two CTAs the tile promises (resident_ctas) and runs in one wave. Without
+    the floor it took 107 registers: one CTA per SM, two waves on the H200 (11.1 against 9.7 us).
+    Variants outside the budget keep no floor: 2-bit groups of 64 (a fold per block) and 2-bit and
+    1-bit codes in bf16 spill at 64 registers."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    tile = G.Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
+    assert not G.lean_stream(rec) and G.stream_work_regs(rec, tile) is not None
+    assert G.min_blocks(rec, tile) == 2 and G.resident_ctas(rec, tile) == 2
+    usage = I.resource_usage(rt.kernel(G.kernel_spec(rec, tile)).cubin)["humming_entry"]
+    assert usage["REG"] <= 64 and usage["LOCAL"] == 0 and usage["STACK"] == 0, usage
+    assert G.resident_ctas(rec, tile, usage["REG"]) == 2
+    for fmt, group, bf16 in (("int2", 64, False), ("int2", 128, True), ("int1", 128, True)):
+        other = G.recipe_for(WeightScheme(fmt, "group", group), bf16=bf16, out_bf16=bf16, caps_cp_async=True,
+                             k8mma=False, target="sm_90a")
+        assert G.stream_work_regs(other, tile) is None and G.min_blocks(other, tile) == 1
+
+
 def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     """HUMMING_TRACE builds (scripts/gpu_trace.py) of a ring tile and a warpgroup tile read the global
     timer at their events (entry, the wait, the staged activations for the ring, the loop's end, the

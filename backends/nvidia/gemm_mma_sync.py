@@ -331,13 +331,14 @@ def stream_work_regs(recipe: Recipe, tile: Tile) -> int | None:
     """The working registers (besides the ring) that a stream tile's kernel for ``recipe`` needs
     per thread, where min_blocks may budget them; None where it may not (no floor). The lean
     variants (raw integer codes, no zero points, at most one scale entry per block): about 48
-    (one token per warp) or 72, 8 more for codes gathered from planes. 2-bit codes dequantized on
-    register rings (stream 4) of at most 8 tokens per warp, without zero points, per channel or
-    in groups of whole 64-column blocks (bf16: 128): about 52 (measured: at the 64-register floor
-    of two 512-thread CTAs, a ring of 4 x 3 words, they spill nothing; 1-bit codes in bf16, bf16
-    groups of 64 and the shared-memory rings (stream 3) of 2-bit codes spill 8-16 bytes there). Zero points and the other variants
-    keep whatever registers they need: a floor that forces ptxas below their working set spills
-    (the compile tests check that no planned variant does)."""
+    (one token per warp) or 72, 8 more for codes gathered from planes. 2-bit codes in fp16
+    dequantized on register rings (stream 4) of at most 8 tokens per warp, without zero points,
+    per channel or in groups of whole pairs of 64-column blocks: about 52 (measured: at the
+    64-register floor of two 512-thread CTAs, a ring of 4 x 3 words, they spill nothing; groups
+    of 64 (a fold per block), bf16 codes of 1 and 2 bits, and the shared-memory rings (stream 3)
+    of 2-bit codes spill 8-16 bytes there).
+    Zero points and the other variants keep whatever registers they need: a floor that forces
+    ptxas below their working set spills (the compile tests check that no planned variant does)."""
     if not tile.stream:
         return None
     if lean_stream(recipe):
@@ -345,9 +346,8 @@ def stream_work_regs(recipe: Recipe, tile: Tile) -> int | None:
         if recipe.bits not in (1, 2, 4, 8):  # (gathered from planes: more live words; int7 per channel
             work += 8                        # spilled 8-16 bytes at the 85-register floor of three CTAs)
         return work
-    if (tile.stream == 4 and tile.bm <= 8 and recipe.bits == 2 and not recipe.wfloat and not recipe.zp
-            and not recipe.via_fp32 and not recipe.op8
-            and (not recipe.gscale or recipe.group % (64 if not recipe.bf16 else 128) == 0)):
+    if (tile.stream == 4 and tile.bm <= 8 and recipe.bits == 2 and not recipe.bf16 and not recipe.wfloat
+            and not recipe.zp and not recipe.via_fp32 and not recipe.op8 and (not recipe.gscale or recipe.group % 128 == 0)):
         return 52
     return None
 
@@ -1072,6 +1072,11 @@ DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,
 #: int8 per channel 1.0x)
 DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
+#: ... and for 2-bit codes (dequantized on the ring: not raw), 8 warps of four along K, two CTAs
+#: per SM with no register floor needed (H200, gpu_sweep.py dec2b, int2 g128 M=1 kernel alone:
+#: 8192x8192 10.04 -> 9.70 us, 4096x14336 10.04 -> 9.55; before this session's register floor
+#: for DECODE_LONG_K, 16 warps of 107 registers ran one CTA per SM in two waves: 11.1 us)
+DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
 #: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
 #: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
 #: the planner took): M=64 8192x8192 45.8 (52.5), 28672x8192 68.0 (~129); M=128 4096x4096 with
@@ -1457,7 +1462,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # (codes gathered from two or three planes need more working registers than the 64 that two
             # CTAs of 512 threads leave: one CTA per SM (H200, int3 g128 M=1: 4096x14336 17.0 us against
             # 20.2 with two, 8192x8192 21.5 against 20.4, which spilled 16 bytes)
-            nominal = DECODE_LONG_K if recipe.bits in (1, 2, 4, 8) else replace(DECODE_LONG_K, occupancy=1)
+            nominal = (DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_LONG_K if recipe.bits in (1, 4, 8)
+                       else replace(DECODE_LONG_K, occupancy=1))
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4

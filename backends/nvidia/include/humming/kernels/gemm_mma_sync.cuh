@@ -941,8 +941,9 @@ struct GemmMmaSync {
   // other CTAs then find them there (H200, M=1, traced: 2-10 % faster than through L2 only;
   // requesting two turns ahead instead of one gained nothing). `xs`: the lane's first piece of
   // row wn (x + (m0 + wn) lda + (kb_begin + lo) 64 + 8 lane); `kleft`: the columns of the row
-  // from there on (zero-filled past them); `xdst`: where that piece goes (x_turn_dst). The
-  // warp's first row takes straight-line code (one token: the only one), further rows a loop.
+  // from there on (zero-filled past them); `xdst`: where that piece goes (x_turn_dst). With
+  // WN > 1 the warp's first row takes straight-line code (one token: the only one), further
+  // rows a loop.
   static HUMMING_DEVICE u32 x_turn_dst(u32 base, int slice, int lo, int r) {
     const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
     return base + r * slice * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
@@ -961,7 +962,21 @@ struct GemmMmaSync {
         }
       }
     };
-    if (wn < rows) {
+    if constexpr (WN == 1) {  // (one warp per K run: the plain loop, which keeps the short-K tile of eight
+      // slots within its 128 registers; the straight-line first row spills 8-24 bytes there)
+      for (int r = 0; r < rows; ++r) {
+#pragma unroll
+        for (int u = 0; u < (PR + 31) / 32; ++u) {
+          const int q = lane + 32 * u;
+          if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
+            const int c = (lo + j0) * 8 + q;  // the piece's place in the row of the slice
+            const int kk = (j0 * 8 + 32 * u) * 8;
+            ptx::cp_async16_ca_if(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r) * lda + kk,
+                                  kk < kleft);
+          }
+        }
+      }
+    } else if (wn < rows) {
       row(xdst, xs);
 #pragma unroll 1
       for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, slice, lo, r), xs + static_cast<i64>(r - wn) * lda);
