@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,9 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    w28)   # 28672x8192 at one token: the warpgroup tile against register rings (gpu_sweep.py w28, kernel alone)
+           timeout 150 python3 scripts/gpu_sweep.py --shapes 28672x8192 --m 1 --groups w28 --clusters 8 --rounds 5 \
+             --json "$OUT/w28.json" 2>&1 | tee "$OUT/w28.log" | cut -c1-200 ;;
     sm1)   # the issue-6 one-token int4 rows again, five repeats (the first sfinal run's ring rows spread 5-8 %)
            timeout 150 humming bench --shapes 14336x4096,4096x14336,8192x8192,4096x4096,28672x8192 --m 1 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 5 --no-plot --no-jit \
