@@ -273,10 +273,9 @@ GROUPS = {
               T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=4), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2),
               T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=4)],
     # 28672x8192 at one token after the straight-line activation copies: the planner's warpgroup tile against
-    # register rings of 112 (7 warps), 128 (8 warps), 64 (the wide ring) and 96 rows
+    # register rings of 112 (7 warps), 128 (8 warps) and 64 rows (the wide ring)
     "w28": [T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 112, 64, 1, 7, 1, 4, stream=4, occupancy=2),
-            T(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2),
-            T(8, 96, 64, 1, 6, 1, 4, stream=4, occupancy=2)],
+            T(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
