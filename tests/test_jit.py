@@ -451,6 +451,31 @@ def test_native_launch_entry_passes_every_argument_to_cuLaunchKernel(monkeypatch
 
 
 @pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+class _LaunchAttr(ctypes.Structure):  # (72 bytes, as cuda.h's CUlaunchAttribute)
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
+                ("rest", ctypes.c_char * 52)]
+
+
+class _LaunchConfig(ctypes.Structure):  # (cuda.h's CUlaunchConfig)
+    _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_LaunchAttr)),
+                ("nattrs", ctypes.c_uint)]
+
+
+def _record_launch_ex():
+    """A recording stand-in for cuLaunchKernelEx: (the calls seen, the C callback). Each call reads the
+    config back as (grid + block + shared memory, stream, [(attribute id, value words)], function,
+    argument array, extra)."""
+    seen = []
+
+    def fake(cfg, fn, params, extra):
+        c = ctypes.cast(cfg, ctypes.POINTER(_LaunchConfig)).contents
+        seen.append((tuple(c.dims), c.stream, [(c.attrs[i].id, tuple(c.attrs[i].value)) for i in range(c.nattrs)],
+                     fn, params, extra))
+        return 0
+
+    return seen, ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+
+
 def test_native_pdl_entry_passes_the_launch_config_to_cuLaunchKernelEx(monkeypatch, tmp_path):
     """launch_pdl builds cuda.h's CUlaunchConfig (grid, block, shared memory, stream) with one
     attribute, programmatic stream serialization (id 6) set to 1, and calls cuLaunchKernelEx with
@@ -460,29 +485,13 @@ def test_native_pdl_entry_passes_the_launch_config_to_cuLaunchKernelEx(monkeypat
     if mod is None and "Python headers" in (native.reason or ""):
         pytest.skip(native.reason)
     assert mod is not None, native.reason
-
-    class Attr(ctypes.Structure):
-        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
-                    ("rest", ctypes.c_char * 60)]
-
-    class Config(ctypes.Structure):
-        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
-                    ("nattrs", ctypes.c_uint)]
-
-    seen = []
-
-    def fake(cfg, fn, params, extra):
-        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
-        a = [(c.attrs[i].id, c.attrs[i].value) for i in range(c.nattrs)]
-        seen.append((tuple(c.dims), c.stream, a, fn, params, extra))
-        return 0
-
-    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    assert ctypes.sizeof(_LaunchAttr) == 72
+    seen, cb = _record_launch_ex()
     with pytest.raises(RuntimeError, match="set_entry_ex"):
         mod.launch_pdl(0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0)
     mod.set_entry_ex(ctypes.cast(cb, ctypes.c_void_p).value)
     assert mod.launch_pdl(0xF00D, 7, 2, 3, 256, 1, 1, 65536, 0x5EED, 0xA0A0) == 0
-    assert seen[-1] == ((7, 2, 3, 256, 1, 1, 65536), 0x5EED, [(6, 1)], 0xF00D, 0xA0A0, None)
+    assert seen[-1] == ((7, 2, 3, 256, 1, 1, 65536), 0x5EED, [(6, (1, 0, 0))], 0xF00D, 0xA0A0, None)
     with pytest.raises(TypeError, match="10 arguments"):
         mod.launch_pdl(1, 2, 3)
     with pytest.raises(ValueError, match="null address"):
@@ -512,29 +521,11 @@ def test_native_ex_entry_passes_programmatic_launch_and_cluster_attributes(monke
     if mod is None and "Python headers" in (native.reason or ""):
         pytest.skip(native.reason)
     assert mod is not None, native.reason
-
-    class Attr(ctypes.Structure):  # (72 bytes, as cuda.h's CUlaunchAttribute)
-        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
-                    ("rest", ctypes.c_char * 52)]
-
-    class Config(ctypes.Structure):
-        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
-                    ("nattrs", ctypes.c_uint)]
-
-    assert ctypes.sizeof(Attr) == 72
-    seen = []
-
-    def fake(cfg, fn, params, extra):
-        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
-        seen.append((tuple(c.dims), c.stream, [(c.attrs[i].id, tuple(c.attrs[i].value)) for i in range(c.nattrs)],
-                     fn, params))
-        return 0
-
-    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    seen, cb = _record_launch_ex()
     mod.set_entry_ex(ctypes.cast(cb, ctypes.c_void_p).value)
     dims = (64, 1, 3, 128, 1, 1, 54272)
     assert mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 1, 3) == 0
-    assert seen[-1] == (dims, 0x5EED, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D, 0xA0A0)
+    assert seen[-1][:5] == (dims, 0x5EED, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D, 0xA0A0)
     assert mod.launch_ex(0xF00D, *dims, None, 0xA0A0, 0, 3) == 0
     assert seen[-1][1] is None and seen[-1][2] == [(4, (1, 1, 3))]
     assert mod.launch_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 0, 1) == 0 and seen[-1][2] == []
@@ -549,22 +540,7 @@ def test_ctypes_ex_launcher_passes_the_same_attributes(monkeypatch):
     stand-in for libcuda's cuLaunchKernelEx); without libcuda's symbol it reports CUDA_ERROR_NOT_SUPPORTED."""
     from humming.jit import driver, native
 
-    class Attr(ctypes.Structure):
-        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 3),
-                    ("rest", ctypes.c_char * 52)]
-
-    class Config(ctypes.Structure):
-        _fields_ = [("dims", ctypes.c_uint * 7), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attr)),
-                    ("nattrs", ctypes.c_uint)]
-
-    seen = []
-
-    def fake(cfg, fn, params, extra):
-        c = ctypes.cast(cfg, ctypes.POINTER(Config)).contents
-        seen.append((tuple(c.dims), [(c.attrs[i].id, tuple(c.attrs[i].value)) for i in range(c.nattrs)], fn))
-        return 0
-
-    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(fake)
+    seen, cb = _record_launch_ex()
     entry = ctypes.cast(cb, type(ctypes.CDLL(None).abs))  # (a foreign-function pointer, as a library symbol is)
 
     class Lib:
@@ -576,8 +552,8 @@ def test_ctypes_ex_launcher_passes_the_same_attributes(monkeypatch):
     monkeypatch.setattr(driver, "_launch_ex_fn", None)
     dims = (64, 1, 3, 128, 1, 1, 54272)
     assert driver.launch_raw_ex(0xF00D, *dims, 0x5EED, 0xA0A0, 1, 3) == 0
-    assert seen[-1] == (dims, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D)
-    assert driver.launch_any(0xF00D, *dims, 0x5EED, 0xA0A0, False, 2) == 0 and seen[-1][1] == [(4, (1, 1, 2))]
+    assert (seen[-1][0], seen[-1][2], seen[-1][3]) == (dims, [(6, (1, 0, 0)), (4, (1, 1, 3))], 0xF00D)
+    assert driver.launch_any(0xF00D, *dims, 0x5EED, 0xA0A0, False, 2) == 0 and seen[-1][2] == [(4, (1, 1, 2))]
 
     class NoSymbol:
         pass
