@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,42 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    r16)   # 9-16 and 2-8 tokens: register rings with turn-by-turn activations against the planner's warpgroup tiles
+           # (gpu_sweep.py r16 at M=16, r8 at M=8 and 4; kernel alone). Measured: 16-token rings 1.7-2x slower than
+           # WG_16_DEEP (two MMA columns and their corrections per block; K split 5-10 ways for the activations'
+           # shared memory); 8 tokens 1.3x slower on 8192x8192 (K split three ways: the 63 KB cap), 4 tokens 10 % faster
+           timeout 300 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16 \
+             --groups r16 --clusters 8 --rounds 5 --json "$OUT/r16.json" 2>&1 | tee "$OUT/r16.log" | cut -c1-190
+           timeout 240 python3 scripts/gpu_sweep.py --shapes 8192x8192,28672x8192,4096x14336 --m 8,4 \
+             --groups r8 --clusters 8 --rounds 5 --json "$OUT/r8.json" 2>&1 | tee "$OUT/r8.log" | cut -c1-190 ;;
+    rfinal) # after the planner's register rings for 2-8 tokens (decode_ring_tile): the planner's GPU tests of the int4 /
+           # uint4 formats (M = 5 on the rings), then the issue-6 int4 rows at 1, 2, 4, 8 tokens with cuBLAS
+           timeout 120 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "weight_formats and (int4 or uint4)" 2>&1 | tee "$OUT/rfinal_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,2,4,8 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/rfinal-int4" 2>&1 | tee "$OUT/rfinal-int4.log" | grep -E "^(== |[1248] )|stream " ;;
+    rcap)  # after the 96 KB activation cap of the register rings on cp.async targets (RING_XTURN_CAP): the
+           # GPU tests of the ring paths, then gpu_sweep.py r4 at 2-8 tokens on four issue-6 shapes, r4 / r4u for
+           # int2 g128 and int4 per channel on 8192x8192 at 2, 4, 8 (63 passed; the rings' figures in
+           # gemm_mma_sync.RING_DECODE_MAX's comment: the planner's rule for 2-8 tokens)
+           timeout 240 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "stream_tiles or warp_layouts or steady_state or large_shapes" 2>&1 | tee "$OUT/rcap_tests.log" | tail -2
+           timeout 200 python3 scripts/gpu_sweep.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 \
+             --m 2,3,4,5,6,7,8 --groups r4 --clusters 8 --rounds 3 --json "$OUT/rcap.json" >/dev/null 2>&1
+           timeout 60 python3 scripts/gpu_sweep.py --shapes 8192x8192 --m 2,4,8 --groups r4 --weight int2 --group 128 \
+             --clusters 8 --rounds 3 --json "$OUT/rcap-int2.json" >/dev/null 2>&1
+           timeout 60 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 2,4,8 --groups r4u --weight int4 \
+             --group 0 --clusters 8 --rounds 3 --json "$OUT/rcap-int4c.json" >/dev/null 2>&1
+           python3 scripts/sweep_table.py "$OUT"/rcap*.json ;;
+    r4)    # 2-6 tokens: the one-token rings against the warpgroup decode tiles on the five issue-6 shapes
+           # (gpu_sweep.py r4, kernel alone), then ncu of the wide ring on 8192x8192 at M = 1, 4, 8. Measured: the rings
+           # 4-20 % faster except on 28672x8192 and where the 63 KB activation cap split K past one wave (ncu: the
+           # wide ring at M=8, three slices, 5.0 M instructions against 3.6 M at M=1, DRAM at 34 % against 49 %)
+           timeout 300 python3 scripts/gpu_sweep.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+             --m 2,3,4,5,6 --groups r4 --clusters 8 --rounds 4 --json "$OUT/r4.json" 2>&1 | tee "$OUT/r4.log" | cut -c1-170
+           for m in 1 4 8; do echo "== ncu DECODE_INT4_WIDE 8192x8192 M=$m"
+             SHAPE=8192x8192 bash scripts/gpu_ncu.sh "Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)" $m 2>&1 | tee -a "$OUT/r4_ncu.log"; done ;;
     w28)   # 28672x8192 at one token: the warpgroup tile against register rings (gpu_sweep.py w28, kernel alone)
            timeout 150 python3 scripts/gpu_sweep.py --shapes 28672x8192 --m 1 --groups w28 --clusters 8 --rounds 5 \
              --json "$OUT/w28.json" 2>&1 | tee "$OUT/w28.log" | cut -c1-200 ;;

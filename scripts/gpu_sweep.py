@@ -276,6 +276,21 @@ GROUPS = {
     # register rings of 112 (7 warps), 128 (8 warps) and 64 rows (the wide ring)
     "w28": [T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 112, 64, 1, 7, 1, 4, stream=4, occupancy=2),
             T(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)],
+    # 9-16 tokens: the planner's warpgroup tiles against register rings of 16 tokens per warp (two MMA columns),
+    # whose activations come turn by turn (XTURN) since the sixteenth session (before, every CTA staged its whole
+    # K slice of 16 rows first: 24-29 us on 8192x8192)
+    "r16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1),
+            T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2),
+            T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1), T(16, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
+            T(16, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)],
+    # 2-8 tokens: the same question for the eight-token warpgroup tiles
+    "r8": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2),
+           T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)],
+    # 2-6 tokens: the eight-token warpgroup tiles against the one-token register rings of each shape
+    "r4": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1), G.DECODE_INT4_WIDE,
+           G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
+    # the same for layers whose group scales do not fold (per channel): the unfolded warpgroup tiles
+    "r4u": [G.WG_DECODE, G.WG_DECODE_TWO, G.DECODE_INT4_WIDE, G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
