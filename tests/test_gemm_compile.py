@@ -292,7 +292,8 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
     STREAM_SMEM_CAP (rounding the slice count must not push a slice over it; seen
     as CUDA_ERROR_INVALID_VALUE for BM=16, WK=8 at K=8192). Ring tiles: slices of
     whole fold chunks, within the kernel's shared memory, and ``occupancy`` CTAs of
-    them fit an SM (H200: 228 KB)."""
+    them fit an SM (H200: 228 KB); register rings on cp.async targets take up to
+    RING_XTURN_CAP, so that up to 6 tokens over K <= 8192 split K no further than one token."""
     import types
 
     from humming_nvidia import gemm_mma_sync as G
@@ -312,7 +313,7 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
             fp = G.ring_fold_period(rec) if t.stream >= 3 else 1
             for kp in range(128, 65537, 384):
                 ks = -(-kp // t.bk)
-                for m in (1, 3, 8, 16):
+                for m in (1, 3, 6, 8, 16):
                     for n_tiles in (8, 256, 1024):
                         for cap in (1, 16):
                             per = L.stream_split(t, m, 1, n_tiles, ks, cap)
@@ -321,7 +322,9 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                             assert (per * t.wk) % fp == 0, (t, rec, kp, m, per)
                             smem = G.stream_smem(t, m, per * t.wk, rec)
                             assert smem <= G.smem_bytes(rec, t), (t, kp, m, s)
-                            if t.stream == 3:
+                            if G.x_turns(rec, t) and m <= 6 and kp <= 8192 and n_tiles >= 256:
+                                assert s == -(-ks // L.stream_split(t, 1, 1, n_tiles, ks, cap)), (t, rec, kp, m, s)
+                            if t.stream >= 3:  # (register rings: their activations within the share too)
                                 assert (smem + 1024 + 16) * t.occupancy <= L.smem_per_sm, (t, rec, kp, m, smem)
 
 

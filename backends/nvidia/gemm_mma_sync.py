@@ -243,6 +243,25 @@ STREAM_SMEM_CAP = 63 * 1024
 #: The same for ring tiles (``stream=3``), whose rings and several CTAs per SM
 #: share the SM's shared memory too.
 RING_X_CAP = 32 * 1024
+#: The same for register rings on cp.async targets (:func:`x_turns`), whose blocks may take 99 KB
+#: or more (sm_80 and up): the launcher keeps each CTA within its share of the SM (``occupancy`` CTAs)
+#: and this. The slice of a batch of 2-8 tokens then fits without splitting K past one wave (H200,
+#: int4 g128, gpu_sweep.py r4, kernel alone, with 63 KB: 8192x8192 M=4 on DECODE_INT4_LONG_K 15.9 us at
+#: two slices against 12.1 at one for M=3; M=8 on DECODE_INT4_WIDE 18.7 at three slices against 13.3
+#: at two for M=6).
+RING_XTURN_CAP = 96 * 1024
+
+
+def x_turns(recipe: Recipe, tile: Tile) -> bool:
+    """Whether a ring tile copies its activations turn by turn (GemmMmaSync::run_ring, XTURN: register
+    rings on cp.async targets) into its K slice's place in shared memory."""
+    return tile.stream == 4 and recipe.cp_async
+
+
+def stream_x_cap(recipe: Recipe, tile: Tile) -> int:
+    """The most dynamic shared memory a stream tile's activation slice may take (before the SM's
+    share per CTA, which the launcher applies too)."""
+    return RING_X_CAP if tile.stream == 3 else RING_XTURN_CAP if x_turns(recipe, tile) else STREAM_SMEM_CAP
 
 
 def stream_red_bytes(tile: Tile) -> int:
@@ -293,8 +312,7 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
-        cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
-        return max(cap, -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
+        return max(stream_x_cap(recipe, tile), -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
@@ -909,11 +927,10 @@ class Launcher:
         ``STREAM_SMEM_CAP`` (ring tiles: their share of the SM's shared memory, in
         whole fold chunks). The launch has ceil(ksteps / this) slices, none empty."""
         rows = min(tile.bm, m)
-        cap = STREAM_SMEM_CAP
+        cap = stream_x_cap(self.packed.recipe, tile)
         ctas = self.stream_ctas_per_sm
         if tile.stream >= 3:  # `occupancy` CTAs per SM, each with its activations and rings
             ctas = resident_ctas(self.packed.recipe, tile, regs)
-            cap = RING_X_CAP if tile.stream == 3 else STREAM_SMEM_CAP
             if self.smem_per_sm:
                 per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
                 cap = min(cap, per_cta)
@@ -1435,6 +1452,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     from humming.planner.family import MRange
 
     recipe = _sizing_recipe(layer, compute)
+    if not caps.has("cp_async"):  # (plain loads: the slices' shared memory as the kernel will have it, stream_x_cap)
+        recipe = replace(recipe, cp_async=False)
     kp = padded_k(layer.k, recipe) // recipe.ku  # in kernel K units
     smem = int(max_smem or _max_smem(caps))
     sms = caps.product.sm_count if caps.product is not None else None
