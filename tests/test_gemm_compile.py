@@ -69,7 +69,7 @@ def compiled(tmp_path_factory):
             out = act_s.fmt if not act_s.is_quantized else "fp16"
             p = humming.plan(LayerSpec(N_OF.get(name, 4096), K_OF.get(name, 4096), scheme, act_s, out_dtype=out), dev)
             assert p.runnable and p.family == "mma_sync", p.explain()
-            for m in (1, 1024) + ((16, 64) if dev == "sm_90" else ()):
+            for m in (1, 1024) + ((8, 16, 64) if dev == "sm_90" else ()):
                 spec = p.kernel(m)
                 plans[(dev, name, m)] = (p, spec)
                 specs.append(spec)
@@ -77,7 +77,7 @@ def compiled(tmp_path_factory):
     return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
 
 
-@pytest.mark.parametrize("dev,m", [(d, m) for d in DEVICES for m in (1, 1024)] + [("sm_90", 16), ("sm_90", 64)])
+@pytest.mark.parametrize("dev,m", [(d, m) for d in DEVICES for m in (1, 1024)] + [("sm_90", 8), ("sm_90", 16), ("sm_90", 64)])
 @pytest.mark.parametrize("variant", [v[0] for v in VARIANTS])
 def test_machine_code_matches_the_plan(compiled, dev, variant, m):
     from humming_nvidia import gemm_mma_sync as G
@@ -376,21 +376,22 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
 
 
 def test_four_block_decode_tiles_machine_code(tmp_path):
-    """The H200 plan's decode tiles: the lean ring at one token on an 8192-row layer, the four-block
-    warpgroup tile (m64n8k16, BK = 256, group scales folded) from two tokens, and from one token on a
-    layer of more than 16384 rows (two 64-row wgmmas per k16 step); 16 or 32 wgmmas per stage, no
-    serialized wgmmas (ptxas C7513), no packed multiply by the scales in the loop."""
+    """The H200 plan's decode tiles: the lean rings up to 8 tokens on an 8192-row layer, the four-block
+    warpgroup tile (m64n8k16, BK = 256, group scales folded) from one token on a layer of more than
+    16384 rows (two 64-row wgmmas per k16 step), and the one-wgmma tile (other formats' decode); 16 or 32
+    wgmmas per stage, no serialized wgmmas (ptxas C7513), no packed multiply by the scales in the loop."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
     scheme = WeightScheme("int4", "group", 128)
     ring = humming.plan(LayerSpec(8192, 8192, scheme), "H200")
-    assert G.tile_from_config(ring.tuning_for(1).config).stream
-    for n, m, per_stage in ((8192, 2, 16), (8192, 8, 16), (28672, 1, 32)):
+    assert all(G.tile_from_config(ring.tuning_for(m).config).stream for m in (1, 2, 8))
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    for n, m, per_stage in ((28672, 1, 32), (28672, 8, 32), (8192, None, 16)):
         p = humming.plan(LayerSpec(n, 8192, scheme), "H200")
-        t = G.tile_from_config(p.tuning_for(m).config)
+        t = G.tile_from_config(p.tuning_for(m).config) if m else G.replace(G.WG_DECODE, fold=1)
         assert t.wgmma and t.fold and t.bk == 256 and t.bm == 8, t
-        kernel = rt.kernel(p.kernel(m))
+        kernel = rt.kernel(p.kernel(m) if m else G.kernel_spec(rec, t))
         assert "C751" not in kernel.meta["log"], kernel.meta["log"]
         loop = main_loop(I.disassemble(kernel.cubin))
         assert I.count(loop, r"HGMMA\.64x8x16\.F32") == per_stage
@@ -641,7 +642,7 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     sass = I.disassemble(wg.cubin).splitlines()
     wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))
     assert not any(re.search(r"\b(LDG|UTMALDG|UBLKCP|LDGSTS|STG)\b", line) for line in sass[:wait])
-    assert ring.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-1)", \
+    assert ring.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8)", \
         ring.components
     ampere = humming.plan(LayerSpec(8192, 8192, scheme), "A100")
     assert "programmatic" not in ampere.components["scheduler"]

@@ -340,8 +340,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     """On a device with a known SM count the planner re-splits the decode tile's
     warps for short K and picks the 33-64 token tile from N (the H200 sweep's
     winners; an L40S has a similar SM count, 142); without an SM count (a bare target)
-    the nominal tiles stay. On Hopper, 2-8 tokens (and one on layers of more than 16384 rows) and
-    more than 8 take the warpgroup tiles, chosen from M and N (and K for two 64-row wgmmas)."""
+    the nominal tiles stay. On Hopper, 2-8 tokens on layers of at most 16384 rows take register rings
+    (the layer's long-K or wide ring; from 7 tokens on the wide one); one to 8 tokens on larger layers
+    and more than 8 take the warpgroup tiles, chosen from M and N (and K for two 64-row wgmmas)."""
     from humming_nvidia import gemm_mma_sync as G
 
     def tile(n, k, m, dev="l40s"):
@@ -358,9 +359,10 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert not tile(8192, 8192, 1, "h200").wgmma and not tile(8192, 8192, 64, "sm_89").wgmma
     # (up to 32 tokens the group scales of 128 columns are folded per block: Tile.fold)
     fold = lambda t: dataclasses.replace(t, fold=1)  # noqa: E731
-    assert tile(8192, 8192, 2, "h200") == fold(G.WG_DECODE) == tile(4096, 4096, 8, "h200")
-    assert tile(28672, 8192, 1, "h200") == fold(G.WG_DECODE_TWO) == tile(14336, 4096, 2, "h200")
-    assert tile(4096, 14336, 8, "h200") == fold(G.WG_DECODE_TWO) and G.WG_DECODE.bk == 256
+    assert tile(8192, 8192, 2, "h200") == G.DECODE_INT4_LONG_K == tile(4096, 4096, 8, "h200") == tile(8192, 8192, 6, "h200")
+    assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_WIDE == tile(14336, 4096, 2, "h200") == tile(4096, 14336, 8, "h200")
+    assert tile(4096, 4096, 1, "h200") == G.DECODE_INT4_SHORT_K  # (one token over a short K: the warps along K)
+    assert tile(28672, 8192, 1, "h200") == fold(G.WG_DECODE_TWO) == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
     assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(8192, 8192, 9, "h200")
     assert tile(14336, 4096, 9, "h200") == fold(G.WG_16_DEEP) == tile(4096, 14336, 16, "h200")
     assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO)
@@ -375,14 +377,15 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
     mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
-    assert mma(8192).endswith("(M >= 2)") and mma(4096).endswith("(M >= 2)") and "wgmma" not in mma(8192, "l40s")
+    assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 9)") and "wgmma" not in mma(8192, "l40s")
     assert mma(28672).endswith("(M >= 1)")
 
 
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
-    MMA slot says wgmma from one token), narrower codes keep the rings for one token (3-bit codes
-    whose group scales fold do not) and take the four-block warpgroup tiles from two; the group scales are folded per
+    MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (without
+    group scales up to 6), 3-bit codes whose group scales fold take the four-block warpgroup tiles from one
+    token, other codes from two; the group scales are folded per
     block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
     channel, not groups of 32), and nowhere on chips without wgmma."""
     from humming_nvidia import gemm_mma_sync as G
@@ -402,13 +405,17 @@ def test_hopper_decode_and_fold_choices():
             assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE, fold=1), t
             assert p.components["mma"].endswith("(M >= 1)")
         else:
-            assert t[1].stream and not t[1].wgmma and p.components["mma"].endswith("(M >= 2)")
-        assert t.get(2, t[1]).fold and t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
+            assert t[1].stream and t[7].stream and not t[7].wgmma and p.components["mma"].endswith("(M >= 9)")
+        assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
     _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"))  # (nothing to fold: the ring, one CTA per SM)
     assert t[1] == dataclasses.replace(G.DECODE_LONG_K, occupancy=1) and G.DECODE_LONG_K.occupancy == 2
     for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
         _, t = tiles(scheme)
-        assert t[2].wgmma and not t[2].fold and t[9].wgmma and not t[9].fold, (scheme, t[9])
+        if scheme.scale == "channel":  # (the rings up to 6 tokens: no group scales)
+            assert t[7].wgmma and not t[7].fold, t
+        else:  # (groups of 32: the ring to 8 tokens)
+            assert t[7].stream and not t[7].wgmma, t
+        assert t[9].wgmma and not t[9].fold, (scheme, t)
     _, t = tiles(WeightScheme("int4", "group", 128), "sm_89")
     assert not any(x.fold or x.wgmma for x in t.values())
     with pytest.raises(UnsupportedError, match="whole 64-column blocks"):  # asked for where it cannot run

@@ -160,7 +160,7 @@ CASES = [
     Case("w4a16-sm75", "gptq4", "fp16", "sm_75", FP16_SM75),
     *[Case(f"w4a16-{d}", "gptq4", "fp16", d, FP16_MMA) for d in ("sm_80", "sm_86", "sm_87", "sm_89")],
     Case("w4a16-sm90", "gptq4", "fp16", "sm_90", E("fp16", family="wgmma", mma="wgmma.f16", loader="tma"),
-         E("fp16", mma="mma_sync.m16n8k16.f16 + wgmma.m64nNk16.f16 (M >= 2)", notes=("would prefer wgmma",))),
+         E("fp16", mma="mma_sync.m16n8k16.f16 + wgmma.m64nNk16.f16 (M >= 9)", notes=("would prefer wgmma",))),
     *[Case(f"w4a16-{d}", "gptq4", "fp16", d, E("fp16", family="tcgen05", kind="f16", mma="tcgen05.f16"),
            E("fp16", notes=("would prefer tcgen05",))) for d in ("sm_100", "sm_103", "sm_110")],
     *[Case(f"w4a16-{d}", "gptq4", "fp16", d, FP16_MMA) for d in ("sm_120", "sm_121")],

@@ -159,7 +159,7 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
 
     layer = LayerSpec(8192, 8192, WeightScheme("int4", "group", 128))
     base = plan(layer, "H200")
-    assert base.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-1)"
+    assert base.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8)"
     stream = base.tuning_for(1).config
 
     class Override:
@@ -180,7 +180,7 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
             p.components
         # (the override runs no warpgroup tile: the MMA and loader slots say nothing of wgmma or TMA)
         assert "wgmma" not in p.components["mma"] and "tma" not in p.components["loader"], p.components
-        assert "wgmma.m64nNk16.f16 (M >= 2)" in base.components["mma"] and "tma_bulk (M 33-64)" in base.components["loader"]
+        assert "wgmma.m64nNk16.f16 (M >= 9)" in base.components["mma"] and "tma_bulk (M 33-64)" in base.components["loader"]
         assert p.scales["weight_group"] == "partial_accumulators (M 1-4), dequantized_weights (M >= 5)"
         plugins.register(Variant(), name="toy_variant")
         try:

@@ -1300,14 +1300,53 @@ WG_32_DEEP = Tile(32, 64, 256, 1, 4, 1, 4, wgmma=1)
 WG_32_DEEP_TWO = Tile(32, 128, 256, 1, 8, 1, 3, wgmma=1)
 
 
+#: decode of 2-8 tokens on Hopper where one token runs the lean ring of int4 codes or the 2-bit ring
+#: (decode_ring_tile): register rings, which copy the activations turn by turn and whose slices of them may
+#: take 96 KB (RING_XTURN_CAP), against the eight-token warpgroup tiles (H200, gpu_sweep.py r4 / r4u, kernel
+#: alone, us, M = 2 / 4 / 6 / 8, the warpgroup tile's range in brackets; int4 g128: 4096x4096 on the long-K
+#: ring 5.55 / 5.77 / 5.92 / 6.13 (6.91-7.00), 14336x4096 on the wide ring 11.24 / 11.41 / 11.93 / 12.17
+#: (12.34-12.47), 4096x14336 long-K 11.19 / 11.82 / 12.29, wide at 8 13.65 (13.91-14.11), 8192x8192 long-K
+#: 11.63 / 12.21 / 12.59, wide at 8 13.44 (14.06-14.32); int2 g128 8192x8192 long-K 9.86 / 10.61 at 2 / 4,
+#: wide at 8 11.67 (12.51-12.89); int4 per channel, M = 2 / 4 / 8: 8192x8192 11.73 / 12.21 / 13.32 wide
+#: (13.59-13.79), 4096x14336 11.16 / 11.69 and 12.64 for the warpgroup tile at 8 (the wide ring 13.48)).
+#: Up to RING_LONG_MAX tokens a long-K ring's slice of activations fits its CTA's share of shared memory
+#: within one wave of CTAs; from there on the wide ring (twice the rows per CTA, half the K slice) does,
+#: except for layers without group scales, which take the warpgroup tile from there.
+RING_DECODE_MAX = 8
+RING_LONG_MAX = 6
+
+
+def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
+    """The register ring of the Hopper decode range starting at ``lo`` tokens (2 to RING_DECODE_MAX; see
+    above), or None where the warpgroup tiles take it: int4 codes that go into the MMA raw (the layer's
+    one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K) and 2-bit codes in groups of 64 or more over
+    more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows."""
+    if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
+        return None
+    if recipe.bits == 4 and raw_codes(recipe):
+        pass
+    elif not (recipe.bits == 2 and not recipe.wfloat and kp > 4096 and recipe.gscale and recipe.group % 64 == 0):
+        return None
+    if sms and -(-layer.n // 64) >= sms:
+        return DECODE_INT4_WIDE
+    if lo <= RING_LONG_MAX or kp <= 4096:
+        return DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_INT4_LONG_K
+    return DECODE_INT4_WIDE if recipe.gscale else None
+
+
 def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
     (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, 3-bit codes
-    and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); 2 otherwise (one token keeps the lean
+    and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1
+    without group scales) where decode_ring_tile takes 2-8 tokens; 2 otherwise (one token keeps the lean
     rings). (H200, gpu_sweep.py dec3, int3 g128 at M=1, kernel alone, after the 3-bit in-place gather:
     8192x8192 16.9 us against 20.4 for the ring, 4096x14336 16.7 against 20.2, 28672x8192 49.9 against 62.1.)"""
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
+    kp = padded_k(layer.k, recipe) // recipe.ku
+    for lo in (RING_DECODE_MAX, RING_LONG_MAX, 2):  # (the tile decode_ring_tile gives at any SM count)
+        if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
+            return lo + 1
     return 2
 
 
@@ -1463,9 +1502,11 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
-    if wg and wgmma_decode_from(layer, recipe) == 2:  # one token on the rings, 2-8 on a warpgroup tile
+    dec = wgmma_decode_from(layer, recipe) if wg else 1
+    if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
+        cuts = ((1, 1), (2, RING_LONG_MAX), (RING_LONG_MAX + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
         ranges = tuple(r for lo, hi, t in ranges
-                       for r in (((1, 1, t), (2, 8, t)) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
+                       for r in (tuple((a, b, t) for a, b in cuts) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
     for lo, hi, t in ranges:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
@@ -1495,6 +1536,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
+        if wg and t.stream and 1 < lo < dec:  # several tokens on a register ring, as chosen (not reshaped for a
+            # short K: on 4096x4096 the long-K ring beat the short-K one at 2-8 tokens, gpu_sweep.py r4)
+            nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
         if wg and lo >= wgmma_decode_from(layer, recipe):
             nominal = warpgroup_tile(lo, layer, recipe)
