@@ -1323,14 +1323,14 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows."""
     if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
         return None
-    if recipe.bits == 4 and raw_codes(recipe):
-        pass
-    elif not (recipe.bits == 2 and not recipe.wfloat and kp > 4096 and recipe.gscale and recipe.group % 64 == 0):
+    int4 = recipe.bits == 4 and raw_codes(recipe)
+    int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
+    if not (int4 or int2):
         return None
     if sms and -(-layer.n // 64) >= sms:
         return DECODE_INT4_WIDE
     if lo <= RING_LONG_MAX or kp <= 4096:
-        return DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_INT4_LONG_K
+        return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
     return DECODE_INT4_WIDE if recipe.gscale else None
 
 
