@@ -16,5 +16,5 @@ for f in sys.argv[1:]:
     for r in d["rows"] if isinstance(d, dict) else d:
         cands = sorted(r["cands"], key=lambda c: c["us"])
         print(os.path.basename(f)[:-5], f"{r['n']}x{r['k']}", "M=%s" % r["m"], "stream %.2f" % r["stream_us"], "  ".join(
-            f"{name(c['tile'])}{'+' + '+'.join(d[0] for d in c['defines']) if c.get('defines') else ''}:"
+            f"{name(c['tile'])}{'+' + '+'.join(v[0] for v in c['defines']) if c.get('defines') else ''}:"
             f"{c['us']:.2f}/s{c['split']}{'' if c['err'] < 5e-3 else ' BAD'}" for c in cands))

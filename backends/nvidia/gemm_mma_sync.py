@@ -1459,18 +1459,19 @@ MAX_SPLIT_K = 16
 SPLIT_K_BM = 32
 
 
-def _sizing_recipe(layer, compute) -> Recipe:
-    """The recipe that sizes the tiles; for a layer this version cannot run (a
+def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
+    """The recipe that sizes the tiles (``cp_async``: whether the chip has it, which sets the shared
+    memory of the register rings' slices, stream_x_cap); for a layer this version cannot run (a
     ``families="hardware"`` plan, not runnable) the nearest one it could."""
     w = layer.weight
     try:
-        return recipe_for(w, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=True, k8mma=False,
+        return recipe_for(w, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=cp_async, k8mma=False,
                           target="sm_80", op8=_op8(compute))
     except UnsupportedError:
         grouped = w.scale in ("group", "block")
         zp = {"none": 0, "int": 1, "float": 2}[w.zero_point]
         group = -(-w.group_size // 16) * 16 if grouped else (1 << 30 if zp else 64)
-        return Recipe(bits=w.bits, wfloat=w.is_float, zp=zp, gscale=grouped or zp != 0, group=group)
+        return Recipe(bits=w.bits, wfloat=w.is_float, zp=zp, gscale=grouped or zp != 0, group=group, cp_async=cp_async)
 
 
 def _op8(compute) -> int:
@@ -1490,9 +1491,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     loads are synchronous and two stages suffice."""
     from humming.planner.family import MRange
 
-    recipe = _sizing_recipe(layer, compute)
-    if not caps.has("cp_async"):  # (plain loads: the slices' shared memory as the kernel will have it, stream_x_cap)
-        recipe = replace(recipe, cp_async=False)
+    recipe = _sizing_recipe(layer, compute, cp_async=caps.has("cp_async"))
     kp = padded_k(layer.k, recipe) // recipe.ku  # in kernel K units
     smem = int(max_smem or _max_smem(caps))
     sms = caps.product.sm_count if caps.product is not None else None
@@ -1540,7 +1539,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # short K: on 4096x4096 the long-K ring beat the short-K one at 2-8 tokens, gpu_sweep.py r4)
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
-        if wg and lo >= wgmma_decode_from(layer, recipe):
+        if wg and lo >= dec:
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
