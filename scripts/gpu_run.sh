@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|kh|kh3k|kh3f|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -181,6 +181,39 @@ for part in "${@:-all}"; do
            timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,2,4,8 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/rfinal-int4" 2>&1 | tee "$OUT/rfinal-int4.log" | grep -E "^(== |[1248] )|stream " ;;
+    kh)    # 3-bit raw codes with a k-half factor (Dequant::RAW_KH). A first run measured them, and the same for 1-
+           # and 2-bit codes, against the earlier codes in one sweep (a define since removed): int3 g128 M=1 on the
+           # 16-warp long-K ring 19.75 -> 16.47 us (8192x8192), 16.10 -> 13.31 (4096x14336), against 16.94 / 17.26
+           # for the warpgroup tile; int2 g128 slower raw (9.73 -> 11.41, 9.58 -> 11.12; M=4 10.75 -> 12.53): 2-bit
+           # codes stay dequantized. Now: the ring GPU tests of the low widths, the planner's 3-bit GPU tests, the
+           # 3-bit one-token tiles ranked (fp16, bf16), the int3 rows through the bench with cuBLAS
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "(stream_tiles_rings and (int2 or int3 or uint1 or uint2 or uint3)) or (weight_formats and int3)" 2>&1 \
+             | tee "$OUT/kh_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           timeout 90 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int3 --group 128 \
+             --groups dec3r --clusters 8 --rounds 3 --json "$OUT/kh3.json" >/dev/null 2>&1
+           timeout 90 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int3 --group 128 \
+             --groups dec3r --bf16 --clusters 8 --rounds 3 --json "$OUT/kh3b.json" >/dev/null 2>&1
+           python3 scripts/sweep_table.py "$OUT"/kh3*.json
+           for a in fp16 bf16; do
+             timeout 90 humming bench --shapes 8192x8192,4096x14336,14336x4096 --m 1,2 --weight int3 --group-size 128 \
+               --act $a --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/kh-bench-$a" 2>&1 \
+               | tee "$OUT/kh-bench-$a.log" | grep -E "^(== |[12] )|stream "
+           done ;;
+    kh3k)  # 3-bit raw codes (RAW_KH) at 1-4 tokens: gpu_sweep.py dec3k (rings against the warpgroup decode tiles)
+           timeout 150 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336,14336x4096,4096x4096 --m 1 \
+             --weight int3 --group 128 --groups dec3k --clusters 8 --rounds 3 --json "$OUT/kh3k.json" >/dev/null 2>&1
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 2,4 --weight int3 --group 128 \
+             --groups dec3k --clusters 8 --rounds 3 --json "$OUT/kh3k-m24.json" >/dev/null 2>&1
+           python3 scripts/sweep_table.py "$OUT"/kh3k*.json ;;
+    kh3f)  # 3-bit codes after the planner change (ring3: one token on DECODE_INT3 / DECODE_INT3_WIDE on layers of
+           # at most 8192 rows): the ring and planner GPU tests of 3-bit codes, then the int3 rows through the bench
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "(stream_tiles_rings and int3) or (weight_formats and int3) or three_bit_one_token or large_shapes" 2>&1 \
+             | tee "$OUT/kh3f_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/kh3f-bench" 2>&1 | tee "$OUT/kh3f-bench.log" | grep -E "^(== |1 )|stream " ;;
     rcap)  # after the 96 KB activation cap of the register rings on cp.async targets (RING_XTURN_CAP): the
            # GPU tests of the ring paths, then gpu_sweep.py r4 at 2-8 tokens on four issue-6 shapes, r4 / r4u for
            # int2 g128 and int4 per channel on 8192x8192 at 2, 4, 8 (63 passed; the rings' figures in

@@ -291,6 +291,13 @@ GROUPS = {
            G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
     # the same for layers whose group scales do not fold (per channel): the unfolded warpgroup tiles
     "r4u": [G.WG_DECODE, G.WG_DECODE_TWO, G.DECODE_INT4_WIDE, G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
+    # 3-bit raw codes with the k-half factor (Dequant::RAW_KH) at 1-4 tokens: the long-K ring the planner takes at
+    # one token (one CTA per SM), 64-row rings of one CTA per SM (one wave on 8192 rows), a deeper ring, the
+    # short-K ring shapes, and the warpgroup decode tiles
+    "dec3k": [G.replace(G.DECODE_LONG_K, occupancy=1), T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1),
+              T(8, 64, 256, 1, 4, 4, 8, stream=4, occupancy=1), T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=1),
+              T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
+              T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
@@ -315,6 +322,7 @@ def main():
                     help="comma list of kernel build variants, each a '+'-joined list of NAME[=VALUE] macros "
                          "(empty: the plain build), e.g. ',HUMMING_X_SHARED_ONE': every candidate both ways")
     ap.add_argument("--json")
+    ap.add_argument("--bf16", action="store_true", help="bf16 activations and outputs (fp16 otherwise)")
     args = ap.parse_args()
     variants = [tuple(tuple((d.split("=", 1) + ["1"])[:2]) for d in v.split("+") if d) for v in args.defines.split(",")]
     ctas_list = [int(v) for v in args.ctas.split(",")]
@@ -327,7 +335,7 @@ def main():
     scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
               WeightScheme(args.weight, "group", args.group))
     op8 = {"int8": 1, "e4m3": 2}.get(args.act, 0)
-    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target,
+    rec = G.recipe_for(scheme, bf16=args.bf16, out_bf16=args.bf16, caps_cp_async=True, k8mma=False, target=target,
                        act_scale=1 if op8 else 0, op8=op8)
     act = ActivationScheme(args.act, "dynamic_token") if op8 else None
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
@@ -352,8 +360,9 @@ def main():
         timer.release()
         stream.release()
         for m in ms:
-            x = torch.randn(m, k, device=dev, dtype=torch.float16)
-            y = torch.empty(m, n, device=dev, dtype=torch.float16)
+            xdt = torch.bfloat16 if args.bf16 else torch.float16
+            x = torch.randn(m, k, device=dev, dtype=xdt)
+            y = torch.empty(m, n, device=dev, dtype=xdt)
             ref = R.gemm(x.float(), qw, act)
             xs = None
             if op8:  # the int8 codes and per-token scales the kernel takes (quantized once, outside the timing)

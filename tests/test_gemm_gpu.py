@@ -35,7 +35,7 @@ import math
 import pytest
 import torch
 
-from humming import reference as R
+from humming import plan, reference as R
 from humming.errors import DeviceError, ShapeError
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 
@@ -251,6 +251,25 @@ def test_weight_formats(case, act):
 
 
 
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int3", "group", 128), 4096 + 40, 8192),
+                                        (WeightScheme("uint3", "group", 64, zero_point="int"), 8192, 4096 + 64),
+                                        (WeightScheme("int3", "channel", scale_fmt="fp32"), 1000, 4096)],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_three_bit_one_token_rings_through_the_planner(scheme, n, k, act):
+    """3-bit codes at one token through the planner on the rings it gives them where the layer has at most
+    RING3_MAX_N rows (raw codes with the upper k half's activations x 2^-RAW_KH, Dequant::RAW_KH): the
+    32-row and 64-row rings, fp16 and bf16, then a few tokens on the warpgroup tiles."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    layer = LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True)
+    tiles = {r.lo: G.tile_from_config(r.config) for r in plan(layer, "h200").tuning}
+    assert tiles[1] in (G.DECODE_INT3, G.DECODE_INT3_WIDE), tiles
+    run_and_check(qw, act, ms=(1, 3))
+
+
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))
 @pytest.mark.parametrize("scheme", QACT_SCHEMES, ids=lambda s: s.describe().replace(" ", "_"))
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
@@ -415,6 +434,12 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     (WeightScheme("int2", "group", 16), 1088, True),
     (WeightScheme("int2", "group", 128), 4224, False),  # dequantized codes under a register floor (min_blocks)
     (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
+    # 3-bit raw codes (the upper k half's activations x 2^-RAW_KH), with and without zero points
+    (WeightScheme("int3", "group", 128), 4224, False),
+    (WeightScheme("int3", "channel", scale_fmt="fp32"), 2112, True),
+    (WeightScheme("uint3", "group", 64, zero_point="int"), 1088, True),
+    (WeightScheme("uint2", "group", 128, zero_point="int"), 2176, False),
+    (WeightScheme("uint1", "group", 64, zero_point="int"), 576, False),
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_stream_tiles_rings(scheme, k, bf16, ring):
     """The streaming decode scheduler with its weight ring in registers, and the

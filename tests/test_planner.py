@@ -384,8 +384,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
     MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (without
-    group scales up to 6), 3-bit codes whose group scales fold take the four-block warpgroup tiles from one
-    token, other codes from two; the group scales are folded per
+    group scales up to 6), 3-bit codes whose group scales fold keep one token on a ring on layers of at most
+    RING3_MAX_N rows (raw codes with the k-half factor) and take the four-block warpgroup tiles from one
+    token on wider ones, from two otherwise, other codes from two; the group scales are folded per
     block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
     channel, not groups of 32), and nowhere on chips without wgmma."""
     from humming_nvidia import gemm_mma_sync as G
@@ -401,13 +402,21 @@ def test_hopper_decode_and_fold_choices():
         assert p.components["mma"].endswith("(M >= 1)"), p.components["mma"]
     for scheme in (WeightScheme("int4", "group", 128), WeightScheme("int3", "group", 128), WeightScheme("int2", "group", 64)):
         p, t = tiles(scheme)
-        if scheme.bits == 3:  # (3-bit codes gathered from two planes: the warpgroup tile from one token)
-            assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE, fold=1), t
-            assert p.components["mma"].endswith("(M >= 1)")
+        if scheme.bits == 3:  # (8192 rows: the 64-row ring, one wave of CTAs on the H200's 132 SMs)
+            assert t[1] == G.DECODE_INT3_WIDE and t[2] == dataclasses.replace(G.WG_DECODE, fold=1), t
+            assert p.components["mma"].endswith("(M >= 2)")
+            for n, k, want in ((4096, 14336, G.DECODE_INT3), (4096, 4096, G.DECODE_INT3)):
+                assert tiles(scheme, n=n, k=k)[1][1] == want, (n, k)
+            for n in (14336, 28672):  # (wider: the warpgroup tile from one token)
+                p, t = tiles(scheme, n=n, k=4096)
+                assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), t
+                assert p.components["mma"].endswith("(M >= 1)")
         else:
             assert t[1].stream and t[7].stream and not t[7].wgmma and p.components["mma"].endswith("(M >= 9)")
         assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
     _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"))  # (nothing to fold: the ring, one CTA per SM)
+    assert t[1] == G.DECODE_INT3_WIDE and G.DECODE_INT3_WIDE.occupancy == 1
+    _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"), n=16384)  # (the earlier long-K ring)
     assert t[1] == dataclasses.replace(G.DECODE_LONG_K, occupancy=1) and G.DECODE_LONG_K.occupancy == 2
     for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
         _, t = tiles(scheme)

@@ -325,18 +325,12 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
 
 
 def raw_codes(recipe: Recipe) -> bool:
-    """Whether stream tiles feed the integer codes to the MMA raw (mirrors
-    ``Dequant::RAW_OK``: integers not through fp32, no float zero points, and an
-    in-place field offset that depends only on the row half of a pair)."""
-    if recipe.op8 or recipe.wfloat or recipe.via_fp32 or recipe.zp == 2:
-        return False
-    b = recipe.bits
-    if b not in (1, 2, 4, 8):
-        return True  # gathered from planes: offset 0
-    mant = 7 if recipe.bf16 else 10
-    per, fit = 16 // b, (mant // b) * b
-    sub = [(b * (j % per)) % fit if fit else 0 for j in range(16)]
-    return all(sub[j] == sub[j & 1] for j in range(16))
+    """Whether stream tiles feed the integer codes to the MMA raw (mirrors ``Dequant::RAW_OK``:
+    integers not through fp32, no float zero points, not 1 or 2 bits). 4- and 8-bit fields sit at an
+    offset that depends only on the row half of a pair, 3-bit ones also on its k half, which the
+    kernel takes out of that half's activations (``Dequant::RAW_KH``), 5-7-bit ones are gathered to
+    bit 0; 1- and 2-bit codes are dequantized in place (cheaper than the correction MMAs)."""
+    return not (recipe.op8 or recipe.wfloat or recipe.via_fp32 or recipe.zp == 2 or recipe.bits in (1, 2))
 
 
 def lean_stream(recipe: Recipe) -> bool:
@@ -1094,6 +1088,14 @@ DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 #: 8192x8192 10.04 -> 9.70 us, 4096x14336 10.04 -> 9.55; before this session's register floor
 #: for DECODE_LONG_K, 16 warps of 107 registers ran one CTA per SM in two waves: 11.1 us)
 DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
+#: ... and for 3-bit raw codes (the k-half factor, Dequant::RAW_KH; 128 registers: one CTA of 16
+#: warps per SM) on layers of at most 8192 rows, any K: 32 rows per CTA where N / 32 CTAs fit one
+#: wave, else 64 (H200, gpu_sweep.py dec3k, int3 g128 M=1 kernel alone, us: 4096x4096 5.91 (the
+#: 64-row ring 7.05, the warpgroup tile 8.09), 4096x14336 13.10 (14.96, 17.30), 8192x8192 16.41
+#: (15.66, 16.90); 14336x4096 keeps the warpgroup tile: 16.40 against 17.04 for the 64-row ring)
+DECODE_INT3 = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)
+DECODE_INT3_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)
+RING3_MAX_N = 8192
 #: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
 #: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
 #: the planner took): M=64 8192x8192 45.8 (52.5), 28672x8192 68.0 (~129); M=128 4096x4096 with
@@ -1339,15 +1341,24 @@ def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, 3-bit codes
     and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1
     without group scales) where decode_ring_tile takes 2-8 tokens; 2 otherwise (one token keeps the lean
-    rings). (H200, gpu_sweep.py dec3, int3 g128 at M=1, kernel alone, after the 3-bit in-place gather:
-    8192x8192 16.9 us against 20.4 for the ring, 4096x14336 16.7 against 20.2, 28672x8192 49.9 against 62.1.)"""
-    if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or recipe.bits == 3)):
-        return 1
+    rings). 3-bit codes keep one token on a ring where ring3 says so (raw codes with the k-half factor,
+    Dequant::RAW_KH: DECODE_INT3's comment; before RAW_KH the rings lost, 8192x8192 19.8 us and
+    4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile; 28672x8192 49.9 for the warpgroup tile
+    against 62.1 for the earlier ring)."""
     kp = padded_k(layer.k, recipe) // recipe.ku
+    if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or (recipe.bits == 3 and not ring3(layer, recipe)))):
+        return 1
     for lo in (RING_DECODE_MAX, RING_LONG_MAX, 2):  # (the tile decode_ring_tile gives at any SM count)
         if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
             return lo + 1
     return 2
+
+
+def ring3(layer, recipe: "Recipe") -> bool:
+    """Whether one token of a 3-bit layer runs a register ring (DECODE_INT3 / DECODE_INT3_WIDE): raw codes
+    (no float zero points), one scale entry per block, at most RING3_MAX_N rows."""
+    return (recipe.bits == 3 and raw_codes(recipe) and layer.n <= RING3_MAX_N
+            and (not recipe.gscale or recipe.group % 64 == 0))
 
 
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
@@ -1523,10 +1534,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # 20.2 with two, 8192x8192 21.5 against 20.4, which spilled 16 bytes)
             nominal = (DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_LONG_K if recipe.bits in (1, 4, 8)
                        else replace(DECODE_LONG_K, occupancy=1))
+        three = t.stream and ring3(layer, recipe)
+        if three:
+            nominal = DECODE_INT3_WIDE if sms and -(-layer.n // DECODE_INT3.bn) > sms else DECODE_INT3
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
-        else:
+        elif not three:
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)

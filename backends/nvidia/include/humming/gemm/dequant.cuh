@@ -104,35 +104,54 @@ struct Dequant {
   }
 
   // ---- raw integer codes: MAGIC + v * 2^sub in each half and nothing else (one
-  // LOP3 per pair in place). Usable when sub depends only on the row half of the
-  // pair (even pairs: rows g, odd pairs: rows g+8), so the caller can take
-  // MAGIC + offset out of the fp32 sums per row (the register-streaming kernel
-  // does it with one MMA on a constant operand) and multiply by 2^-sub there.
-  static HUMMING_HD constexpr int sub_at(int j) {
-    if (!ONE_PLANE) return 0;
-    const int per = 16 / BITS, fit = (MANT / BITS) * BITS;
-    return fit > 0 ? (BITS * (j % per)) % fit : 0;
-  }
-  static HUMMING_HD constexpr bool subs_by_row() {
-    for (int j = 0; j < 16; ++j)
-      if (sub_at(j) != sub_at(j & 1)) return false;
-    return true;
-  }
-  static constexpr bool RAW_OK = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat && subs_by_row();
-  static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8
+  // LOP3 per pair in place, after a shift shared by the pairs of a segment; 3-bit
+  // codes: a shift and two LOP3s). The caller takes MAGIC + offset (or + z) out
+  // of the fp32 sums (the register-streaming kernel does it with an MMA on a
+  // constant operand) and multiplies by 2^-sub there, so sub may depend only on
+  // what the caller can tell apart: the row half of the pair (registers 0, 2:
+  // rows g; 1, 3: rows g+8) and its k half (registers 2, 3: columns 8-15 of the
+  // k16 tile, which meet the B operand's second register). Pair j of k16 tile
+  // j / 4 lands at sub_at(j) = RAW_SUB1 * (j & 1) + RAW_KH * ((j >> 1) & 1).
+  //  * 4-bit codes (fp16) sit at 0 / 4 by row half, 8-bit ones at 0: no k-half factor.
+  //  * 3-bit codes take one (RAW_KH): the kernel multiplies the activations of the
+  //    upper k half by 2^-RAW_KH (exact, a power of two; fp16 values below
+  //    2^(RAW_KH - 14) become subnormal, an absolute error below 2^-25 of the
+  //    scaled value), so every product of a row half carries the same 2^sub. Without
+  //    it the two planes' fields were gathered to bit 0 (three shifts and three logic
+  //    ops per pair; H200, int3 g128 M=1 on the 16-warp ring: 19.8 -> 16.5 us on
+  //    8192x8192, 16.1 -> 13.3 on 4096x14336).
+  //  * 5-7-bit codes are gathered to bit 0.
+  //  * 1- and 2-bit codes are not raw: dequantized in place (a packed fma per pair)
+  //    they cost fewer instructions than the correction MMAs raw codes need (H200,
+  //    int2 g128 M=1, raw with the k-half factor: 11.4 against 9.7 us on 8192x8192).
+  static constexpr int RAW_KH = BITS == 3 ? (BF16 ? 2 : 4) : 0;
+  static constexpr int RAW_SUB1 = BITS == 3 ? 2 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
+  static HUMMING_HD constexpr int sub_at(int j) { return RAW_SUB1 * (j & 1) + RAW_KH * ((j >> 1) & 1); }
+  static constexpr bool RAW_OK = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat && !(ONE_PLANE && BITS <= 2);
+  static_assert(!RAW_OK || sub_at(3) + BITS <= MANT, "raw fields fit the mantissa");
+  static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8 (lower k half)
 
   template <int J>
   static HUMMING_DEVICE u32 raw_pair(const u32 (&w)[BITS]) {
     constexpr u32 M2 = MAGIC * 0x00010001u;
+    constexpr int sub = sub_at(J);
     if constexpr (ONE_PLANE) {
       constexpr int P = BITS, PER_WORD = 16 / P;
-      constexpr int FIT = (MANT / P) * P;
-      constexpr int pos = P * (J % PER_WORD);
-      constexpr int seg = pos / FIT, sub = pos % FIT;
+      constexpr int shift = P * (J % PER_WORD) - sub;  // the field's place in its half, down to sub
+      static_assert(shift >= 0, "raw fields move down");
       constexpr u32 MASK = (((1u << P) - 1u) << sub) * 0x00010001u;
-      const u32 src = seg ? (w[J / PER_WORD] >> (seg * FIT)) : w[J / PER_WORD];
+      const u32 src = shift ? (w[J / PER_WORD] >> shift) : w[J / PER_WORD];
       return ptx::and_or(src, MASK, M2);
+    } else if constexpr (BITS == 3) {
+      // the 2-bit field (word J / 8, bit 2 (J % 8) of each half) down to sub, the 1-bit field
+      // (word 2, bit J % 16) to sub + 2
+      constexpr int lo_shift = 2 * (J % 8) - sub, d = sub + 2 - J % 16;
+      static_assert(lo_shift >= 0, "raw fields move down");
+      const u32 lo = lo_shift ? (w[J / 8] >> lo_shift) : w[J / 8];
+      const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)
+      return ptx::and_or(lo, (3u << sub) * 0x00010001u, ptx::and_or(hi, (4u << sub) * 0x00010001u, M2));
     } else {
+      static_assert(sub == 0, "codes gathered from planes land at bit 0");
       return layout::extract_pair<BITS, J>(w) | M2;
     }
   }
