@@ -298,6 +298,14 @@ GROUPS = {
               T(8, 64, 256, 1, 4, 4, 8, stream=4, occupancy=1), T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=1),
               T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
               T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
+    # deeper rings at one token (more blocks per turn: the turn's activation copies, barrier and ring rotation
+    # shared by more blocks): 2-bit codes (the planner's DECODE_INT2_LONG_K first), then 3-bit raw codes
+    "deep2": [G.DECODE_INT2_LONG_K, T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2),
+              T(8, 32, 256, 1, 2, 4, 6, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 4, 8, stream=4, occupancy=1),
+              T(8, 32, 128, 1, 2, 2, 8, stream=4, occupancy=4), T(8, 16, 256, 1, 1, 4, 8, stream=4, occupancy=4)],
+    "deep3": [G.DECODE_INT3, G.DECODE_INT3_WIDE, T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2),
+              T(8, 64, 256, 1, 4, 4, 6, stream=4, occupancy=1), T(8, 32, 256, 1, 2, 4, 6, stream=4, occupancy=2),
+              T(8, 64, 128, 1, 4, 2, 8, stream=4, occupancy=2)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

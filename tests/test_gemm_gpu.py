@@ -256,18 +256,20 @@ def test_weight_formats(case, act):
                                         (WeightScheme("uint3", "group", 64, zero_point="int"), 8192, 4096 + 64),
                                         (WeightScheme("int3", "channel", scale_fmt="fp32"), 1000, 4096)],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
-def test_three_bit_one_token_rings_through_the_planner(scheme, n, k, act):
-    """3-bit codes at one token through the planner on the rings it gives them where the layer has at most
+def test_three_bit_rings_through_the_planner(scheme, n, k, act):
+    """3-bit codes at 1-4 tokens through the planner on the rings it gives them where the layer has at most
     RING3_MAX_N rows (raw codes with the upper k half's activations x 2^-RAW_KH, Dequant::RAW_KH): the
-    32-row and 64-row rings, fp16 and bf16, then a few tokens on the warpgroup tiles."""
+    32-row and 64-row rings, fp16 and bf16, then 6 tokens on a warpgroup tile."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
     qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
     layer = LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True)
-    tiles = {r.lo: G.tile_from_config(r.config) for r in plan(layer, "h200").tuning}
-    assert tiles[1] in (G.DECODE_INT3, G.DECODE_INT3_WIDE), tiles
-    run_and_check(qw, act, ms=(1, 3))
+    p = plan(layer, "h200")
+    for m in (1, 3, 4):
+        tile = next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
+        assert tile in (G.DECODE_INT3, G.DECODE_INT3_WIDE), (m, p.tuning)
+    run_and_check(qw, act, ms=(1, 3, 4, 6))
 
 
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))

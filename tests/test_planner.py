@@ -384,9 +384,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
     MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (without
-    group scales up to 6), 3-bit codes whose group scales fold keep one token on a ring on layers of at most
-    RING3_MAX_N rows (raw codes with the k-half factor) and take the four-block warpgroup tiles from one
-    token on wider ones, from two otherwise, other codes from two; the group scales are folded per
+    group scales up to 6), 3-bit codes up to RING3_TOKENS on layers of at most RING3_MAX_N rows (raw codes
+    with the k-half factor), the four-block warpgroup tiles from one token on wider ones where the group
+    scales fold, other codes from two; the group scales are folded per
     block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
     channel, not groups of 32), and nowhere on chips without wgmma."""
     from humming_nvidia import gemm_mma_sync as G
@@ -403,10 +403,16 @@ def test_hopper_decode_and_fold_choices():
     for scheme in (WeightScheme("int4", "group", 128), WeightScheme("int3", "group", 128), WeightScheme("int2", "group", 64)):
         p, t = tiles(scheme)
         if scheme.bits == 3:  # (8192 rows: the 64-row ring, one wave of CTAs on the H200's 132 SMs)
-            assert t[1] == G.DECODE_INT3_WIDE and t[2] == dataclasses.replace(G.WG_DECODE, fold=1), t
-            assert p.components["mma"].endswith("(M >= 2)")
-            for n, k, want in ((4096, 14336, G.DECODE_INT3), (4096, 4096, G.DECODE_INT3)):
-                assert tiles(scheme, n=n, k=k)[1][1] == want, (n, k)
+            def at(p, m):
+                return next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
+
+            assert at(p, 1) == at(p, 4) == G.DECODE_INT3_WIDE and at(p, 5) == dataclasses.replace(G.WG_DECODE, fold=1)
+            assert p.components["mma"].endswith(f"(M >= {G.RING3_TOKENS + 1})")
+            # (4 rows of 14336 columns split K two ways for the activation cap: the 64-row ring from 2 tokens)
+            for n, k, one, few in ((4096, 14336, G.DECODE_INT3, G.DECODE_INT3_WIDE),
+                                   (4096, 4096, G.DECODE_INT3, G.DECODE_INT3)):
+                q = plan(LayerSpec(n, k, scheme), "h200")
+                assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few) and at(q, 5).wgmma, (n, k, q.tuning)
             for n in (14336, 28672):  # (wider: the warpgroup tile from one token)
                 p, t = tiles(scheme, n=n, k=4096)
                 assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), t

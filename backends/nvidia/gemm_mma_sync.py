@@ -1093,9 +1093,14 @@ DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
 #: wave, else 64 (H200, gpu_sweep.py dec3k, int3 g128 M=1 kernel alone, us: 4096x4096 5.91 (the
 #: 64-row ring 7.05, the warpgroup tile 8.09), 4096x14336 13.10 (14.96, 17.30), 8192x8192 16.41
 #: (15.66, 16.90); 14336x4096 keeps the warpgroup tile: 16.40 against 17.04 for the 64-row ring)
+#: Up to RING3_TOKENS tokens run these rings too (dec3k, M = 2 / 4, us, the warpgroup tile in brackets:
+#: 8192x8192 on the 64-row ring 15.98 / 16.25 (16.97 / 17.04); 4096x14336 on the 32-row ring at M=2 13.28,
+#: on the 64-row one 15.23 / 15.57 (17.30 / 17.41); the 32-row ring at M=4 19.77: its 4 rows of 14336
+#: columns pass the activation cap, K splits two ways, two waves). ring3_tile picks by that split.
 DECODE_INT3 = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)
 DECODE_INT3_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)
 RING3_MAX_N = 8192
+RING3_TOKENS = 4
 #: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
 #: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
 #: the planner took): M=64 8192x8192 45.8 (52.5), 28672x8192 68.0 (~129); M=128 4096x4096 with
@@ -1322,9 +1327,12 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     """The register ring of the Hopper decode range starting at ``lo`` tokens (2 to RING_DECODE_MAX; see
     above), or None where the warpgroup tiles take it: int4 codes that go into the MMA raw (the layer's
     one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K) and 2-bit codes in groups of 64 or more over
-    more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows."""
+    more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows; 3-bit codes up to
+    RING3_TOKENS tokens where ring3 says so (ring3_tile at that many tokens)."""
     if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
         return None
+    if ring3(layer, recipe):
+        return ring3_tile(layer, kp, sms, RING3_TOKENS) if lo <= RING3_TOKENS else None
     int4 = recipe.bits == 4 and raw_codes(recipe)
     int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
     if not (int4 or int2):
@@ -1348,7 +1356,7 @@ def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     kp = padded_k(layer.k, recipe) // recipe.ku
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or (recipe.bits == 3 and not ring3(layer, recipe)))):
         return 1
-    for lo in (RING_DECODE_MAX, RING_LONG_MAX, 2):  # (the tile decode_ring_tile gives at any SM count)
+    for lo in (RING_DECODE_MAX, RING_LONG_MAX, RING3_TOKENS, 2):  # (the tile decode_ring_tile gives at any SM count)
         if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
             return lo + 1
     return 2
@@ -1359,6 +1367,14 @@ def ring3(layer, recipe: "Recipe") -> bool:
     (no float zero points), one scale entry per block, at most RING3_MAX_N rows."""
     return (recipe.bits == 3 and raw_codes(recipe) and layer.n <= RING3_MAX_N
             and (not recipe.gscale or recipe.group % 64 == 0))
+
+
+def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile:
+    """The 3-bit ring for up to ``m`` tokens: DECODE_INT3 where its CTAs, K split for the activation cap at
+    ``m`` rows (RING_XTURN_CAP; kp in 16-bit units), fit one wave of ``sms`` (one CTA per SM), else
+    DECODE_INT3_WIDE."""
+    split = -(-(m * kp * 2) // RING_XTURN_CAP)
+    return DECODE_INT3 if not sms or -(-layer.n // DECODE_INT3.bn) * split <= sms else DECODE_INT3_WIDE
 
 
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
@@ -1514,7 +1530,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
     dec = wgmma_decode_from(layer, recipe) if wg else 1
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
-        cuts = ((1, 1), (2, RING_LONG_MAX), (RING_LONG_MAX + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
+        mid = min(dec - 1, RING_LONG_MAX)  # (3-bit rings: to RING3_TOKENS)
+        cuts = ((1, 1), (2, mid), (mid + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (tuple((a, b, t) for a, b in cuts) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
     for lo, hi, t in ranges:
@@ -1536,7 +1553,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                        else replace(DECODE_LONG_K, occupancy=1))
         three = t.stream and ring3(layer, recipe)
         if three:
-            nominal = DECODE_INT3_WIDE if sms and -(-layer.n // DECODE_INT3.bn) > sms else DECODE_INT3
+            nominal = ring3_tile(layer, kp, sms, min(hi, RING3_TOKENS))
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
