@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|kh|kh3k|kh3f|kh3m|deep|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -214,11 +214,13 @@ for part in "${@:-all}"; do
            timeout 120 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
              --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/kh3f-bench" 2>&1 | tee "$OUT/kh3f-bench.log" | grep -E "^(== |1 )|stream " ;;
-    deep)  # deeper one-token rings (gpu_sweep.py deep2 for int2 g128, deep3 for int3 g128)
+    ring8) # deeper one-token rings (gpu_sweep.py deep2 for int2 g128, deep3 for int3 g128), wider 3-bit rings (wide3)
            timeout 100 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int2 --group 128 \
              --groups deep2 --clusters 8 --rounds 3 --json "$OUT/deep2.json" >/dev/null 2>&1
            timeout 100 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --weight int3 --group 128 \
              --groups deep3 --clusters 8 --rounds 3 --json "$OUT/deep3.json" >/dev/null 2>&1
+           timeout 100 python3 scripts/gpu_sweep.py --shapes 14336x4096,28672x8192 --m 1 --weight int3 --group 128 \
+             --groups wide3 --clusters 8 --rounds 3 --json "$OUT/deep3w.json" >/dev/null 2>&1
            python3 scripts/sweep_table.py "$OUT"/deep*.json ;;
     kh3m)  # 3-bit codes at 1-4 tokens on the rings (RING3_TOKENS, ring3_tile): their GPU tests, then the int3 rows
            # at M = 1-5 through the bench (M=5: the warpgroup tile)
@@ -228,6 +230,13 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,4096x14336,8192x8192 --m 1,2,3,4,5 --weight int3 \
              --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/kh3m-bench" \
              2>&1 | tee "$OUT/kh3m-bench.log" | grep -E "^(== |[1-5] +humming)|stream " ;;
+    kh3w)  # 3-bit codes after the wide-layer rings (ring3_tile: 128 and 224 rows): their GPU tests through the
+           # planner, then the int3 rows at M = 1, 2, 4 on the five issue-6 shapes with cuBLAS
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "three_bit_rings" 2>&1 | tee "$OUT/kh3w_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,2,4 \
+             --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/kh3w-bench" 2>&1 | tee "$OUT/kh3w-bench.log" | grep -E "^(== |[124] )|stream " ;;
     rcap)  # after the 96 KB activation cap of the register rings on cp.async targets (RING_XTURN_CAP): the
            # GPU tests of the ring paths, then gpu_sweep.py r4 at 2-8 tokens on four issue-6 shapes, r4 / r4u for
            # int2 g128 and int4 per channel on 8192x8192 at 2, 4, 8 (63 passed; the rings' figures in

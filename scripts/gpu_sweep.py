@@ -306,6 +306,11 @@ GROUPS = {
     "deep3": [G.DECODE_INT3, G.DECODE_INT3_WIDE, T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2),
               T(8, 64, 256, 1, 4, 4, 6, stream=4, occupancy=1), T(8, 32, 256, 1, 2, 4, 6, stream=4, occupancy=2),
               T(8, 64, 128, 1, 4, 2, 8, stream=4, occupancy=2)],
+    # 3-bit raw codes at one token on layers of more than 8192 rows: the warpgroup tile the planner keeps there
+    # against rings of 112-256 rows (one CTA of 14-16 warps per SM, about one wave on 132 SMs)
+    "wide3": [T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), G.DECODE_INT3_WIDE,
+              T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1), T(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1),
+              T(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1), T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

@@ -413,16 +413,21 @@ def test_hopper_decode_and_fold_choices():
                                    (4096, 4096, G.DECODE_INT3, G.DECODE_INT3)):
                 q = plan(LayerSpec(n, k, scheme), "h200")
                 assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few) and at(q, 5).wgmma, (n, k, q.tuning)
-            for n in (14336, 28672):  # (wider: the warpgroup tile from one token)
+            # (wider: one token on the ring that fills one wave, 2-8 on the warpgroup tile; wider than
+            # RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
+            for n, one in ((14336, G.DECODE_INT3_128), (28672, G.DECODE_INT3_224), (57344, None), (11008, None)):
                 p, t = tiles(scheme, n=n, k=4096)
-                assert 2 not in t and t[1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), t
-                assert p.components["mma"].endswith("(M >= 1)")
+                assert t[1] == (one or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
+                assert t[2 if one else 1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), (n, t)
+                assert p.components["mma"].endswith("(M >= 2)" if one else "(M >= 1)"), p.components["mma"]
         else:
             assert t[1].stream and t[7].stream and not t[7].wgmma and p.components["mma"].endswith("(M >= 9)")
         assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold
     _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"))  # (nothing to fold: the ring, one CTA per SM)
     assert t[1] == G.DECODE_INT3_WIDE and G.DECODE_INT3_WIDE.occupancy == 1
-    _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"), n=16384)  # (the earlier long-K ring)
+    _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"), n=16384)  # (128 rows: one wave of 128 CTAs)
+    assert t[1] == G.DECODE_INT3_128
+    _, t = tiles(WeightScheme("int3", "channel", scale_fmt="fp32"), dev="a100")  # (no warpgroup tiles: as before)
     assert t[1] == dataclasses.replace(G.DECODE_LONG_K, occupancy=1) and G.DECODE_LONG_K.occupancy == 2
     for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
         _, t = tiles(scheme)

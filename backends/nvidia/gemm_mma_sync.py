@@ -1097,9 +1097,16 @@ DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
 #: 8192x8192 on the 64-row ring 15.98 / 16.25 (16.97 / 17.04); 4096x14336 on the 32-row ring at M=2 13.28,
 #: on the 64-row one 15.23 / 15.57 (17.30 / 17.41); the 32-row ring at M=4 19.77: its 4 rows of 14336
 #: columns pass the activation cap, K splits two ways, two waves). ring3_tile picks by that split.
+#: Wider layers take one token on rings of 128 or 224 rows (wide3, M=1, us: 14336x4096 14.34 on 128 rows,
+#: one wave of 112 CTAs, against 16.29 for the warpgroup tile and 17.05 for the 64-row ring; 28672x8192 45.18
+#: on 224 rows, 128 CTAs, against 48.09 on 128 rows and 49.88 for the warpgroup tile); 2-4 tokens there
+#: keep the warpgroup tile (not measured on rings).
 DECODE_INT3 = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)
 DECODE_INT3_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)
-RING3_MAX_N = 8192
+DECODE_INT3_128 = Tile(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)
+DECODE_INT3_224 = Tile(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1)
+RING3_MAX_N = 28672      # one token
+RING3_FEW_MAX_N = 8192   # 2 to RING3_TOKENS tokens
 RING3_TOKENS = 4
 #: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
 #: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
@@ -1332,7 +1339,8 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
         return None
     if ring3(layer, recipe):
-        return ring3_tile(layer, kp, sms, RING3_TOKENS) if lo <= RING3_TOKENS else None
+        few = lo <= RING3_TOKENS and layer.n <= RING3_FEW_MAX_N
+        return ring3_tile(layer, kp, sms, RING3_TOKENS) if few else None
     int4 = recipe.bits == 4 and raw_codes(recipe)
     int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
     if not (int4 or int2):
@@ -1344,7 +1352,7 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     return DECODE_INT4_WIDE if recipe.gscale else None
 
 
-def wgmma_decode_from(layer, recipe: "Recipe") -> int:
+def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
     (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, 3-bit codes
     and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1
@@ -1354,7 +1362,7 @@ def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile; 28672x8192 49.9 for the warpgroup tile
     against 62.1 for the earlier ring)."""
     kp = padded_k(layer.k, recipe) // recipe.ku
-    if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and (layer.n > 16384 or (recipe.bits == 3 and not ring3(layer, recipe)))):
+    if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and not ring3(layer, recipe, sms) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
     for lo in (RING_DECODE_MAX, RING_LONG_MAX, RING3_TOKENS, 2):  # (the tile decode_ring_tile gives at any SM count)
         if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
@@ -1362,19 +1370,33 @@ def wgmma_decode_from(layer, recipe: "Recipe") -> int:
     return 2
 
 
-def ring3(layer, recipe: "Recipe") -> bool:
-    """Whether one token of a 3-bit layer runs a register ring (DECODE_INT3 / DECODE_INT3_WIDE): raw codes
-    (no float zero points), one scale entry per block, at most RING3_MAX_N rows."""
-    return (recipe.bits == 3 and raw_codes(recipe) and layer.n <= RING3_MAX_N
-            and (not recipe.gscale or recipe.group % 64 == 0))
+def ring3(layer, recipe: "Recipe", sms: int | None = None) -> bool:
+    """Whether one token of a 3-bit layer runs a register ring (ring3_tile): raw codes (no float zero
+    points), one scale entry per block, at most RING3_FEW_MAX_N rows, or at most RING3_MAX_N where one of
+    the rings fills most of one wave of ``sms`` (2 to RING3_TOKENS tokens: at most RING3_FEW_MAX_N rows,
+    decode_ring_tile)."""
+    if not (recipe.bits == 3 and raw_codes(recipe) and layer.n <= RING3_MAX_N
+            and (not recipe.gscale or recipe.group % 64 == 0)):
+        return False
+    return layer.n <= RING3_FEW_MAX_N or ring3_tile(layer, padded_k(layer.k, recipe) // recipe.ku, sms, 1) is not None
 
 
-def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile:
-    """The 3-bit ring for up to ``m`` tokens: DECODE_INT3 where its CTAs, K split for the activation cap at
-    ``m`` rows (RING_XTURN_CAP; kp in 16-bit units), fit one wave of ``sms`` (one CTA per SM), else
-    DECODE_INT3_WIDE."""
+def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile | None:
+    """The 3-bit ring for up to ``m`` tokens: the first of DECODE_INT3, _WIDE, _128 and _224 (32 to 224 rows
+    per CTA) whose rows divide the padded layer's and whose CTAs, K split for the activation cap at ``m``
+    rows (RING_XTURN_CAP; kp in 16-bit units), fit one wave of ``sms`` (one CTA per SM) and fill at least
+    three quarters of it; else DECODE_INT3 on layers of at most RING3_FEW_MAX_N rows (the long-K ring
+    they ran before), None on the wider ones (unknown SM count: the same)."""
+    few = layer.n <= RING3_FEW_MAX_N
+    if not sms:
+        return DECODE_INT3 if few else None
     split = -(-(m * kp * 2) // RING_XTURN_CAP)
-    return DECODE_INT3 if not sms or -(-layer.n // DECODE_INT3.bn) * split <= sms else DECODE_INT3_WIDE
+    n = padded_n(layer.n)
+    for t in (DECODE_INT3, DECODE_INT3_WIDE, DECODE_INT3_128, DECODE_INT3_224):
+        ctas = n // t.bn * split
+        if n % t.bn == 0 and ctas <= sms and 4 * ctas >= 3 * sms:
+            return t
+    return DECODE_INT3 if few else None
 
 
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
@@ -1401,7 +1423,7 @@ def wgmma_from(layer, caps, compute) -> int | None:
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not wgmma_ok(recipe, caps):
         return None
-    return wgmma_decode_from(layer, recipe)
+    return wgmma_decode_from(layer, recipe, caps.product.sm_count if caps.product is not None else None)
 
 
 def _max_smem(caps) -> int:
@@ -1528,7 +1550,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
-    dec = wgmma_decode_from(layer, recipe) if wg else 1
+    dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
         mid = min(dec - 1, RING_LONG_MAX)  # (3-bit rings: to RING3_TOKENS)
         cuts = ((1, 1), (2, mid), (mid + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
@@ -1551,7 +1573,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # 20.2 with two, 8192x8192 21.5 against 20.4, which spilled 16 bytes)
             nominal = (DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_LONG_K if recipe.bits in (1, 4, 8)
                        else replace(DECODE_LONG_K, occupancy=1))
-        three = t.stream and ring3(layer, recipe)
+        three = wg and t.stream and ring3(layer, recipe, sms)  # (measured against the warpgroup tiles)
         if three:
             nominal = ring3_tile(layer, kp, sms, min(hi, RING3_TOKENS))
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
