@@ -1354,13 +1354,12 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
 
 def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
-    (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, 3-bit codes
-    and layers of more than 16384 rows (WG_DECODE, WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1
-    without group scales) where decode_ring_tile takes 2-8 tokens; 2 otherwise (one token keeps the lean
-    rings). 3-bit codes keep one token on a ring where ring3 says so (raw codes with the k-half factor,
-    Dequant::RAW_KH: DECODE_INT3's comment; before RAW_KH the rings lost, 8192x8192 19.8 us and
-    4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile; 28672x8192 49.9 for the warpgroup tile
-    against 62.1 for the earlier ring)."""
+    (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, layers of
+    more than 16384 rows and 3-bit codes, unless ring3 gives them a register ring (WG_DECODE,
+    WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1 without group scales, RING3_TOKENS + 1 for
+    3-bit codes) where decode_ring_tile takes 2 or more tokens; 2 otherwise (one token keeps the rings).
+    (3-bit rings: DECODE_INT3's comment; before Dequant::RAW_KH they lost, 8192x8192 19.8 us and
+    4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile.)"""
     kp = padded_k(layer.k, recipe) // recipe.ku
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and not ring3(layer, recipe, sms) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
@@ -1573,9 +1572,11 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # 20.2 with two, 8192x8192 21.5 against 20.4, which spilled 16 bytes)
             nominal = (DECODE_INT2_LONG_K if recipe.bits == 2 else DECODE_LONG_K if recipe.bits in (1, 4, 8)
                        else replace(DECODE_LONG_K, occupancy=1))
-        three = wg and t.stream and ring3(layer, recipe, sms)  # (measured against the warpgroup tiles)
+        # one token of 3-bit codes (Hopper: measured against the warpgroup tiles; 2 to RING3_TOKENS tokens
+        # take decode_ring_tile below)
+        three = wg and t.stream and hi == 1 and ring3(layer, recipe, sms)
         if three:
-            nominal = ring3_tile(layer, kp, sms, min(hi, RING3_TOKENS))
+            nominal = ring3_tile(layer, kp, sms, 1)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
