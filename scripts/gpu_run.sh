@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,22 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    xw8)   # the activation window at 1-8 tokens on the planner's int4 rings (gpu_sweep.py xw8), the 16-token warpgroup
+           # tiles with one and two wgmmas per warpgroup (w16), int4 one-token rings of 14-16 warps on 28672x8192 (w28b)
+           timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192,14336x4096 --m 1,6,8 \
+             --groups xw8 --clusters 8 --rounds 5 --json "$OUT/xw8.json" 2>&1 | tee "$OUT/xw8.log" | cut -c1-170
+           timeout 100 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x4096,8192x8192 --m 9,16 \
+             --groups w16 --clusters 8 --rounds 5 --json "$OUT/w16.json" 2>&1 | tee "$OUT/w16.log" | cut -c1-170
+           timeout 100 python3 scripts/gpu_sweep.py --shapes 28672x8192 --m 1 \
+             --groups w28b --clusters 8 --rounds 5 --json "$OUT/w28b.json" 2>&1 | tee "$OUT/w28b.log" | cut -c1-170 ;;
+    x16)   # 9-16 tokens on register rings whose K runs keep a window of turns of activations (Tile.xwin): their GPU
+           # tests, then gpu_sweep.py x16 at M=16 on the four large issue-6 shapes and M=12 on 8192x8192 (kernel alone)
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "activation_window" 2>&1 | tee "$OUT/x16_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 300 python3 scripts/gpu_sweep.py --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16 \
+             --groups x16 --clusters 8 --rounds 5 --json "$OUT/x16.json" 2>&1 | tee "$OUT/x16.log" | cut -c1-190
+           timeout 90 python3 scripts/gpu_sweep.py --shapes 8192x8192 --m 12 \
+             --groups x16 --clusters 8 --rounds 5 --json "$OUT/x12.json" 2>&1 | tee "$OUT/x12.log" | cut -c1-190 ;;
     r16)   # 9-16 and 2-8 tokens: register rings with turn-by-turn activations against the planner's warpgroup tiles
            # (gpu_sweep.py r16 at M=16, r8 at M=8 and 4; kernel alone). Measured: 16-token rings 1.7-2x slower than
            # WG_16_DEEP (two MMA columns and their corrections per block; K split 5-10 ways for the activations'

@@ -311,6 +311,24 @@ GROUPS = {
     "wide3": [T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), G.DECODE_INT3_WIDE,
               T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1), T(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1),
               T(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1), T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1)],
+    # 9-16 tokens: the planner's warpgroup tiles against register rings of two 8-token columns per warp whose K runs
+    # keep a window of turns of activations (xwin) instead of the whole run, so that 16 rows over a long K need no
+    # K split for their shared memory (without the window: r16, 19-20 us on 8192x8192)
+    "x16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1),
+            T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1, xwin=2), T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1, xwin=3),
+            T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=2), T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2, xwin=2),
+            T(16, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1, xwin=2), T(16, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1, xwin=2),
+            T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)],
+    # 1-8 tokens: the planner's register rings with and without an activation window (xwin: no K split for the
+    # activations' shared memory), and the eight-token warpgroup tile
+    "xw8": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, xwin=2), G.DECODE_INT4_WIDE,
+            G.replace(G.DECODE_INT4_WIDE, xwin=2), G.replace(G.WG_DECODE, fold=1)],
+    # 9-16 tokens: the 16-token warpgroup tile with one and two 64-row wgmmas per warpgroup
+    "w16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1)],
+    # int4 at one token on 28672x8192: the warpgroup tile against one-wave rings of one CTA of 14-16 warps per SM
+    # (the 3-bit codes' DECODE_INT3_224 shape)
+    "w28b": [G.replace(G.WG_DECODE_TWO, fold=1), T(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1),
+             T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1), T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

@@ -293,7 +293,9 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
     as CUDA_ERROR_INVALID_VALUE for BM=16, WK=8 at K=8192). Ring tiles: slices of
     whole fold chunks, within the kernel's shared memory, and ``occupancy`` CTAs of
     them fit an SM (H200: 228 KB); register rings on cp.async targets take up to
-    RING_XTURN_CAP, so that up to 6 tokens over K <= 8192 split K no further than one token."""
+    RING_XTURN_CAP, so that up to 6 tokens over K <= 8192 split K no further than one token; with a
+    window of activations (Tile.xwin) no batch of up to 16 tokens over any K splits it further, and the
+    shared memory does not grow with the slice."""
     import types
 
     from humming_nvidia import gemm_mma_sync as G
@@ -306,7 +308,8 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                G.Recipe(bits=3, wfloat=False, group=48, zp=1)]
     for t0 in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
                T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4), T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3),
-               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)):
+               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=2),
+               T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2, xwin=3)):
         for rec in recipes if t0.stream >= 3 else recipes[:1]:
             t = G.fit_tile(t0, rec, 232448, 8192)
             L.packed = types.SimpleNamespace(recipe=rec)
@@ -322,8 +325,10 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                             assert (per * t.wk) % fp == 0, (t, rec, kp, m, per)
                             smem = G.stream_smem(t, m, per * t.wk, rec)
                             assert smem <= G.smem_bytes(rec, t), (t, kp, m, s)
-                            if G.x_turns(rec, t) and m <= 6 and kp <= 8192 and n_tiles >= 256:
+                            if G.x_turns(rec, t) and ((m <= 6 and kp <= 8192 and n_tiles >= 256) or t.xwin):
                                 assert s == -(-ks // L.stream_split(t, 1, 1, n_tiles, ks, cap)), (t, rec, kp, m, s)
+                            if t.xwin:
+                                assert smem == G.stream_smem(t, m, t.wk, rec), (t, kp, m)
                             if t.stream >= 3:  # (register rings: their activations within the share too)
                                 assert (smem + 1024 + 16) * t.occupancy <= L.smem_per_sm, (t, rec, kp, m, smem)
 

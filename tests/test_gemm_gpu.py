@@ -474,6 +474,27 @@ def test_register_rings_warp_layouts(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 9, 16), smem_per_sm=64 * 1024)
 
 
+@pytest.mark.parametrize("max_split", [1, 16], ids=["whole-K", "split-K"])
+@pytest.mark.parametrize("scheme,k,bf16", [
+    (WeightScheme("int4", "group", 128), 8320, False),  # long runs: the window wraps around many times
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 4160, True),  # past the last group: padded K
+    (WeightScheme("int3", "group", 128), 4224, False),  # raw 3-bit codes (upper k half scaled at the load)
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), 4160, False),
+    (WeightScheme("int2", "group", 128), 4224, True),  # dequantized codes
+    (WeightScheme("int4", "group", 48), 3696, False),  # a fold per k16 tile
+], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_register_rings_activation_window(scheme, k, bf16, max_split):
+    """Register rings whose K runs keep a window of two or three turns of activations (Tile.xwin) and
+    refill it in place: one warp per K run (its own lanes wait) and four or two (named barriers),
+    1-16 tokens, over whole K (many turns per run) and split."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tiles = [(1, 8, G.Tile(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2, xwin=2)),
+             (9, 12, G.Tile(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2, xwin=2)),
+             (13, None, G.Tile(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=1, xwin=3))]
+    run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 8, 9, 12, 13, 16), max_split=max_split, smem_per_sm=228 * 1024)
+
+
 @pytest.mark.parametrize("ring", [3, 4], ids=["lean-shared", "lean-registers"])
 @pytest.mark.parametrize("scheme,k,bf16", [
     (WeightScheme("int4", "group", 128), 8320, False),

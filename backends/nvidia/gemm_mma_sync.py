@@ -120,6 +120,9 @@ class Tile:
     #                     partial sums (GemmMmaSync::WG_FOLD) instead of multiplying the dequantized weights
     cluster: int = 1    # TMA tiles: CTAs per cluster (1, 2 or 4) along N, which share each stage's
     #                     activations (each loads its share of the rows and multicasts it to all)
+    xwin: int = 0       # register rings on cp.async targets (stream=4): turns of activations each K run
+    #                     keeps in shared memory (2 or more), refilled in place; 0 keeps its whole run, so
+    #                     the activations of many tokens over a long K split the launch (see x_turns)
 
     @property
     def threads(self) -> int:
@@ -151,6 +154,9 @@ class Tile:
         if self.cluster not in (1, 2, 4) or (self.cluster > 1 and (not self.tma or self.bm % (8 * self.cluster))):
             raise ValueError(f"Tile {self}: clusters of 1, 2 or 4 CTAs, more than one on TMA tiles whose BM "
                              f"splits into a multiple of 8 rows per CTA")
+        if self.xwin and (self.stream != 4 or self.xwin < 2):
+            raise ValueError(f"Tile {self}: an activation window (xwin) holds 2 turns or more, on register rings "
+                             f"(stream=4) only")
 
     def to_dict(self) -> dict:
         d = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "wm": self.wm, "wn": self.wn, "wk": self.wk,
@@ -171,6 +177,8 @@ class Tile:
             d["fold"] = int(self.fold)
         if self.cluster != 1:
             d["cluster"] = int(self.cluster)
+        if self.xwin:
+            d["xwin"] = int(self.xwin)
         return d
 
 
@@ -258,6 +266,12 @@ def x_turns(recipe: Recipe, tile: Tile) -> bool:
     return tile.stream == 4 and recipe.cp_async
 
 
+def x_window_blocks(tile: Tile) -> int:
+    """64-column blocks of each activation row a windowed ring (``xwin``) keeps in shared memory: its
+    window of ``xwin`` turns for each of its WK K runs (0: no window, the slice's)."""
+    return tile.wk * tile.xwin * tile.stages if tile.xwin else 0
+
+
 def stream_x_cap(recipe: Recipe, tile: Tile) -> int:
     """The most dynamic shared memory a stream tile's activation slice may take (before the SM's
     share per CTA, which the launcher applies too)."""
@@ -304,7 +318,8 @@ def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     """Dynamic shared memory of one stream-tile launch: the activation slice of
     min(BM, M) rows or the WK partial tiles, whichever is larger, then the
     weight rings (mirrors GemmMmaSync::run_stream / run_ring)."""
-    head = -(-max(min(tile.bm, m) * slice_blocks * 128, stream_red_bytes(tile)) // 16) * 16
+    blocks = x_window_blocks(tile) or slice_blocks
+    head = -(-max(min(tile.bm, m) * blocks * 128, stream_red_bytes(tile)) // 16) * 16
     return head + stream_ring_bytes(tile, recipe)
 
 
@@ -312,6 +327,8 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
     if tile.stream:
+        if tile.xwin:
+            return stream_smem(tile, tile.bm, 0, recipe)
         return max(stream_x_cap(recipe, tile), -(-stream_red_bytes(tile) // 16) * 16) + stream_ring_bytes(tile, recipe)
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
@@ -442,6 +459,10 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 f"operands (byte operands: scale groups of whole 64-unit blocks); the kernel is "
                                 f"for {recipe.target} with {OP8_NAMES[recipe.op8]} operands"
                                 + (f", groups of {recipe.group} units" if recipe.op8 and recipe.gscale else "")])
+    if tile.xwin and not x_turns(recipe, tile):
+        raise UnsupportedError(f"ring tile {tile.to_dict()} cannot run this layer's kernel",
+                               [f"an activation window (xwin) needs cp.async copies; the kernel is for {recipe.target} "
+                                f"without them"])
     if tile.fold and not can_fold(recipe):
         raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
                                [f"folding group scales per block needs 16-bit operands and scale groups of whole "
@@ -456,7 +477,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
         "SCALE_ACC": scale_acc(recipe, tile),
         "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
-        "CLUSTER": int(tile.cluster),
+        "CLUSTER": int(tile.cluster), "XWIN": int(tile.xwin),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -928,7 +949,8 @@ class Launcher:
             if self.smem_per_sm:
                 per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
                 cap = min(cap, per_cta)
-        most = max(1, cap // (rows * tile.wk * 128))  # K steps whose activations fit
+        # K steps whose activations fit (a window: any)
+        most = ksteps if tile.xwin else max(1, cap // (rows * tile.wk * 128))
         step = 1
         if tile.stream >= 3:  # slices of whole fold chunks
             step = ring_slice_step(self.packed.recipe, tile)
@@ -948,7 +970,7 @@ class Launcher:
             s = min(fit, ksteps)
         per = -(-ksteps // s)  # <= most, as s >= fit
         per = -(-per // step) * step  # (most is a multiple of step)
-        if tile.stream >= 3 and self.smem_per_sm:  # the partial tiles may outgrow small activation slices
+        if tile.stream >= 3 and self.smem_per_sm and not tile.xwin:  # the partial tiles may outgrow small slices
             share = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES
             while per > step and stream_smem(tile, m, per * tile.wk, self.packed.recipe) > share:
                 per -= step
@@ -1737,7 +1759,7 @@ def tile_from_config(cfg) -> Tile | None:
                     stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)),
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
                     chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)),
-                    cluster=int(cfg.get("cluster", 1)))
+                    cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)))
     return None
 
 

@@ -963,12 +963,15 @@ struct GemmMmaSync {
   // from there on (zero-filled past them); `xdst`: where that piece goes (x_turn_dst). With
   // WN > 1 the warp's first row takes straight-line code (one token: the only one), further
   // rows a loop.
-  static HUMMING_DEVICE u32 x_turn_dst(u32 base, int slice, int lo, int r) {
+  // With a window (XWIN turns per K run, see run_ring) `stride` and `lo` are the window's (row
+  // stride and the run's first block in shared memory) and `xo` the turn's place in it; else the
+  // slice's, and xo == j0.
+  static HUMMING_DEVICE u32 x_turn_dst(u32 base, int stride, int lo, int r) {
     const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
-    return base + r * slice * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
+    return base + r * stride * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
   }
-  static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int slice,
-                                          int lo, int n, int j0, int wn) {
+  static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int stride,
+                                          int lo, int n, int j0, int xo, int wn) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
     const int lane = threadIdx.x & 31;
     auto row = [&](u32 dst, const u16* src) {
@@ -977,7 +980,7 @@ struct GemmMmaSync {
         const int q = lane + 32 * u;
         if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
           const int kk = (j0 * 8 + 32 * u) * 8;
-          ptx::cp_async16_ca_if(dst + j0 * 128 + 32 * u * 16, src + kk, kk < kleft);
+          ptx::cp_async16_ca_if(dst + xo * 128 + 32 * u * 16, src + kk, kk < kleft);
         }
       }
     };
@@ -988,9 +991,9 @@ struct GemmMmaSync {
         for (int u = 0; u < (PR + 31) / 32; ++u) {
           const int q = lane + 32 * u;
           if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
-            const int c = (lo + j0) * 8 + q;  // the piece's place in the row of the slice
+            const int c = (lo + xo) * 8 + q;  // the piece's place in the row in shared memory
             const int kk = (j0 * 8 + 32 * u) * 8;
-            ptx::cp_async16_ca_if(base + r * slice * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r) * lda + kk,
+            ptx::cp_async16_ca_if(base + r * stride * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r) * lda + kk,
                                   kk < kleft);
           }
         }
@@ -998,7 +1001,7 @@ struct GemmMmaSync {
     } else if (wn < rows) {
       row(xdst, xs);
 #pragma unroll 1
-      for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, slice, lo, r), xs + static_cast<i64>(r - wn) * lda);
+      for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
     }
     ptx::cp_async_commit();
   }
@@ -1233,6 +1236,12 @@ struct GemmMmaSync {
     // once; scripts/gpu_trace.py), with nothing but the first ring of weights in flight meanwhile.
     constexpr bool XTURN = REGS && Cfg::CP_ASYNC;
     static_assert(!XTURN || WN == 1 || WK <= 15, "a named barrier per K run");
+    // XWIN > 0 (XTURN only): each K run keeps a window of XWIN turns of activations in shared memory,
+    // turn t in place t % XWIN (refilled once the run's warps have passed the barrier of turn t + 1 -
+    // XWIN, after their reads of it), instead of its whole run: the CTA's shared memory no longer grows
+    // with the slice, so a batch of 9-16 tokens needs no K split for its activations.
+    constexpr int XWIN = Cfg::XWIN;
+    static_assert(XWIN == 0 || (XTURN && XWIN >= 2), "an activation window: two turns or more, register rings on cp.async");
 
     static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
     extern __shared__ __align__(16) char smem[];
@@ -1252,7 +1261,9 @@ struct GemmMmaSync {
     // ---- shared memory: activations (rows x nkb blocks, swizzled 16-byte chunks;
     // later the partial tiles), then the warps' rings
     const int rows_alloc = p.M < BM ? p.M : BM;
-    const int x_bytes = rows_alloc * slice * 128;
+    const int xstride = XWIN ? WK * XWIN * RING : slice;  // blocks per activation row in shared memory
+    const int xlo = XWIN ? wk * XWIN * RING : lo;         // ... before this warp's K run
+    const int x_bytes = rows_alloc * xstride * 128;
     const u32 base = ptx::smem_addr(smem);
     const u32 ring = base + ((x_bytes > STREAM_RED_BYTES ? x_bytes : STREAM_RED_BYTES) + 15) / 16 * 16 +
                      (REGS ? 0 : warp * (RING * RING_SLOT));
@@ -1349,11 +1360,11 @@ struct GemmMmaSync {
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
     const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
     const int xleft = p.K - xcol;
-    const u32 xdst = x_turn_dst(base, slice, lo, wn);
+    const u32 xdst = x_turn_dst(base, xstride, xlo, wn);
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn(xs, p.lda, xleft, xdst, base, rows, slice, lo, n, 0, wn);  // the first turn's (the loop waits)
+      stage_x_turn(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn);  // the first turn's (the loop waits)
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1366,7 +1377,7 @@ struct GemmMmaSync {
     ptx::trace_at(p.trace, 2);  // (the activations staged; XTURN: the first turn's copies issued)
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
-    stream_x_offsets(base + lo * 128, rows, slice, b_off);
+    stream_x_offsets(base + xlo * 128, rows, xstride, b_off);
 
     float acc[NT][MT][4], corr[MT][4];
     PT part[KC][NT][MT][4];
@@ -1386,10 +1397,12 @@ struct GemmMmaSync {
       if constexpr (XTURN) {  // this turn's activations landed (this thread's copies, then its group's),
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
-        stage_x_turn(xs, p.lda, xleft, xdst, base, rows, slice, lo, n, j0 + RING, wn);
+        const int xn = XWIN ? (j0 / RING + 1) % XWIN * RING : j0 + RING;  // (the next turn's place)
+        stage_x_turn(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn);
       }
-      const u32 bturn0 = b_off[0] + j0 * 128, bturn1 = b_off[1] + j0 * 128;
-      const u32 bturn2 = b_off[2] + j0 * 128, bturn3 = b_off[3] + j0 * 128;
+      const int xo = XWIN ? j0 / RING % XWIN * RING : j0;  // this turn's place
+      const u32 bturn0 = b_off[0] + xo * 128, bturn1 = b_off[1] + xo * 128;
+      const u32 bturn2 = b_off[2] + xo * 128, bturn3 = b_off[3] + xo * 128;
 #pragma unroll
       for (int c = 0; c < RING / RING_FP; ++c) {
         if (CHECKED && c > 0 && c * RING_FP >= nl) break;
