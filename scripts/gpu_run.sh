@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -166,6 +166,36 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    w3x)   # 3-bit codes at 4-8 tokens: the warpgroup decode tiles against the 3-bit rings with and without a window of
+           # activations (gpu_sweep.py w3x, kernel alone)
+           timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192,14336x4096 --m 4,8 --weight int3 \
+             --group 128 --groups w3x --rounds 5 --json "$OUT/w3x.json" 2>&1 | tee "$OUT/w3x.log" | cut -c1-150 ;;
+    xfin)  # the final state of the window and 16-token changes: the GPU tests through the planner and of the windowed
+           # rings, the issue-6 int4 rows at M = 1, 8, 16, 64 with cuBLAS, int2 g128 and int4 per channel at M = 8
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "batched_decode or warp_layouts or activation_window" 2>&1 | tee "$OUT/xfin_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/xfin-int4" 2>&1 | tee "$OUT/xfin-int4.log" | grep -E "^(== |1 |8 |16 |64 )|stream "
+           for w in int2:128 int4:0; do
+             timeout 60 humming bench --shapes 4096x14336,8192x8192 --m 6,8 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfin-${w%%:*}-${w##*:}" 2>&1 \
+               | tee "$OUT/xfin-${w%%:*}-${w##*:}.log" | grep -E "^(== |6 |8 )|stream "
+           done ;;
+    xwp)   # after the planner's windowed long-K ring at 7-8 tokens and the two-wgmma 16-token tile from 8193 rows: their
+           # GPU tests through the planner; the window against the wide ring and the warpgroup tile for int4 per channel
+           # and int2 g128 at 8 tokens (gpu_sweep.py xw8b); the issue-6 int4 rows at M = 1, 8, 16, 64 with cuBLAS
+           timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "batched_decode or warp_layouts" 2>&1 | tee "$OUT/xwp_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           for w in int4:0 int2:128; do
+             timeout 100 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192 --m 8 --weight "${w%%:*}" \
+               --group "${w##*:}" --groups xw8b --rounds 5 --json "$OUT/xw8b-${w%%:*}.json" 2>&1 \
+               | tee "$OUT/xw8b-${w%%:*}.log" | cut -c1-150
+           done
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/xwp-int4" 2>&1 | tee "$OUT/xwp-int4.log" | grep -E "^(== |1 |8 |16 |64 )|stream " ;;
     xw8)   # the activation window at 1-8 tokens on the planner's int4 rings (gpu_sweep.py xw8), the 16-token warpgroup
            # tiles with one and two wgmmas per warpgroup (w16), int4 one-token rings of 14-16 warps on 28672x8192 (w28b)
            timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192,14336x4096 --m 1,6,8 \

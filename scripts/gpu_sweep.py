@@ -323,6 +323,14 @@ GROUPS = {
     # activations' shared memory), and the eight-token warpgroup tile
     "xw8": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, xwin=2), G.DECODE_INT4_WIDE,
             G.replace(G.DECODE_INT4_WIDE, xwin=2), G.replace(G.WG_DECODE, fold=1)],
+    # the same at 7-8 tokens for the formats the planner keeps off the window (int4 per channel, int2): the wide ring,
+    # the windowed long-K ring, the eight-token warpgroup tile unfolded and folded
+    "xw8b": [G.DECODE_INT4_WIDE, G.DECODE_INT4_LONG_K_WINDOW, G.WG_DECODE, G.replace(G.WG_DECODE, fold=1)],
+    # 3-bit codes at 4-8 tokens: the warpgroup decode tiles the planner takes from 5 tokens against the 3-bit rings
+    # with and without a window of activations
+    "w3x": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1), G.DECODE_INT3,
+            G.replace(G.DECODE_INT3, xwin=2), G.DECODE_INT3_WIDE, G.replace(G.DECODE_INT3_WIDE, xwin=2),
+            G.replace(G.DECODE_INT3_128, xwin=2)],
     # 9-16 tokens: the 16-token warpgroup tile with one and two 64-row wgmmas per warpgroup
     "w16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1)],
     # int4 at one token on 28672x8192: the warpgroup tile against one-wave rings of one CTA of 14-16 warps per SM

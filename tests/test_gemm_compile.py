@@ -308,7 +308,7 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
                G.Recipe(bits=3, wfloat=False, group=48, zp=1)]
     for t0 in (T(16, 32, 512, 1, 2, 8, 4, stream=1), T(8, 32, 256, 1, 2, 4, 4, stream=1),
                T(8, 16, 512, 1, 1, 8, 8, stream=3, occupancy=4), T(16, 32, 256, 1, 2, 4, 8, stream=3, occupancy=3),
-               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=2),
+               T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), G.DECODE_INT4_LONG_K_WINDOW,
                T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2, xwin=3)):
         for rec in recipes if t0.stream >= 3 else recipes[:1]:
             t = G.fit_tile(t0, rec, 232448, 8192)
@@ -352,7 +352,7 @@ def test_wgmma_wrappers_match_their_generator():
 def test_two_block_warpgroup_tile_machine_code(tmp_path):
     """The H200 plan's 9-16 token tiles: with group scales folded per block (Tile.fold), four 64-column
     blocks per stage (BK = 256: WG_16_DEEP, and WG_16_DEEP_TWO of two 16-row blocks per warp, 128 rows
-    per warpgroup, on a layer of more than 16384 rows), each block's group retired and folded before the
+    per warpgroup, on a layer of more than 8192 rows), each block's group retired and folded before the
     next block's wgmmas; per channel (nothing to fold) WG_16_TWO on a layer of more than 8192 rows, two
     blocks per stage, one group in flight across the next block's dequantization. No serialized wgmmas,
     no local memory."""
@@ -361,8 +361,8 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
-    for n, tile, per_stage, scheme in ((14336, G.WG_16_DEEP, 16, WeightScheme("int4", "group", 128)),
-                                       (28672, G.WG_16_DEEP_TWO, 32, WeightScheme("int4", "group", 128)),
+    for n, tile, per_stage, scheme in ((8192, G.WG_16_DEEP, 16, WeightScheme("int4", "group", 128)),
+                                       (14336, G.WG_16_DEEP_TWO, 32, WeightScheme("int4", "group", 128)),
                                        (14336, G.WG_16_TWO, 16, WeightScheme("int4", "channel", scale_fmt="fp32"))):
         p = humming.plan(LayerSpec(n, 4096, scheme), "H200")
         r = p.tuning_for(16)
@@ -556,6 +556,35 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert not any(re.match(r"(@!?P\d )?(STL|LDL)", line) for line in sass), (n, k)
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
+
+
+@pytest.mark.parametrize("scheme,bf16", [(WeightScheme("int4", "group", 128), False),
+                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), True),
+                                         (WeightScheme("uint4", "group", 64, zero_point="int"), True),
+                                         (WeightScheme("int2", "group", 128), False),
+                                         (WeightScheme("int2", "group", 64), True)], ids=lambda v: str(v))
+def test_windowed_rings_of_the_batched_decode(tmp_path, scheme, bf16):
+    """The H200 plan's 7-8 token kernel over a long K: the long-K register ring with a window of two turns
+    of activations per K run (DECODE_INT4_LONG_K_WINDOW), copied through L1 and waited for with a named
+    barrier of the run's two warps, its shared memory the window's (8 rows x 4 runs x 2 turns x 4 blocks x
+    128 bytes, whatever K), and no local memory."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    act = ActivationScheme("bf16" if bf16 else "fp16")
+    p = humming.plan(LayerSpec(8192, 8192, scheme, act, out_dtype=act.fmt), "H200")
+    tile = G.tile_from_config(p.tuning_for(8).config)
+    assert tile == G.DECODE_INT4_LONG_K_WINDOW == G.tile_from_config(p.tuning_for(7).config), p.tuning
+    spec = p.kernel(8)
+    window = 8 * tile.wk * tile.xwin * tile.stages * 128
+    assert spec.smem_bytes == max(window, -(-G.stream_red_bytes(tile) // 16) * 16) == 32768
+    kern = rt.kernel(spec)
+    sass = I.instructions(I.disassemble(kern.cubin))
+    copies = [line for line in sass if "LDGSTS" in line]
+    assert copies and not any("BYPASS" in line for line in copies)
+    assert any(re.search(r"BAR\.SYNC\S* R\d+, 0x40", line) for line in sass)
+    usage = I.resource_usage(kern.cubin)["humming_entry"]
+    assert usage["LOCAL"] == 0 and usage["STACK"] == 0, usage
 
 
 @pytest.mark.parametrize("weight, group", [("int4", 128), ("int4", 0), ("int8", 0), ("e4m3", 0), ("int2", 128),

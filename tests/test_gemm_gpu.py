@@ -274,6 +274,30 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     run_and_check(qw, act, ms=(1, 3, 4, 6))
 
 
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4096 + 40, 8192 + 128),
+                                        (WeightScheme("uint4", "group", 64, zero_point="int"), 4096, 14336),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 4096 + 40, 8192),
+                                        (WeightScheme("int2", "group", 128), 4096, 8192 + 128),
+                                        (WeightScheme("int4", "group", 128), 14336, 4096 + 128)],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_batched_decode_through_the_planner(scheme, n, k, act):
+    """int4 and 2-bit codes at 7-8 tokens over a long K on the long-K ring with a window of activations
+    (DECODE_INT4_LONG_K_WINDOW), and at 9-16 tokens on the 16-token warpgroup tile of one or two 64-row
+    wgmmas per warpgroup (WG_16_TWO_FROM_N, group scales folded), through the planner, with the ranges
+    around them."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
+    tile = {m: next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi) for m in (7, 8, 16)}
+    if n < 8192:
+        assert tile[7] == tile[8] == G.DECODE_INT4_LONG_K_WINDOW, p.tuning
+    assert tile[16].wgmma and (tile[16].bn == (128 if n > G.WG_16_TWO_FROM_N else 64) or not tile[16].fold), p.tuning
+    run_and_check(qw, act, ms=(1, 6, 7, 8, 9, 13, 16))
+
+
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))
 @pytest.mark.parametrize("scheme", QACT_SCHEMES, ids=lambda s: s.describe().replace(" ", "_"))
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])

@@ -341,7 +341,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     warps for short K and picks the 33-64 token tile from N (the H200 sweep's
     winners; an L40S has a similar SM count, 142); without an SM count (a bare target)
     the nominal tiles stay. On Hopper, 2-8 tokens on layers of at most 16384 rows take register rings
-    (the layer's long-K or wide ring; from 7 tokens on the wide one); one to 8 tokens on larger layers
+    (the layer's long-K or wide ring; from 7 tokens on the long-K ring with a window of activations, or the
+    wide one on layers of a 64-row CTA per SM); one to 8 tokens on larger layers
     and more than 8 take the warpgroup tiles, chosen from M and N (and K for two 64-row wgmmas)."""
     from humming_nvidia import gemm_mma_sync as G
 
@@ -360,12 +361,15 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     # (up to 32 tokens the group scales of 128 columns are folded per block: Tile.fold)
     fold = lambda t: dataclasses.replace(t, fold=1)  # noqa: E731
     assert tile(8192, 8192, 2, "h200") == G.DECODE_INT4_LONG_K == tile(4096, 4096, 8, "h200") == tile(8192, 8192, 6, "h200")
-    assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_WIDE == tile(14336, 4096, 2, "h200") == tile(4096, 14336, 8, "h200")
+    assert tile(14336, 4096, 2, "h200") == G.DECODE_INT4_WIDE == tile(14336, 4096, 8, "h200")  # (a CTA of 64 rows per SM)
+    # (7-8 tokens over a long K: the long-K ring keeps a window of activations instead of splitting K for them)
+    assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(4096, 14336, 8, "h200")
+    assert G.DECODE_INT4_LONG_K_WINDOW == dataclasses.replace(G.DECODE_INT4_LONG_K, xwin=2)
     assert tile(4096, 4096, 1, "h200") == G.DECODE_INT4_SHORT_K  # (one token over a short K: the warps along K)
     assert tile(28672, 8192, 1, "h200") == fold(G.WG_DECODE_TWO) == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
     assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(8192, 8192, 9, "h200")
-    assert tile(14336, 4096, 9, "h200") == fold(G.WG_16_DEEP) == tile(4096, 14336, 16, "h200")
-    assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO)
+    assert tile(4096, 14336, 16, "h200") == fold(G.WG_16_DEEP)
+    assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO) == tile(14336, 4096, 9, "h200")
     assert G.WG_16_TWO.bn == 32 * G.WG_16_TWO.wn and G.Launcher.ctas_for(G.WG_16_TWO) == 2
     assert tile(8192, 8192, 17, "h200") == fold(G.WG_32_NARROW) == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
     assert tile(28672, 8192, 17, "h200") == fold(G.WG_32_DEEP_TWO) and tile(14336, 4096, 32, "h200") == fold(G.WG_32_DEEP)
@@ -383,8 +387,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
 
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
-    MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (without
-    group scales up to 6), 3-bit codes up to RING3_TOKENS on layers of at most RING3_MAX_N rows (raw codes
+    MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (with or
+    without group scales), 3-bit codes up to RING3_TOKENS on layers of at most RING3_MAX_N rows (raw codes
     with the k-half factor), the four-block warpgroup tiles from one token on wider ones where the group
     scales fold, other codes from two; the group scales are folded per
     block on warpgroup tiles of at most 32 tokens where the groups span whole 64-column blocks (not per
@@ -431,10 +435,8 @@ def test_hopper_decode_and_fold_choices():
     assert t[1] == dataclasses.replace(G.DECODE_LONG_K, occupancy=1) and G.DECODE_LONG_K.occupancy == 2
     for scheme in (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int4", "group", 32)):
         _, t = tiles(scheme)
-        if scheme.scale == "channel":  # (the rings up to 6 tokens: no group scales)
-            assert t[7].wgmma and not t[7].fold, t
-        else:  # (groups of 32: the ring to 8 tokens)
-            assert t[7].stream and not t[7].wgmma, t
+        # (per channel and groups of 32 alike: the rings to 8 tokens, from 7 with a window of activations)
+        assert t[7] == G.DECODE_INT4_LONG_K_WINDOW, t
         assert t[9].wgmma and not t[9].fold, (scheme, t)
     _, t = tiles(WeightScheme("int4", "group", 128), "sm_89")
     assert not any(x.fold or x.wgmma for x in t.values())

@@ -1328,6 +1328,11 @@ WG_DECODE_TWO = Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1)
 #: tokens, BK = 128 stays (64 tokens: 18-34 % slower with BK = 256).
 WG_16_DEEP = Tile(16, 64, 256, 1, 4, 1, 4, wgmma=1)
 WG_16_DEEP_TWO = Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1)
+#: ... with two 64-row wgmmas per warpgroup on layers of more rows than this (H200, int4 g128, gpu_sweep.py w16 /
+#: x16, kernel alone, us, WG_16_DEEP_TWO against WG_16_DEEP: 14336x4096 M=16 13.89 against 14.97, M=9 13.78
+#: against 14.31; 28672x8192 M=16 41.4 against 50.0; 8192x8192 M=16 16.53 against 15.75, 4096x4096 10.6
+#: against 7.6)
+WG_16_TWO_FROM_N = 8192
 #: 17-32 tokens where the group scales fold, except on layers of 4097-8192 rows (gpu_sweep.py bk256m32,
 #: M=32, us, the tile the planner took in brackets: 4096x4096 10.2 (10.6), 14336x4096 18.1 (19.2 with WG_32),
 #: 4096x14336 19.4 (20.7), 28672x8192 with two warpgroups 51.9 (53.9); 8192x8192 20.5 against 19.7 for
@@ -1346,17 +1351,28 @@ WG_32_DEEP_TWO = Tile(32, 128, 256, 1, 8, 1, 3, wgmma=1)
 #: wide at 8 11.67 (12.51-12.89); int4 per channel, M = 2 / 4 / 8: 8192x8192 11.73 / 12.21 / 13.32 wide
 #: (13.59-13.79), 4096x14336 11.16 / 11.69 and 12.64 for the warpgroup tile at 8 (the wide ring 13.48)).
 #: Up to RING_LONG_MAX tokens a long-K ring's slice of activations fits its CTA's share of shared memory
-#: within one wave of CTAs; from there on the wide ring (twice the rows per CTA, half the K slice) does,
-#: except for layers without group scales, which take the warpgroup tile from there.
+#: within one wave of CTAs; from there on the long-K ring keeps a window of them (DECODE_INT4_LONG_K_WINDOW;
+#: before it, the wide ring, twice the rows per CTA and half the K slice, or without group scales the warpgroup
+#: tile).
 RING_DECODE_MAX = 8
 RING_LONG_MAX = 6
+#: 7-8 tokens of int4 and 2-bit codes over a long K, on layers of fewer rows than one wide-ring CTA (64 rows) per
+#: SM: the long-K ring with a window of two turns of activations per K run (Tile.xwin), so that 8 rows of a long K
+#: need no more K slices than one token; the window costs 1-2 % where the slices are the same (H200, gpu_sweep.py
+#: xw8 / xw8b, kernel alone, us, M = 8: int4 g128 4096x14336 12.56 against 13.59 for the wide ring and 18.06 for
+#: the long-K ring without the window (three slices), 8192x8192 13.04 against 13.46 and 16.79, the eight-token
+#: warpgroup tile 14.1-14.2; M = 6, where both keep their slices, 12.39 against 12.27 and 12.85 against 12.69;
+#: int4 per channel 13.35 against 13.76 for the warpgroup tile, 12.75 against 13.74; int2 g128 11.88 against
+#: 12.07 for the wide ring, 11.15 against 12.55)
+DECODE_INT4_LONG_K_WINDOW = replace(DECODE_INT4_LONG_K, xwin=2)
 
 
 def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
     """The register ring of the Hopper decode range starting at ``lo`` tokens (2 to RING_DECODE_MAX; see
     above), or None where the warpgroup tiles take it: int4 codes that go into the MMA raw (the layer's
     one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K) and 2-bit codes in groups of 64 or more over
-    more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows; 3-bit codes up to
+    more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows, from RING_LONG_MAX + 1
+    tokens over a long K with a window of activations (DECODE_INT4_LONG_K_WINDOW); 3-bit codes up to
     RING3_TOKENS tokens where ring3 says so (ring3_tile at that many tokens)."""
     if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
         return None
@@ -1371,15 +1387,15 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
         return DECODE_INT4_WIDE
     if lo <= RING_LONG_MAX or kp <= 4096:
         return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
-    return DECODE_INT4_WIDE if recipe.gscale else None
+    return DECODE_INT4_LONG_K_WINDOW  # (DECODE_INT2_LONG_K's shape too)
 
 
 def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     """The fewest tokens a layer that runs warpgroup tiles (wgmma_ok) runs on them: 1 for byte operands
     (BYTE_WG_DECODE), 8-bit weight codes (WG_DECODE_8BIT), and where the group scales fold, layers of
     more than 16384 rows and 3-bit codes, unless ring3 gives them a register ring (WG_DECODE,
-    WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING_LONG_MAX + 1 without group scales, RING3_TOKENS + 1 for
-    3-bit codes) where decode_ring_tile takes 2 or more tokens; 2 otherwise (one token keeps the rings).
+    WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING3_TOKENS + 1 for 3-bit codes) where decode_ring_tile takes 2
+    or more tokens; 2 otherwise (one token keeps the rings).
     (3-bit rings: DECODE_INT3's comment; before Dequant::RAW_KH they lost, 8192x8192 19.8 us and
     4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile.)"""
     kp = padded_k(layer.k, recipe) // recipe.ku
@@ -1430,7 +1446,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     if lo <= 8:
         tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
     elif lo <= 16 and can_fold(recipe):
-        tile = WG_16_DEEP_TWO if layer.n > 16384 else WG_16_DEEP
+        tile = WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
