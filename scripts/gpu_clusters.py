@@ -32,7 +32,7 @@ def main():
         pw = ops.prepare_weight(qw, layer=LayerSpec(n=n, k=k, weight=scheme), device=dev)
         L = pw.launcher
         for m in map(int, args.m.split(",")):
-            lp, grid, smem, *_, cz = L._shape(m)
+            lp, grid, smem, *_, cz, _ = L._shape(m)
             split = grid[2]
             fits = [drv.max_active_clusters(lp.kernel.function(), lp.block, smem, c) for c in (2, 3, 4, 8)]
             print(f"{shape:>11} M={m:<3} {L.tile_for(m)} grid {grid} smem {smem}: clusters needed "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -22,6 +22,18 @@ widths() {
       --repeats 3 --no-plot --no-jit --out "$OUT/$1-${w%%:*}-${w##*:}" 2>&1 | tee "$OUT/$1-${w%%:*}-${w##*:}.log" \
       | grep -E "^(== |1 )|stream "
   done
+}
+# the issue-6 int4 g128 rows at M = 1, 8, 16, 64 with cuBLAS: int4rows PREFIX (the report in $OUT/PREFIX-int4)
+int4rows() {
+  timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+    --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+    --out "$OUT/$1-int4" 2>&1 | tee "$OUT/$1-int4.log" | grep -E "^(== |1 |8 |16 |64 )|stream "
+}
+# 28672x8192 at the same M launched plainly (HUMMING_PDL=0), humming alone: pdloff PREFIX
+pdloff() {
+  HUMMING_PDL=0 timeout 60 humming bench --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 \
+    --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/$1-off" 2>&1 | tee "$OUT/$1-off.log" \
+    | grep -E "^(== |1 |8 |16 |64 )|stream "
 }
 rc=0
 for part in "${@:-all}"; do
@@ -166,6 +178,30 @@ for part in "${@:-all}"; do
     m1ring) # the one-token ring timelines on the four ring shapes (where the last tenths of a microsecond go)
            timeout 150 python3 scripts/gpu_trace.py --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 2>&1 \
              | tee "$OUT/m1ring.log" | grep -v "^    " | cut -c1-260 ;;
+    w16k)  # the 16-token warpgroup tiles alone after the two prologues (gpu_sweep.py w16 at M=16 on the split layers)
+           timeout 100 python3 scripts/gpu_sweep.py --shapes 4096x4096,4096x14336 --m 16 --groups w16 --clusters 8 \
+             --rounds 5 --json "$OUT/w16k.json" 2>&1 | tee "$OUT/w16k.log" | cut -c1-150 ;;
+    wpdl2) # the same after the early weights were kept to launches that do not split K (a first version took them in
+           # split launches too: 2-3 % slower there, 4096x4096 M=16 7.59 -> 7.86 us, 14336x4096 13.9 -> 14.3)
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "programmatic or wgmma_tiles or four_block" 2>&1 | tee "$OUT/wpdl2_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           int4rows wpdl2
+           pdloff wpdl2 ;;
+    wpdl)  # programmatic launches of the cp.async warpgroup tiles that do not split K (their first stages' weight
+           # copies before the wait): the PDL chain and warpgroup GPU tests, then the int4 rows at M = 1, 8, 16, 64 with
+           # cuBLAS, and 28672x8192 again with HUMMING_PDL=0 (the same kernels launched plainly)
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "programmatic or wgmma_tiles or four_block or folded or two_row_blocks or batched_decode" 2>&1 \
+             | tee "$OUT/wpdl_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           int4rows wpdl
+           pdloff wpdl ;;
+    bal)   # the warpgroup tiles of 28672x8192 (224 CTAs of 128 rows, two fit an SM: 92 SMs hold two, 40 one) against
+           # layers of 132 and 264 such CTAs (16896 and 33792 rows), at M = 1, 16, 64 (kernel alone)
+           for g in bal1:1 bal16:16 bal64:64; do
+             timeout 120 python3 scripts/gpu_sweep.py --shapes 16896x8192,28672x8192,33792x8192 --m "${g##*:}" \
+               --groups "${g%%:*}" --rounds 3 --json "$OUT/${g%%:*}.json" 2>&1 | tee "$OUT/${g%%:*}.log" | cut -c1-110
+           done ;;
     w3x)   # 3-bit codes at 4-8 tokens: the warpgroup decode tiles against the 3-bit rings with and without a window of
            # activations (gpu_sweep.py w3x, kernel alone)
            timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192,14336x4096 --m 4,8 --weight int3 \
@@ -175,9 +211,7 @@ for part in "${@:-all}"; do
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
              "batched_decode or warp_layouts or activation_window" 2>&1 | tee "$OUT/xfin_tests.log" | tail -3
            rc=$((rc | PIPESTATUS[0]))
-           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
-             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
-             --out "$OUT/xfin-int4" 2>&1 | tee "$OUT/xfin-int4.log" | grep -E "^(== |1 |8 |16 |64 )|stream "
+           int4rows xfin
            for w in int2:128 int4:0; do
              timeout 60 humming bench --shapes 4096x14336,8192x8192 --m 6,8 --weight "${w%%:*}" --group-size "${w##*:}" \
                --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/xfin-${w%%:*}-${w##*:}" 2>&1 \
@@ -193,9 +227,7 @@ for part in "${@:-all}"; do
                --group "${w##*:}" --groups xw8b --rounds 5 --json "$OUT/xw8b-${w%%:*}.json" 2>&1 \
                | tee "$OUT/xw8b-${w%%:*}.log" | cut -c1-150
            done
-           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
-             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
-             --out "$OUT/xwp-int4" 2>&1 | tee "$OUT/xwp-int4.log" | grep -E "^(== |1 |8 |16 |64 )|stream " ;;
+           int4rows xwp ;;
     xw8)   # the activation window at 1-8 tokens on the planner's int4 rings (gpu_sweep.py xw8), the 16-token warpgroup
            # tiles with one and two wgmmas per warpgroup (w16), int4 one-token rings of 14-16 warps on 28672x8192 (w28b)
            timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,8192x8192,14336x4096 --m 1,6,8 \

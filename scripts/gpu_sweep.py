@@ -331,6 +331,9 @@ GROUPS = {
     "w3x": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1), G.DECODE_INT3,
             G.replace(G.DECODE_INT3, xwin=2), G.DECODE_INT3_WIDE, G.replace(G.DECODE_INT3_WIDE, xwin=2),
             G.replace(G.DECODE_INT3_128, xwin=2)],
+    # one tile each, for layers of 1, 1.7 and 2 CTAs per SM (gpu_run.sh bal): whether the SMs that hold two CTAs of a
+    # one-wave launch set its time
+    "bal1": [G.replace(G.WG_DECODE_TWO, fold=1)], "bal16": [G.replace(G.WG_16_DEEP_TWO, fold=1)], "bal64": [G.WG_64],
     # 9-16 tokens: the 16-token warpgroup tile with one and two 64-row wgmmas per warpgroup
     "w16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1)],
     # int4 at one token on 28672x8192: the warpgroup tile against one-wave rings of one CTA of 14-16 warps per SM

@@ -41,6 +41,11 @@ K_OF = {"int4-g128-longk": 8192}
 N_OF = {"int4-g128-longk": 8192}  # (and more than 4096 rows: Hopper's 16-token warpgroup tile)
 
 
+#: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
+SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
+              "warpgroup tiles when K is not split)")
+
+
 def main_loop(sass: str) -> str:
     """The instructions of the K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA)."""
     lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", l)]
@@ -462,6 +467,44 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
     assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
+def test_unsplit_warpgroup_launches_copy_weights_before_the_wait(tmp_path):
+    """The cp.async warpgroup tiles (the H200 plan's 28672x8192 kernels at 1, 16 and 64 tokens) issue their
+    first stages' weight copies before the wait for the previous kernel (griddepcontrol.wait: ACQBULK) when
+    K is not split (the launches that go programmatically), and wait first when it is: two waits, copies
+    ahead of one of them only. The TMA tiles wait once, before their first copy. No local memory."""
+    rt = Runtime(cache_dir=tmp_path)
+    p = humming.plan(LayerSpec(28672, 8192, WeightScheme("int4", "group", 128)), "H200")
+    for m in (1, 16, 64):
+        kern = rt.kernel(p.kernel(m))
+        sass = I.instructions(I.disassemble(kern.cubin))
+        waits = [i for i, line in enumerate(sass) if "ACQBULK" in line]
+        assert len(waits) == 2, (m, waits)
+        copies = [sum("LDGSTS" in line for line in sass[a:b]) for a, b in ((0, waits[0]), (waits[0], waits[1]))]
+        assert sorted(copies)[0] == 0 and sorted(copies)[1] > 0, (m, copies)
+        assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0
+    kern = rt.kernel(humming.plan(LayerSpec(8192, 8192, WeightScheme("int4", "group", 128)), "H200").kernel(64))
+    assert dict(kern.spec.config)["TMA"] and I.disassemble(kern.cubin).count("ACQBULK") == 1
+
+
+def test_activation_windows_are_checked_before_compiling():
+    """A window of activations (Tile.xwin) holds two turns or more, on register rings only, and needs
+    cp.async copies: other tiles and Turing's loads are refused with the reason; the tile round-trips
+    through the plan's config."""
+    from humming.errors import UnsupportedError
+    from humming_nvidia import gemm_mma_sync as G
+
+    T = G.Tile
+    for bad in (T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=1),
+                T(8, 32, 256, 1, 2, 4, 4, stream=3, occupancy=2, xwin=2), T(64, 128, 128, 1, 8, 1, 4, xwin=2)):
+        with pytest.raises(ValueError, match="activation window"):
+            bad.check()
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=False,
+                       k8mma=True, target="sm_75")
+    with pytest.raises(UnsupportedError, match="cp.async"):
+        G.kernel_spec(rec, G.DECODE_INT4_LONG_K_WINDOW)
+    assert G.tile_from_config(G.DECODE_INT4_LONG_K_WINDOW.to_dict()) == G.DECODE_INT4_LONG_K_WINDOW
+
+
 def test_wgmma_tiles_are_checked_before_compiling():
     """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma, int4 operands and
     byte operands whose scale groups split a 128-value block are refused with the reason; fitting
@@ -656,9 +699,10 @@ def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
                        k8mma=False, target="sm_90a")
     traced = dataclasses.replace(rec, defines=(("HUMMING_TRACE", "1"),))
-    # (the split-K sum's stamp sits in both of its paths: the workspace's and the cluster's)
+    # (the split-K sum's stamp sits in both of its paths: the workspace's and the cluster's; a cp.async
+    # warpgroup tile's wait in both of its prologues: unsplit launches copy weights first, split ones not)
     for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 7),
-                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 6)):
+                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 7)):
         assert "GLOBALTIMER" not in I.disassemble(rt.kernel(G.kernel_spec(rec, tile)).cubin)
         sass = I.disassemble(rt.kernel(G.kernel_spec(traced, tile)).cubin)
         assert sass.count("SR_GLOBALTIMER") == events, tile
@@ -689,7 +733,7 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     sass = I.disassemble(wg.cubin).splitlines()
     wait = next(i for i, line in enumerate(sass) if re.search(r"\bACQBULK\b", line))
     assert not any(re.search(r"\b(LDG|UTMALDG|UBLKCP|LDGSTS|STG)\b", line) for line in sass[:wait])
-    assert ring.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8)", \
+    assert ring.components["scheduler"] == SCHED_H200, \
         ring.components
     ampere = humming.plan(LayerSpec(8192, 8192, scheme), "A100")
     assert "programmatic" not in ampere.components["scheduler"]

@@ -24,6 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYER = LayerSpec(n=4096, k=4096, weight=WeightScheme("uint4", "group", 128), activation=ActivationScheme("fp16"))
 
 
+#: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
+SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
+              "warpgroup tiles when K is not split)")
+
+
 def _props(name, major=8, minor=0):
     return SimpleNamespace(name=name, major=major, minor=minor, multi_processor_count=20)
 
@@ -159,7 +164,7 @@ def test_what_depends_on_the_tuning_follows_an_override_and_yields_to_a_variant(
 
     layer = LayerSpec(8192, 8192, WeightScheme("int4", "group", 128))
     base = plan(layer, "H200")
-    assert base.components["scheduler"] == "split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8)"
+    assert base.components["scheduler"] == SCHED_H200
     stream = base.tuning_for(1).config
 
     class Override:

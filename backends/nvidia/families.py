@@ -152,6 +152,8 @@ class MmaSyncFamily(_NvidiaFamily):
         if most > 1 and any(int(r.config.get("split_k", 1)) > 1 for r in tuning):
             sched += f" + cluster_sum (<= {most} slices)"
         ranges = [r.label() for r in tuning if r.config.get("stream")] if caps.has("pdl") else []
+        if caps.has("pdl") and any(r.config.get("wgmma") and not r.config.get("tma") for r in tuning):
+            ranges.append("warpgroup tiles when K is not split")  # (decided per launch: Launcher._shape)
         if ranges:
             sched += f" + programmatic_launch ({', '.join(ranges)})"
         if sched != components["scheduler"]:

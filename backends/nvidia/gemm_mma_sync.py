@@ -766,10 +766,11 @@ class Launcher:
     register rings) and waits for that kernel before reading activations or writing anything.
     The first launch of each tile is a plain one, so the kernels that prepared the weights have
     finished before any launch reads them early. (H200, int4 g128, bench M=1: 4096x4096 7.73 ->
-    6.89 us, 14336x4096 13.0 -> 12.0, 4096x14336 14.4 -> 12.8, 8192x8192 13.8 -> 12.2. The
-    warpgroup tiles launch plainly: launched early, their CTAs land on the SMs as the previous
-    kernel's leave, unevenly, and their one-wave K splits lost up to 13 %: 14336x4096 M=16
-    15.1 -> 16.8, M=64 24.1 -> 27.3, 4096x4096 M=64 12.8 -> 14.0.)
+    6.89 us, 14336x4096 13.0 -> 12.0, 4096x14336 14.4 -> 12.8, 8192x8192 13.8 -> 12.2.) The
+    cp.async warpgroup tiles (not TMA) launch so too, issuing their first stages' weight copies
+    before the wait, where the launch does not split K: launched early, split launches' CTAs land
+    on the SMs as the previous kernel's leave, unevenly, and their one-wave K splits lost up to
+    13 % (14336x4096 M=16 15.1 -> 16.8, M=64 24.1 -> 27.3, 4096x4096 M=64 12.8 -> 14.0).
     """
 
     def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
@@ -848,7 +849,7 @@ class Launcher:
             p.out_mul = pw.out_mul
             lp = kern.plan(p, grid=(1, 1, 1))
             self._plans[tile] = lp
-            if self.pdl and tile.stream:
+            if self.pdl and (tile.stream or (tile.wgmma and not tile.tma)):
                 self._pdl_plans.add(id(lp))
         return lp
 
@@ -912,8 +913,9 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
+        pdl_ok = not (tile.wgmma and split > 1)  # (split warpgroup launches go plainly: see the class docstring)
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
-                tma_box_rows(tile, m) if tile.tma else 0, cz)
+                tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
 
     def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
         """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
@@ -989,7 +991,7 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz, pdl_ok = shape
         p = lp.params
         xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
         p.x = xp
@@ -1011,7 +1013,12 @@ class Launcher:
         lp.grid = grid
         lp.smem_bytes = smem
         lp.cluster_z = cz
-        lp.launch(stream=stream)
+        if lp.pdl and not pdl_ok:  # (this M's launch goes plainly)
+            lp.pdl = False
+            lp.launch(stream=stream)
+            lp.pdl = True
+        else:
+            lp.launch(stream=stream)
         if not lp.pdl and id(lp) in self._pdl_plans:
             lp.pdl = True  # (from the second launch on)
         if bias is not None:
@@ -1027,7 +1034,7 @@ class Launcher:
         shape = self._by_m.get(m)
         if shape is None:
             shape = self._by_m[m] = self._shape(m)
-        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz = shape
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz, pdl_ok = shape
         dev = _drv.current_device_index()
         if lp._dev != dev:  # first launch, or another device is current
             return self(x, y)
@@ -1049,8 +1056,8 @@ class Launcher:
         p.act_scale = 0
         p.k_steps_per_split = kps
         b = lp.block
-        if _drv.launch_any(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr, lp.pdl,
-                           cz):
+        if _drv.launch_any(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr,
+                           lp.pdl and pdl_ok, cz):
             lp.grid = grid
             lp.smem_bytes = smem
             lp.cluster_z = cz
