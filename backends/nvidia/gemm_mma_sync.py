@@ -884,7 +884,8 @@ class Launcher:
         """Everything a launch with ``m`` tokens needs but the pointers, computed
         once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
         shared memory, K steps per slice, workspace floats, counters, TMA box rows,
-        CTAs per cluster along z: the K slices summed in a cluster, else 1)."""
+        CTAs per cluster along z: the K slices summed in a cluster, else 1, whether
+        the launch may go programmatically: not a split warpgroup launch)."""
         _, tile, max_split = self._entry(m)
         lp = self._plan(tile)
         pw = self.packed
