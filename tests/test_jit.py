@@ -360,6 +360,27 @@ def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeyp
     assert calls == [("pdl", 3), ("pdl", 3), ("plain", 3), ("plain", 3)] and not plan.pdl
 
 
+def test_a_launch_the_caller_keeps_plain_leaves_the_plan_programmatic(trt, monkeypatch):
+    """``launch(pdl=False)`` (a split warpgroup launch: Launcher._shape) goes plainly without changing
+    the plan: its next launch is programmatic again."""
+    from humming.jit import bench_jit, driver
+
+    k = trt.kernel(tspec())
+    plan = k.plan(P(), grid=3)
+    plan.pdl = True
+    calls = []
+    with bench_jit._no_driver():
+        k._functions.setdefault(1, 1)
+        monkeypatch.setattr(driver, "launch_raw_pdl", lambda *a: calls.append("pdl") or 0)
+        monkeypatch.setattr(driver, "launch_raw", lambda *a: calls.append("plain") or 0)
+        try:
+            plan.launch(pdl=False)
+            plan.launch()
+        finally:
+            k._functions.pop(1, None)
+    assert calls == ["plain", "pdl"] and plan.pdl
+
+
 def test_cluster_launches_keep_their_clusters_when_programmatic_launch_is_refused(trt, monkeypatch):
     """A LaunchPlan with ``cluster_z`` > 1 launches through launch_raw_ex with its cluster size (and
     programmatic launch if set); a refused programmatic launch is retried with the clusters kept (the

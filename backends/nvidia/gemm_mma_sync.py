@@ -1014,12 +1014,7 @@ class Launcher:
         lp.grid = grid
         lp.smem_bytes = smem
         lp.cluster_z = cz
-        if lp.pdl and not pdl_ok:  # (this M's launch goes plainly)
-            lp.pdl = False
-            lp.launch(stream=stream)
-            lp.pdl = True
-        else:
-            lp.launch(stream=stream)
+        lp.launch(stream=stream, pdl=pdl_ok)
         if not lp.pdl and id(lp) in self._pdl_plans:
             lp.pdl = True  # (from the second launch on)
         if bias is not None:
@@ -1062,7 +1057,7 @@ class Launcher:
             lp.grid = grid
             lp.smem_bytes = smem
             lp.cluster_z = cz
-            lp.launch(stream=stream)  # resolves the function again, or raises with the driver's reason
+            lp.launch(stream=stream, pdl=pdl_ok)  # resolves the function again, or raises with the driver's reason
 
 
 # ---------------------------------------------------------------------------
@@ -1409,7 +1404,7 @@ def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     kp = padded_k(layer.k, recipe) // recipe.ku
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and not ring3(layer, recipe, sms) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
-    for lo in (RING_DECODE_MAX, RING_LONG_MAX, RING3_TOKENS, 2):  # (the tile decode_ring_tile gives at any SM count)
+    for lo in (RING_DECODE_MAX, RING3_TOKENS, 2):  # (the tile decode_ring_tile gives at any SM count)
         if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
             return lo + 1
     return 2

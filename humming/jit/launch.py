@@ -102,9 +102,10 @@ class LaunchPlan:
         self._fn = None   # CUfunction handle (int) for device self._dev, resolved on first launch
         self._dev = -1
 
-    def launch(self, grid_x: int = 0, stream: int | None = None) -> None:
+    def launch(self, grid_x: int = 0, stream: int | None = None, pdl: bool = True) -> None:
         """Launch on ``stream`` (default: torch's current stream) with the plan's
-        grid, or ``grid_x`` blocks along x when given (e.g. from M).
+        grid, or ``grid_x`` blocks along x when given (e.g. from M); programmatically
+        where the plan says so (``self.pdl``) and the caller allows it (``pdl``).
 
         The hot path is one cached device check and one driver call (through
         ctypes when libcuda can be opened directly: a few hundred ns cheaper than
@@ -121,12 +122,13 @@ class LaunchPlan:
         b = self.block
         cz = self.cluster_z
         dims = (grid_x or g[0], g[1], g[2], b[0], b[1], b[2], self.smem_bytes, stream, self._args_ptr)
-        err = _drv.launch_any(self._fn, *dims, self.pdl, cz)
+        prog = self.pdl and pdl
+        err = _drv.launch_any(self._fn, *dims, prog, cz)
         if err:
             # e.g. a thread without a current context: resolve through the slow path once
             self._fn = int(self.kernel.function())
-            err = _drv.launch_any(self._fn, *dims, self.pdl, cz)
-        if err and self.pdl:  # a driver that refuses the programmatic launch: plain launches from now on
+            err = _drv.launch_any(self._fn, *dims, prog, cz)
+        if err and prog:  # a driver that refuses the programmatic launch: plain launches from now on
             self.pdl = False  # (a cluster launch keeps its clusters: the kernel counts on them)
             err = _drv.launch_any(self._fn, *dims, False, cz)
         if err:
