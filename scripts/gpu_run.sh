@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|sk|sktr|sk2|skab|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -196,6 +196,37 @@ for part in "${@:-all}"; do
              | tee "$OUT/wpdl_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
            int4rows wpdl
            pdloff wpdl ;;
+    sk)    # stream-K warpgroup tiles: their GPU test, then against the planner's warpgroup tiles at M = 1, 16, 64 on the
+           # issue-6 shapes (gpu_sweep.py sk1 / sk16 / sk64, kernel alone)
+           timeout 180 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k stream_k 2>&1 \
+             | tee "$OUT/sk_tests.log" | tail -15; rc=$((rc | PIPESTATUS[0]))
+           for g in sk1:1 sk16:16 sk64:64; do
+             timeout 130 python3 scripts/gpu_sweep.py --m "${g##*:}" --groups "${g%%:*}" --rounds 3 --ctas 0,1 \
+               --json "$OUT/${g%%:*}.json" 2>&1 | tee "$OUT/${g%%:*}.log" | cut -c1-150
+           done ;;
+    sktr)  # CTA timelines of 28672x8192 at M = 1 and 64: the planner's warpgroup tiles against their stream-K forms
+           timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1,64 --no-stream \
+             --tile "Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1, occupancy=2, sk=1)" \
+             --tile "Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktr.json" 2>&1 \
+             | tee "$OUT/sktr.log"; rc=$((rc | PIPESTATUS[0])) ;;
+    sk2)   # stream-K after its first measurements: the GPU test, then CTA timelines (programmatic launches, as the bench
+           # runs them) of the planner's tiles and the stream-K forms of the 1-, 16- and 64-token tiles
+           timeout 180 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k stream_k 2>&1 \
+             | tee "$OUT/sk_tests.log" | tail -5; rc=$((rc | PIPESTATUS[0]))
+           timeout 300 python3 scripts/gpu_trace.py --shapes 28672x8192,8192x8192 --m 1,16,64 --no-stream \
+             --tile "Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1, occupancy=2, sk=1)" \
+             --tile "Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" \
+             --tile "Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktr2.json" 2>&1 \
+             | tee "$OUT/sktr2.log" | grep -v "^    Tile"; rc=$((rc | PIPESTATUS[0])) ;;
+    skab)  # stream-K (HUMMING_STREAM_K=1: the 1-16 token tiles of layers of more than 16384 rows) against the
+           # data-parallel grid on 28672x8192 at M = 1, 8, 16, in one machine session, alternated twice (bench, humming alone)
+           for r in 1 2; do
+             for v in 0 1; do
+               HUMMING_STREAM_K=$v timeout 60 humming bench --shapes 28672x8192 --m 1,8,16 --weight int4 --group-size 128 \
+                 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/skab-$v-$r" 2>&1 \
+                 | tee "$OUT/skab-$v-$r.log" | grep -E "^(1 |8 |16 )|stream " | sed "s/^/sk=$v run $r: /"
+             done
+           done ;;
     bal)   # the warpgroup tiles of 28672x8192 (224 CTAs of 128 rows, two fit an SM: 92 SMs hold two, 40 one) against
            # layers of 132 and 264 such CTAs (16896 and 33792 rows), at M = 1, 16, 64 (kernel alone)
            for g in bal1:1 bal16:16 bal64:64; do

@@ -340,6 +340,12 @@ GROUPS = {
     # (the 3-bit codes' DECODE_INT3_224 shape)
     "w28b": [G.replace(G.WG_DECODE_TWO, fold=1), T(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1),
              T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1), T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)],
+    # stream-K (Tile.sk: equal runs of the (tile, K step) space per CTA) against the planner's warpgroup tiles at 1, 16
+    # and 64 tokens (gpu_run.sh sk)
+    "sk1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_DECODE, fold=1, sk=1)],
+    "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
+             G.replace(G.WG_16_DEEP, fold=1, sk=1)],
+    "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 

@@ -539,6 +539,77 @@ def test_wgmma_tiles_are_checked_before_compiling():
     assert t == G.WG_128 and G.smem_bytes(rec4, t) == -(-stage // 1024) * 1024 * 4 + 1024
 
 
+def test_stream_k_tiles(tmp_path, monkeypatch):
+    """Stream-K warpgroup tiles (Tile.sk): cp.async warpgroup tiles only (TMA, clusters and other tiles are
+    refused); the tile round-trips through the plan's config; the kernels compile for sm_90a without local
+    memory, within the registers of their occupancy, with one wait for the previous kernel on the unsplit
+    path (a CTA's later pieces do not wait); and the launcher's shape covers the (tile, K step) space with
+    one run per CTA and a workspace for the most parts any tile is cut into. Plans take them only with
+    HUMMING_STREAM_K=1 (1-16 tokens on layers of more than 16384 rows), and say so in the scheduler slot."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    layer = LayerSpec(28672, 8192, WeightScheme("int4", "group", 128))
+    assert not any(r.config.get("sk") for r in humming.plan(layer, "H200").tuning)
+    monkeypatch.setenv("HUMMING_STREAM_K", "1")  # (read when a plan is made: plans are cached)
+    humming.planner.clear_cache()
+    p = humming.plan(layer, "H200")
+    assert [r.label() for r in p.tuning if r.config.get("sk")] == ["M 1-8", "M 9-16"]
+    assert "stream_k (M 1-8, M 9-16)" in p.components["scheduler"]
+    assert not any(r.config.get("sk") for r in humming.plan(LayerSpec(8192, 8192, layer.weight), "H200").tuning)
+    monkeypatch.delenv("HUMMING_STREAM_K")
+    humming.planner.clear_cache()
+
+    T = G.Tile
+    for bad in (T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, sk=1), T(8, 32, 256, 1, 2, 4, 4, stream=4, sk=1),
+                T(64, 128, 128, 1, 4, 1, 4, sk=1), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, sk=2)):
+        with pytest.raises(ValueError, match="stream-K"):
+            bad.check()
+    tiles = [G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_64, occupancy=2, sk=1)]
+    assert all(G.tile_from_config(t.to_dict()) == t for t in tiles)
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    for t in tiles:
+        kern = rt.kernel(G.kernel_spec(rec, t))
+        use = I.resource_usage(kern.cubin)["humming_entry"]
+        assert use["LOCAL"] == 0 and use["REG"] * t.threads * t.occupancy <= 65536, (t, use)
+        sass = I.disassemble(kern.cubin)
+        assert sass.count("ACQBULK") == 2 and "HGMMA" in sass  # (unsplit and split prologues, as run_wg's)
+
+    # the partition: Launcher.stream_k_shape against the kernel's loop (run_wg_sk), replayed here
+    class _Kernel:
+        spec = types.SimpleNamespace(smem_bytes=0)
+
+        @staticmethod
+        def num_regs():
+            raise RuntimeError("no GPU")
+
+    import torch
+
+    for tiles_, ksteps, sms, per_sm in ((224, 32, 132, 2), (2, 17, 132, 1), (64, 64, 132, 1), (3, 5, 4, 3), (7, 1, 4, 2)):
+        pw = types.SimpleNamespace(np_=tiles_ * 128, w=torch.empty(0), recipe=rec)
+        L = G.Launcher(None, [], sms)
+        L.packed, L.ctas_per_sm = pw, per_sm
+        lp = types.SimpleNamespace(kernel=_Kernel)
+        _, grid, _, _, ws, ctr, _, cz, pdl_ok = L.stream_k_shape(lp, G.WG_DECODE_TWO, 1, 1, tiles_, ksteps)
+        g, total = grid[0], tiles_ * ksteps
+        assert grid[1:] == (1, 1) and cz == 1 and pdl_ok and g == min(per_sm * sms, total)
+        covered, cuts = [0] * total, [set() for _ in range(tiles_)]
+        for c in range(g):  # (the kernel's loop over its pieces)
+            u, end = c * total // g, (c + 1) * total // g
+            assert end > u
+            while u < end:
+                t, k0 = divmod(u, ksteps)
+                n = min(end - u, ksteps - k0)
+                cuts[t].add(c)
+                for v in range(u, u + n):
+                    covered[v] += 1
+                u += n
+        assert covered == [1] * total
+        parts = max(len(c) for c in cuts)
+        assert ws == (parts * pw.np_ if parts > 1 else 0) and (ctr is not None) == (parts > 1), (tiles_, ksteps, ws)
+
+
 def test_tensor_map_parameters(monkeypatch):
     """TMA tiles: the launcher encodes the activations' tensor map once per (address, M, row
     stride) with boxes of min(BM, M) rows (tma_box_rows), writes the box rows and the map into the kernel's

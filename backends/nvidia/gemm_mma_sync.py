@@ -123,6 +123,9 @@ class Tile:
     xwin: int = 0       # register rings on cp.async targets (stream=4): turns of activations each K run
     #                     keeps in shared memory (2 or more), refilled in place; 0 keeps its whole run, so
     #                     the activations of many tokens over a long K split the launch (see x_turns)
+    sk: int = 0         # cp.async warpgroup tiles (not TMA): stream-K (GemmMmaSync::run_wg_sk): a launch of
+    #                     one CTA per resident slot, each taking an equal run of the (tile, K step) space, the
+    #                     a tile cut between CTAs summed by its first CTA (Launcher.stream_k_shape)
 
     @property
     def threads(self) -> int:
@@ -154,6 +157,9 @@ class Tile:
         if self.cluster not in (1, 2, 4) or (self.cluster > 1 and (not self.tma or self.bm % (8 * self.cluster))):
             raise ValueError(f"Tile {self}: clusters of 1, 2 or 4 CTAs, more than one on TMA tiles whose BM "
                              f"splits into a multiple of 8 rows per CTA")
+        if self.sk not in (0, 1) or (self.sk and (not self.wgmma or self.tma or self.cluster != 1)):
+            raise ValueError(f"Tile {self}: stream-K (sk=1) is for cp.async warpgroup tiles (wgmma=1, not TMA, "
+                             f"no clusters)")
         if self.xwin and (self.stream != 4 or self.xwin < 2):
             raise ValueError(f"Tile {self}: an activation window (xwin) holds 2 turns or more, on register rings "
                              f"(stream=4) only")
@@ -179,6 +185,8 @@ class Tile:
             d["cluster"] = int(self.cluster)
         if self.xwin:
             d["xwin"] = int(self.xwin)
+        if self.sk:
+            d["sk"] = int(self.sk)
         return d
 
 
@@ -477,7 +485,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
         "SCALE_ACC": scale_acc(recipe, tile),
         "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
-        "CLUSTER": int(tile.cluster), "XWIN": int(tile.xwin),
+        "CLUSTER": int(tile.cluster), "XWIN": int(tile.xwin), "SK": int(tile.sk),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -752,6 +760,15 @@ def _resident_clusters(lp, smem: int, cz: int) -> int:
         return 0
 
 
+def _resident_blocks(lp, threads: int) -> int:
+    """CTAs of the plan's kernel one SM holds at once (the driver's occupancy count, with the kernel's
+    dynamic shared memory), or 0 where the driver cannot say (no GPU)."""
+    try:
+        return _drv.max_active_blocks(lp.kernel.function(), threads, lp.kernel.spec.smem_bytes)
+    except Exception:  # (CPU-only runs and stubbed drivers)
+        return 0
+
+
 class Launcher:
     """Runs one prepared weight: picks the tile for M, compiles it on first use,
     keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
@@ -892,6 +909,8 @@ class Launcher:
         n_tiles = -(-pw.np_ // tile.bn)
         m_tiles = -(-m // tile.bm)
         ksteps = -(-(pw.kp // pw.recipe.ku) // tile.bk)
+        if tile.sk:
+            return self.stream_k_shape(lp, tile, m, m_tiles, n_tiles, ksteps)
         if tile.stream:
             kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split, _kernel_registers(lp))
             split = -(-ksteps // kps)
@@ -917,6 +936,43 @@ class Launcher:
         pdl_ok = not (tile.wgmma and split > 1)  # (split warpgroup launches go plainly: see the class docstring)
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
+
+    def stream_k_ctas(self, tile: Tile, lp=None) -> int:
+        """CTAs per SM of a stream-K launch: as many as are resident at once, or ``ctas_per_sm`` where
+        set (sweeps) and no more than that. Every CTA must be resident from the start -- a tile's first
+        CTA waits at its last piece for the parts of the CTAs after it (GemmMmaSync::finish_tile) -- so
+        the count is the driver's occupancy of the loaded kernel where there is one, else the static
+        bound: shared memory where the SM's is known, the kernel's registers where known, 2048 threads."""
+        n = 2048 // tile.threads
+        if self.smem_per_sm:
+            n = min(n, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024))
+        regs = _kernel_registers(lp) if lp is not None else None
+        if regs:
+            n = min(n, 65536 // (-(-int(regs) // 8) * 8 * tile.threads))
+        resident = _resident_blocks(lp, tile.threads) if lp is not None else 0
+        if resident:
+            n = resident
+        if self.ctas_per_sm is not None:
+            n = min(n, int(self.ctas_per_sm))
+        return max(1, n)
+
+    def stream_k_shape(self, lp, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int):
+        """_shape for a stream-K tile (GemmMmaSync::run_wg_sk): G = stream_k_ctas x SMs CTAs along x (at
+        most one per (tile, K step) unit), each taking units floor(c T / G) .. floor((c + 1) T / G) of the
+        T = tiles x K steps; the workspace holds as many partial tiles per tile as the most CTAs any
+        tile is cut between."""
+        total = m_tiles * n_tiles * ksteps
+        g = max(1, min(self.stream_k_ctas(tile, lp) * self.sm_count, total))
+        owner = lambda u: ((u + 1) * g - 1) // total  # noqa: E731  (the CTA of unit u, as the kernel's)
+        parts = max(owner(t * ksteps + ksteps - 1) - owner(t * ksteps) + 1 for t in range(m_tiles * n_tiles))
+        ctr = None
+        if parts > 1:
+            ctr = self._counters.get(tile)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=self.packed.w.device)
+                self._counters[tile] = ctr
+        return (lp, (g, 1, 1), lp.kernel.spec.smem_bytes, ksteps, parts * m * self.packed.np_ if ctr is not None else 0,
+                ctr, 0, 1, True)
 
     def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
         """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
@@ -1439,6 +1495,22 @@ def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile | None:
     return DECODE_INT3 if few else None
 
 
+#: With HUMMING_STREAM_K=1 (stream_k_enabled), layers of more rows than this run their 1-16 token warpgroup
+#: tiles (128 rows per CTA) stream-K (Tile.sk). 28672 rows make 224 such tiles, two CTAs on 92 of the H200's
+#: SMs and one on 40; stream-K gives every resident CTA the same share of the (tile, K step) space. It is off
+#: by default: through the bench it lost on the H200 (int4 g128 28672x8192, gpu_run.sh skab, one machine,
+#: data-parallel -> stream-K, us: M=1 36.8-36.9 -> 38.1, M=8 35.4-35.5 -> 36.6-36.7, M=16 39.7-39.8 ->
+#: 39.3-39.4), though the CTA timelines (gpu_run.sh sk2) read M=1 35.3 -> 32.5.
+STREAM_K_FROM_N = 16384
+
+
+def stream_k_enabled() -> bool:
+    """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
+    plan is made; plans are cached per process, so set it before the first, or call
+    ``humming.planner.clear_cache()``)."""
+    return os.environ.get("HUMMING_STREAM_K", "0").lower() in ("1", "on", "true", "yes")
+
+
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: from
     wgmma_decode_from's token count on), with the group scales folded per block where it pays
@@ -1454,6 +1526,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
         tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k)
+    if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
+        tile = replace(tile, sk=1)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
@@ -1778,7 +1852,8 @@ def tile_from_config(cfg) -> Tile | None:
                     stream=int(cfg.get("stream", 0)), occupancy=int(cfg.get("occupancy", 1)),
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
                     chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)),
-                    cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)))
+                    cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)),
+                    sk=int(cfg.get("sk", 0)))
     return None
 
 

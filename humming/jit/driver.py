@@ -182,6 +182,18 @@ def function_registers(func) -> int:
     return int(check(drv.cuFuncGetAttribute(attr, func), "cuFuncGetAttribute(NUM_REGS)"))
 
 
+def max_active_blocks(func, threads: int, smem: int) -> int:
+    """How many CTAs of ``threads`` threads and ``smem`` bytes of dynamic shared memory of a loaded
+    ``CUfunction`` one SM holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor: registers,
+    shared memory, threads); 0 where the driver says nothing."""
+    drv = ensure_init()
+    try:
+        err, n = drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(func, int(threads), int(smem))
+    except (AttributeError, TypeError):  # (bindings without the call)
+        return 0
+    return int(n) if err == _SUCCESS else 0
+
+
 def max_active_clusters(func, block: tuple[int, int, int], smem: int, cz: int) -> int:
     """How many clusters of 1 x 1 x ``cz`` CTAs of a loaded ``CUfunction`` (``block`` threads,
     ``smem`` bytes of dynamic shared memory each) the GPU holds at once

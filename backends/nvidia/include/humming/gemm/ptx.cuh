@@ -26,6 +26,21 @@ HUMMING_DEVICE void pdl_wait() {
 #endif
 }
 
+// ---------------------------------------------------------------- cross-CTA flags
+// A load of a GPU-scope flag with acquire semantics (sm_70+): what the CTA that released it wrote
+// before is visible after it (the stream-K tiles' arrival counters).
+HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// Adds v to a GPU-scope counter with release semantics: what this thread wrote before, and what the threads
+// of its CTA wrote before a barrier it passed, is visible to whoever acquires the new value.
+HUMMING_DEVICE void red_release_gpu_add(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+HUMMING_DEVICE void nanosleep(u32 ns) { asm volatile("nanosleep.u32 %0;\n" ::"r"(ns)); }
+
 // ---------------------------------------------------------------- timeline probes (scripts/gpu_trace.py)
 // The global nanosecond timer (comparable across SMs) and the SM a CTA runs on.
 HUMMING_DEVICE u64 globaltimer() {

@@ -9,7 +9,9 @@
 //                int4 operands (OP8 == 4, into int32)
 //   scheduler  : data-parallel tiles over (N, M) x split-K over gridDim.z; split-K
 //                partials are reduced in fp32, in a fixed order, by the last CTA of
-//                each tile (deterministic, no second kernel)
+//                each tile (deterministic, no second kernel); or (SK, cp.async warpgroup
+//                tiles) stream-K: equal runs of the (tile, K step) space per resident CTA,
+//                a cut tile summed in K order by its first CTA (run_wg_sk)
 //   epilogue   : fp32 x out_mul x channel scale x activation scale + bias -> fp16/bf16
 //
 // Weights are the A operand (N maps to MMA rows), activations the B operand
@@ -94,6 +96,9 @@ struct GemmMmaSync {
   // TMA (WG tiles): one thread fills each stage with bulk copies completing on the stage's
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
   static constexpr bool TMA = WG && Cfg::TMA != 0;
+  // stream-K (cp.async warpgroup tiles): a 1-D grid whose CTAs take equal runs of the (tile, K step)
+  // space, tiles shared between CTAs summed by the last to arrive (run_wg_sk)
+  static constexpr bool SK = WG && Cfg::SK != 0;
   // CLUSTER (TMA tiles, 1, 2 or 4): the CTAs of a cluster hold neighbouring row blocks of the same
   // tokens and K slice; each loads its share of every stage's activation rows and multicasts it to
   // all of them (the activations cross L2 once per cluster instead of once per CTA)
@@ -162,11 +167,13 @@ struct GemmMmaSync {
     u32 a_live;        // bit i: chunk i's row is below M
     const u32* w_src;  // next global source of the first weight chunk
     int w_rel[W_IT];   // word offset of each chunk from w_src
+    int n0;            // the tile's first weight row (read by stream-K tiles only; the others take blockIdx.x)
 
     HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
       const int tid = threadIdx.x;
       const int k0 = kstep0 * BK;
       const int kblocks = p.Kp / 64;
+      this->n0 = n0;
       const int row0 = m0 + tid / A_CPR < p.M ? m0 + tid / A_CPR : p.M - 1;
       a_src = static_cast<const u16*>(p.x) + static_cast<i64>(row0) * p.lda + k0;
       a_live = 0;
@@ -260,7 +267,7 @@ struct GemmMmaSync {
         if (S_CHUNKS % THREADS == 0 || c < S_CHUNKS) {
           const int r = c / S_CPR, cc = c % S_CPR;
           const int g = g0 + r;
-          const int nbyte = blockIdx.x * BN * SZB + cc * 16;
+          const int nbyte = SK ? L.n0 * SZB + cc * 16 : blockIdx.x * BN * SZB + cc * 16;
           const bool ok = (g < p.groups) && (nbyte < p.Np * SZB);
           copy16(base + A_BYTES + W_BYTES + c * 16, sz + (ok ? static_cast<i64>(g) * p.Np * SZB + nbyte : 0), ok);
         }
@@ -614,15 +621,22 @@ struct GemmMmaSync {
   // ---- the BM x BN fp32 tile `red` (shared, row stride BN_PAD) -> output:
   // split-K partials are published and the last CTA of the tile sums them in
   // slice order; then scales, bias and the 16-bit store.
+  // (`parts` partial tiles make the tile, this CTA's is number `part`, in K order, and `tile` indexes the
+  // arrival counter: the K slices of a split launch (gridDim.z, blockIdx.z, its x, y), or a stream-K run's)
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
+    finish_tile(p, red, m0, n0, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
+                static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+  }
+  static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0, int parts, int part,
+                                         int tile, int** arrive = nullptr) {
     const int tid = threadIdx.x;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (gridDim.z > 1 && CLUSTER == 1 && tma::cluster_size() == gridDim.z) {
+    if (!SK && gridDim.z > 1 && CLUSTER == 1 && tma::cluster_size() == gridDim.z) {
       cluster_finish(p, red, m0, n0);
       return;
     }
 #endif
-    if (gridDim.z > 1) {
+    if (parts > 1) {
       // split K: every CTA writes its partial tile, the last of the tile's slices sums them
       // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
       // loads per slice in flight per thread (one dependent load at a time per element left
@@ -631,30 +645,52 @@ struct GemmMmaSync {
       // of 16, so a column quad is all inside or all outside the padded width.
       __shared__ int last;
       constexpr int V = BN / 4;  // column quads per row
-      const int zc = blockIdx.z;
+      const int zc = part;
       auto quad = [&](int i, int& m, int& n) {
         m = i / V, n = 4 * (i % V);
         return m0 + m < p.M && n0 + n < p.Np;
       };
-      for (int i = tid; i < BM * V; i += THREADS) {
-        int m, n;
-        if (quad(i, m, n)) {
-          const float4 v = *reinterpret_cast<const float4*>(red + m * BN_PAD + n);
-          float* q = p.ws + (static_cast<i64>(zc) * p.M + m0 + m) * p.Np + n0 + n;
-          asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(q), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-                       : "memory");
+      // (stream-K: the tile's head, part 0, is its first CTA's last piece, so the other parts -- the first
+      // pieces of the CTAs after it, or their whole runs -- are done or under way: that CTA sums the tile,
+      // waiting for their arrivals, without publishing its own part; the others publish theirs and go on,
+      // thread 0 releasing the arrival once the CTA's next piece has issued its first copies (`arrive`).
+      // Every CTA of the launch is resident at once (Launcher.stream_k_ctas), and no CTA waits before its
+      // last piece, so the waits end.)
+      const bool finisher = SK && part == 0;
+      if (!finisher) {
+        for (int i = tid; i < BM * V; i += THREADS) {
+          int m, n;
+          if (quad(i, m, n)) {
+            const float4 v = *reinterpret_cast<const float4*>(red + m * BN_PAD + n);
+            float* q = p.ws + (static_cast<i64>(zc) * p.M + m0 + m) * p.Np + n0 + n;
+            asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(q), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                         : "memory");
+          }
         }
-      }
-      __threadfence();
-      __syncthreads();
-      if (tid == 0) {
-        int* ctr = p.counters + blockIdx.y * gridDim.x + blockIdx.x;
-        const int prev = atomicAdd(ctr, 1);
-        last = (prev == static_cast<int>(gridDim.z) - 1);
-        if (last) *ctr = 0;  // ready for the next launch (and graph replays)
+        if constexpr (!SK) __threadfence();
       }
       __syncthreads();
-      if (!last) return;
+      if constexpr (SK) {
+        if (!finisher) {  // (the barrier above orders every thread's part before thread 0's release)
+          *arrive = p.counters + tile;
+          return;
+        }
+        if (tid == 0) {
+          int* ctr = p.counters + tile;
+          while (ptx::ld_acquire_gpu(ctr) < parts - 1) ptx::nanosleep(64);
+          *ctr = 0;  // (every other part has arrived: ready for the next launch)
+        }
+        __syncthreads();
+      } else {
+        if (tid == 0) {
+          int* ctr = p.counters + tile;
+          const int prev = atomicAdd(ctr, 1);
+          last = (prev == parts - 1);
+          if (last) *ctr = 0;  // ready for the next launch (and graph replays)
+        }
+        __syncthreads();
+        if (!last) return;
+      }
       ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices)
       __threadfence();
       constexpr int U = SPLIT_U;
@@ -662,7 +698,7 @@ struct GemmMmaSync {
         float4 acc[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int z = 0; z < static_cast<int>(gridDim.z); ++z) {
+        for (int z = 0; z < parts; ++z) {
           float4 t[U];
 #pragma unroll
           for (int u = 0; u < U; ++u) {
@@ -1678,20 +1714,15 @@ struct GemmMmaSync {
     static_assert(BM == 8 || BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
                   "wgmma tiles: BM of 8, 16, 32, 64, 128 or 256 tokens");
     static_assert(STAGES >= 3, "wgmma tiles: at least 3 stages (refilled two behind)");
+    static_assert(!SK || (!TMA && CLUSTER == 1), "stream-K: cp.async warpgroup tiles without clusters");
     extern __shared__ __align__(16) char smem_raw[];
     const u32 raw = ptx::smem_addr(smem_raw);
     char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // the host asks 1 KB more
-    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
-    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
-    int ks_begin, nsteps;
-    k_slice(p, ks_begin, nsteps);
-
-    Loader L;
-    if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
+    const int tid = threadIdx.x;
     const u32 smem_base = ptx::smem_addr(smem);
-    const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
-    const u32 empties = bars + 64;
     if constexpr (TMA) {
+      const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
+      const u32 empties = bars + 64;
       if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
@@ -1703,6 +1734,56 @@ struct GemmMmaSync {
       if constexpr (CLUSTER > 1) tma::cluster_sync();  // (the peers' barriers before any copy or arrival)
       else __syncthreads();
     }
+    if constexpr (SK) {
+      run_wg_sk(p, smem, smem_base);
+    } else {
+      int ks_begin, nsteps;
+      k_slice(p, ks_begin, nsteps);
+      wg_tile(p, smem, smem_base, blockIdx.y * BM, blockIdx.x * BN, ks_begin, nsteps, true,
+              static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+    }
+  }
+
+  // Stream-K (Cfg::SK): the launch's gridDim.x CTAs split the space of (tile, K step) pairs -- tiles
+  // numbered m_tile x n_tiles + n_tile, each with its K steps in order -- into equal runs, so that every
+  // SM gets the same work whatever the number of tiles (a 28672-row layer's 224 tiles of 128 rows put
+  // two CTAs on 92 of the H200's SMs and one on 40). A run is one or more pieces, each a part of one tile
+  // (a whole tile finishes at once); a tile cut between CTAs is summed, in K order, by the last of its
+  // CTAs to arrive (finish_tile: parts in the workspace as split-K's, [part][M][Np], one counter per
+  // tile). Unit u belongs to the CTA c with floor(c T / G) <= u < floor((c + 1) T / G), i.e.
+  // c = ((u + 1) G - 1) / T, so every CTA knows a tile's first and last CTA, hence its part count.
+  static HUMMING_DEVICE void run_wg_sk(const GemmParams& p, char* smem, u32 smem_base) {
+    const int ksteps = (p.Kp + BK - 1) / BK;
+    const int n_tiles = p.Np / BN;  // (the launcher checks that BN divides Np)
+    const int total = (p.M + BM - 1) / BM * n_tiles * ksteps, G = static_cast<int>(gridDim.x);
+    const int bid = static_cast<int>(blockIdx.x);
+    const int end = static_cast<int>((static_cast<i64>(bid) + 1) * total / G);
+    auto owner = [&](int u) { return static_cast<int>((static_cast<i64>(u + 1) * G - 1) / total); };
+    bool first = true;
+    int* arrive = nullptr;  // (a published part whose arrival thread 0 has still to release)
+#pragma unroll 1
+    for (int u = static_cast<int>(static_cast<i64>(bid) * total / G); u < end; first = false) {
+      const int t = u / ksteps, k0 = u - t * ksteps;
+      const int n = end - u < ksteps - k0 ? end - u : ksteps - k0;
+      const int c0 = owner(t * ksteps), c1 = owner((t + 1) * ksteps - 1);
+      wg_tile(p, smem, smem_base, (t / n_tiles) * BM, (t % n_tiles) * BN, k0, n, first, c1 - c0 + 1, bid - c0, t,
+              &arrive);
+      u += n;
+      __syncthreads();  // (the finished tile's shared memory holds the next piece's stages)
+    }
+    if (arrive != nullptr && threadIdx.x == 0) ptx::red_release_gpu_add(arrive, 1);
+  }
+
+  // One tile's K steps [ks_begin, ks_begin + nsteps) (all of it, a split launch's slice or a stream-K
+  // piece) through the warpgroup MMAs, then finish_tile; `first`: the CTA's first piece (it waits for
+  // the previous kernel), parts / part / tile: finish_tile's.
+  static HUMMING_DEVICE void wg_tile(const GemmParams& p, char* smem, u32 smem_base, int m0, int n0, int ks_begin,
+                                     int nsteps, bool first, int parts, int part, int tile, int** arrive = nullptr) {
+    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
+    Loader L;
+    if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
+    const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
+    const u32 empties = bars + 64;
 
     u32 a[KB][NT][4][4] = {};  // A fragments of a stage's blocks (see compute_stage_wg)
     constexpr int ACC = NT * MT * 4;  // accumulators of one chain
@@ -1732,12 +1813,18 @@ struct GemmMmaSync {
 #pragma unroll
         for (int s = 0; s < LEAD; ++s)
           if (s < nsteps) load_stage<LOAD_W>(p, L, smem_base, s, ks_begin + s);
-        ptx::pdl_wait();
-        ptx::trace_at(p.trace, 1);
+        if (first) {  // (a stream-K CTA's later pieces: the previous kernel is done)
+          ptx::pdl_wait();
+          ptx::trace_at(p.trace, 1);
+        }
 #pragma unroll
         for (int s = 0; s < LEAD; ++s) {
           if (s < nsteps) load_stage<LOAD_X>(p, L, smem_base, s, ks_begin + s);
           ptx::cp_async_commit();
+        }
+        if constexpr (SK) {  // (the previous piece's part, published: its release waits for those writes)
+          if (*arrive != nullptr && tid == 0) ptx::red_release_gpu_add(*arrive, 1);
+          *arrive = nullptr;
         }
       } else {  // (split launches go plainly: stage by stage, so that the first block's math waits for its
         // own copies only; the early weights cost them 2-3 %: H200, 4096x4096 M=16 7.59 -> 7.86 us)
@@ -1815,7 +1902,7 @@ struct GemmMmaSync {
         }
     __syncthreads();
     ptx::trace_at(p.trace, 3);  // (the main loop done)
-    finish_tile(p, red, m0, n0);
+    finish_tile(p, red, m0, n0, parts, part, tile, arrive);
   }
 };
 
