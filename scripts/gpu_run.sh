@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|sk|sktr|sk2|skab|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -218,6 +218,12 @@ for part in "${@:-all}"; do
              --tile "Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" \
              --tile "Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktr2.json" 2>&1 \
              | tee "$OUT/sktr2.log" | grep -v "^    Tile"; rc=$((rc | PIPESTATUS[0])) ;;
+    sktr3) # where stream-K loses through the bench: each call's timeline (the first of a replay starts across the
+           # graph launch, without the programmatic overlap), 28672x8192 at M = 1 and 16, data-parallel and stream-K
+           timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1,16 --no-stream --per-call \
+             --tile "Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" \
+             --tile "Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktr3.json" 2>&1 \
+             | tee "$OUT/sktr3.log" | grep -v "^    Tile"; rc=$((rc | PIPESTATUS[0])) ;;
     skab)  # stream-K (HUMMING_STREAM_K=1: the 1-16 token tiles of layers of more than 16384 rows) against the
            # data-parallel grid on 28672x8192 at M = 1, 8, 16, in one machine session, alternated twice (bench, humming alone)
            for r in 1 2; do

@@ -41,8 +41,10 @@ def _ctas(grid) -> int:
     return g[0] * g[1] * g[2]
 
 
-def analyse(traces: list[torch.Tensor]) -> dict:
-    """Per-call timelines (int64 [ctas, 16] each, in replay order) -> medians over the calls, in us."""
+def analyse(traces: list[torch.Tensor], per_call: bool = False) -> dict:
+    """Per-call timelines (int64 [ctas, 16] each, in replay order) -> medians over the calls, in us
+    (``per_call``: also each call's own figures, under "calls": the first call of a replay follows the
+    previous replay's last across the graph launch, without a programmatic overlap)."""
     rows = []
     prev_end = None
     for t in traces:
@@ -78,6 +80,8 @@ def analyse(traces: list[torch.Tensor]) -> dict:
         rows.append(r)
     keys = sorted({k for r in rows for k in r})
     out = {k: statistics.median([r[k] for r in rows if k in r]) for k in keys}
+    if per_call:
+        out["calls"] = rows
     stamps = torch.cat([t[:, :5].reshape(-1) for t in traces])
     stamps = torch.unique(stamps[stamps > 0])
     d = stamps[1:] - stamps[:-1]
@@ -120,6 +124,8 @@ def main():
     ap.add_argument("--no-stream", action="store_true", help="skip the stream-read kernel")
     ap.add_argument("--tile", action="append", default=[],
                     help="Tile(...) to run at every M instead of the planner's (repeatable: one row each)")
+    ap.add_argument("--per-call", action="store_true", help="print each call's figures too (the first call of "
+                    "a replay follows the previous replay across a graph launch)")
     ap.add_argument("--json")
     args = ap.parse_args()
     extra = tuple((d.split("=", 1) + ["1"])[:2] for d in args.define)
@@ -176,10 +182,12 @@ def main():
                 lp.params.trace = bufs[-1].data_ptr()
             tile = preps[0].launcher._entry(m)[1]
             grid = preps[0].launcher._by_m[m][1]
-            r = analyse(replay_traces(timer, calls, bufs))
+            r = analyse(replay_traces(timer, calls, bufs), args.per_call)
             r.update(shape=shape, kernel=f"humming M={m}" + "".join(f" {d[0]}" for d in extra), tile=str(tile), grid=list(grid), mbytes=nbytes / 1e6,
                      pdl=bool(preps[0].launcher._by_m[m][0].pdl))
             print(f"{shape} {r['kernel']:<28} {fmt(r)}\n    {tile} grid {tuple(grid)} pdl {r['pdl']}", flush=True)
+            for i, c in enumerate(r.get("calls", [])):
+                print(f"    call {i}: " + "  ".join(f"{k} {v:.2f}" for k, v in c.items()), flush=True)
             results.append(r)
         del preps, p0
         torch.cuda.empty_cache()

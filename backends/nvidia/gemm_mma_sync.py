@@ -124,8 +124,11 @@ class Tile:
     #                     keeps in shared memory (2 or more), refilled in place; 0 keeps its whole run, so
     #                     the activations of many tokens over a long K split the launch (see x_turns)
     sk: int = 0         # cp.async warpgroup tiles (not TMA): stream-K (GemmMmaSync::run_wg_sk): a launch of
-    #                     one CTA per resident slot, each taking an equal run of the (tile, K step) space, the
-    #                     a tile cut between CTAs summed by its first CTA (Launcher.stream_k_shape)
+    #                     one CTA per resident slot, each taking an equal run of the (tile, K step) space, a
+    #                     tile cut between CTAs summed by its first CTA, which waits for the others' parts
+    #                     (Launcher.stream_k_shape). The waits assume every CTA of the launch gets an SM:
+    #                     not so where other kernels hold SMs for as long as they like (persistent
+    #                     communication kernels beside it, a partitioned GPU); hence opt-in (stream_k_enabled)
 
     @property
     def threads(self) -> int:
