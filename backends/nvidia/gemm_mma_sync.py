@@ -1503,7 +1503,8 @@ def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile | None:
 #: SMs and one on 40; stream-K gives every resident CTA the same share of the (tile, K step) space. It is off
 #: by default: through the bench it lost on the H200 (int4 g128 28672x8192, gpu_run.sh skab, one machine,
 #: data-parallel -> stream-K, us: M=1 36.8-36.9 -> 38.1, M=8 35.4-35.5 -> 36.6-36.7, M=16 39.7-39.8 ->
-#: 39.3-39.4), though the CTA timelines (gpu_run.sh sk2) read M=1 35.3 -> 32.5.
+#: 39.3-39.4; kernel alone, plain launches, M=1 36.21 -> 36.42), though the timer-stamping build of the CTA
+#: timelines (gpu_run.sh sk2, sktr3) ran M=1 35.3 -> 32.5 (docs/perf-notes.md, twenty-second session).
 STREAM_K_FROM_N = 16384
 
 
