@@ -339,9 +339,9 @@ def test_launch_path_benchmark_runs_with_the_driver_stubbed(trt):
     assert (driver.launch_raw, driver.current_device_index, driver.current_context) == before
 
 
-def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeypatch):
-    """A LaunchPlan with ``pdl`` set launches through launch_raw_pdl; where the driver refuses that
-    launch (an error code), the plan launches plainly and keeps doing so."""
+def _pdl_launches(trt, monkeypatch, pdl_code: int, launch):
+    """Run ``launch(plan)`` on a 3-CTA plan with ``pdl`` set, the driver stubbed: programmatic launches
+    return ``pdl_code``, plain ones succeed. Returns (plan, the launches made: ("pdl" | "plain", grid))."""
     from humming.jit import bench_jit, driver
 
     k = trt.kernel(tspec())
@@ -350,35 +350,27 @@ def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeyp
     calls = []
     with bench_jit._no_driver():
         k._functions.setdefault(1, 1)
-        monkeypatch.setattr(driver, "launch_raw_pdl", lambda *a: calls.append(("pdl", a[1])) or 801)
+        monkeypatch.setattr(driver, "launch_raw_pdl", lambda *a: calls.append(("pdl", a[1])) or pdl_code)
         monkeypatch.setattr(driver, "launch_raw", lambda *a: calls.append(("plain", a[1])) or 0)
         try:
-            plan.launch()
-            plan.launch()
+            launch(plan)
         finally:
             k._functions.pop(1, None)
+    return plan, calls
+
+
+def test_a_refused_programmatic_launch_falls_back_to_plain_launches(trt, monkeypatch):
+    """A LaunchPlan with ``pdl`` set launches through launch_raw_pdl; where the driver refuses that
+    launch (an error code), the plan launches plainly and keeps doing so."""
+    plan, calls = _pdl_launches(trt, monkeypatch, 801, lambda plan: (plan.launch(), plan.launch()))
     assert calls == [("pdl", 3), ("pdl", 3), ("plain", 3), ("plain", 3)] and not plan.pdl
 
 
 def test_a_launch_the_caller_keeps_plain_leaves_the_plan_programmatic(trt, monkeypatch):
     """``launch(pdl=False)`` (a split warpgroup launch: Launcher._shape) goes plainly without changing
     the plan: its next launch is programmatic again."""
-    from humming.jit import bench_jit, driver
-
-    k = trt.kernel(tspec())
-    plan = k.plan(P(), grid=3)
-    plan.pdl = True
-    calls = []
-    with bench_jit._no_driver():
-        k._functions.setdefault(1, 1)
-        monkeypatch.setattr(driver, "launch_raw_pdl", lambda *a: calls.append("pdl") or 0)
-        monkeypatch.setattr(driver, "launch_raw", lambda *a: calls.append("plain") or 0)
-        try:
-            plan.launch(pdl=False)
-            plan.launch()
-        finally:
-            k._functions.pop(1, None)
-    assert calls == ["plain", "pdl"] and plan.pdl
+    plan, calls = _pdl_launches(trt, monkeypatch, 0, lambda plan: (plan.launch(pdl=False), plan.launch()))
+    assert [c[0] for c in calls] == ["plain", "pdl"] and plan.pdl
 
 
 def test_cluster_launches_keep_their_clusters_when_programmatic_launch_is_refused(trt, monkeypatch):

@@ -946,15 +946,14 @@ class Launcher:
         CTA waits at its last piece for the parts of the CTAs after it (GemmMmaSync::finish_tile) -- so
         the count is the driver's occupancy of the loaded kernel where there is one, else the static
         bound: shared memory where the SM's is known, the kernel's registers where known, 2048 threads."""
-        n = 2048 // tile.threads
-        if self.smem_per_sm:
-            n = min(n, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024))
-        regs = _kernel_registers(lp) if lp is not None else None
-        if regs:
-            n = min(n, 65536 // (-(-int(regs) // 8) * 8 * tile.threads))
-        resident = _resident_blocks(lp, tile.threads) if lp is not None else 0
-        if resident:
-            n = resident
+        n = _resident_blocks(lp, tile.threads) if lp is not None else 0
+        if not n:
+            n = 2048 // tile.threads
+            if self.smem_per_sm:
+                n = min(n, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024))
+            regs = _kernel_registers(lp) if lp is not None else None
+            if regs:
+                n = min(n, 65536 // (-(-int(regs) // 8) * 8 * tile.threads))
         if self.ctas_per_sm is not None:
             n = min(n, int(self.ctas_per_sm))
         return max(1, n)

@@ -97,7 +97,7 @@ struct GemmMmaSync {
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
   static constexpr bool TMA = WG && Cfg::TMA != 0;
   // stream-K (cp.async warpgroup tiles): a 1-D grid whose CTAs take equal runs of the (tile, K step)
-  // space, tiles shared between CTAs summed by the last to arrive (run_wg_sk)
+  // space, a tile shared between CTAs summed by its first CTA once the others' parts arrive (run_wg_sk)
   static constexpr bool SK = WG && Cfg::SK != 0;
   // CLUSTER (TMA tiles, 1, 2 or 4): the CTAs of a cluster hold neighbouring row blocks of the same
   // tokens and K slice; each loads its share of every stage's activation rows and multicasts it to
@@ -1748,9 +1748,9 @@ struct GemmMmaSync {
   // numbered m_tile x n_tiles + n_tile, each with its K steps in order -- into equal runs, so that every
   // SM gets the same work whatever the number of tiles (a 28672-row layer's 224 tiles of 128 rows put
   // two CTAs on 92 of the H200's SMs and one on 40). A run is one or more pieces, each a part of one tile
-  // (a whole tile finishes at once); a tile cut between CTAs is summed, in K order, by the last of its
-  // CTAs to arrive (finish_tile: parts in the workspace as split-K's, [part][M][Np], one counter per
-  // tile). Unit u belongs to the CTA c with floor(c T / G) <= u < floor((c + 1) T / G), i.e.
+  // (a whole tile finishes at once); a tile cut between CTAs is summed, in K order, by its first CTA
+  // once the others' parts have arrived (finish_tile: parts in the workspace as split-K's, [part][M][Np],
+  // one counter per tile). Unit u belongs to the CTA c with floor(c T / G) <= u < floor((c + 1) T / G), i.e.
   // c = ((u + 1) G - 1) / T, so every CTA knows a tile's first and last CTA, hence its part count.
   static HUMMING_DEVICE void run_wg_sk(const GemmParams& p, char* smem, u32 smem_base) {
     const int ksteps = (p.Kp + BK - 1) / BK;
