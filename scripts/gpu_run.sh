@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -273,6 +273,19 @@ for part in "${@:-all}"; do
              --groups w16 --clusters 8 --rounds 5 --json "$OUT/w16.json" 2>&1 | tee "$OUT/w16.log" | cut -c1-170
            timeout 100 python3 scripts/gpu_sweep.py --shapes 28672x8192 --m 1 \
              --groups w28b --clusters 8 --rounds 5 --json "$OUT/w28b.json" 2>&1 | tee "$OUT/w28b.log" | cut -c1-170 ;;
+    mc)    # the bench's units of at least five calls (timing.MIN_CALLS): 28672x8192 (two weight copies) at M = 1, 8, 16,
+           # 64 with humming and cuBLAS, one call per copy (min_calls=1, the earlier method) against the copies repeated
+           # to six calls, alternated twice; then the issue-6 int4 rows
+           for r in 1 2; do
+             for mcalls in 1 5; do
+               timeout 120 python3 -c "import sys, humming.bench.timing as t; d = list(t.time_calls.__defaults__); \
+d[-1] = $mcalls; t.time_calls.__defaults__ = tuple(d); from humming.cli import main; sys.exit(main(sys.argv[1:]))" \
+                 bench --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+                 --repeats 3 --no-plot --no-jit --out "$OUT/mc$mcalls-$r" 2>&1 | tee "$OUT/mc$mcalls-$r.log" \
+                 | grep -E "^(== |1 |8 |16 |64 )|stream "
+             done
+           done
+           int4rows mc ;;
     x16)   # 9-16 tokens on register rings whose K runs keep a window of turns of activations (Tile.xwin): their GPU
            # tests, then gpu_sweep.py x16 at M=16 on the four large issue-6 shapes and M=12 on 8192x8192 (kernel alone)
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \

@@ -82,14 +82,36 @@ def test_time_calls_per_call_time_from_fake_clock():
     costs = [10.0, 12.0, 14.0]  # each weight copy's call takes its own time
     calls = [lambda c=c: clock.tick(c) for c in costs]
     timer = FakeTimer(clock)
-    meas = time_calls(calls, timer, repeats=5, warmup=2, target_s=1e-3)
-    assert meas.copies == 3
+    meas = time_calls(calls, timer, repeats=5, warmup=2, target_s=1e-3, min_calls=1)
+    assert meas.copies == 3 and meas.calls == 3
     assert meas.median_us == pytest.approx(12.0)  # mean over the copies of one replay
     assert len(meas.samples_us) == 5
     # one replay is 36 us, so 1 ms needs ceil(1000 / 36) = 28 replays per repeat
     assert meas.iters == 28
     assert timer.timed_iters == [1] + [28] * 5
     assert timer.built == [3]
+
+
+def test_time_calls_repeats_the_copies_whole_up_to_min_calls():
+    """Few copies (a large layer) are captured twice or more, in the same order, so that every call
+    is still R - 1 copies away from its copy's last use and a unit holds at least MIN_CALLS calls."""
+    from humming.bench.timing import MIN_CALLS
+
+    clock = Clock()
+    order = []
+    calls = [lambda c=c: (order.append(c), clock.tick(10.0 + c)) for c in range(2)]
+    timer = FakeTimer(clock)
+    meas = time_calls(calls, timer, repeats=3, warmup=0, target_s=1e-3)
+    assert MIN_CALLS == 5 and timer.built == [6]  # two copies: the pair three times
+    assert meas.copies == 2 and meas.calls == 6
+    assert meas.median_us == pytest.approx(10.5)
+    assert order[:6] == [0, 1, 0, 1, 0, 1]
+    assert time_calls(calls * 3, FakeTimer(Clock()), repeats=3).calls == 6  # six copies: once
+    assert time_calls(calls[:1], FakeTimer(Clock()), repeats=3, min_calls=4).calls == 4
+    with pytest.raises(ValueError, match="min_calls must be >= 1"):
+        time_calls(calls, FakeTimer(Clock()), repeats=3, min_calls=0)
+    with pytest.raises(ValueError, match="Measurement.calls"):
+        Measurement((1.0,), 2, 1, 3)
 
 
 def test_time_calls_median_and_spread_ignore_warmup_and_outliers():

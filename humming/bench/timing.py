@@ -6,8 +6,14 @@ One measurement of a method at one shape:
 
 1. ``R`` calls, each with its own copy of the weights, with ``R x weight bytes``
    greater than ``3 x L2`` (:func:`copies_for`), so no call finds its weights in L2;
-2. the R calls are warmed up and captured once into a replayable unit
-   (:meth:`CudaGraphTimer.build`: a CUDA graph, warmed up on a side stream);
+2. the R calls -- the whole list repeated until the unit holds at least
+   ``min_calls`` (``MIN_CALLS``) of them, so that a call's weights are still
+   R - 1 copies away from their last use -- are warmed up and captured once into
+   a replayable unit (:meth:`CudaGraphTimer.build`: a CUDA graph, warmed up on a
+   side stream). Without the repeat, a layer of more than L2 / 2 bytes (R = 2)
+   had every second call start across a graph launch, where layers of a tenth of
+   that share it between a dozen calls: the launch gap weighed on large layers
+   alone;
 3. the unit is replayed a few times (warm-up), then ``iters`` replays are timed
    with CUDA events, ``iters`` chosen so one repeat lasts about ``target_s``;
 4. that is done ``repeats`` (>= 3) times; the result is the median time per call
@@ -25,9 +31,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 __all__ = ["Timer", "CudaGraphTimer", "Measurement", "copies_for", "time_calls", "host_overhead_us",
-           "MIN_REPEATS"]
+           "MIN_REPEATS", "MIN_CALLS"]
 
 MIN_REPEATS = 3
+#: calls per captured unit at the least (the copies' list repeated whole): what a layer of 3 x L2 / 5
+#: bytes gets from its copies alone
+MIN_CALLS = 5
 
 
 class Timer(Protocol):
@@ -56,11 +65,13 @@ def copies_for(weight_bytes: int, l2_bytes: int, factor: float = 3.0, min_copies
 
 @dataclass(frozen=True)
 class Measurement:
-    """Time per call over ``repeats`` repeats of ``iters`` replays of ``copies`` calls."""
+    """Time per call over ``repeats`` repeats of ``iters`` replays of ``calls`` calls (the
+    ``copies`` weight copies' calls, repeated whole; 0: one per copy)."""
 
     samples_us: tuple[float, ...]
     copies: int
     iters: int
+    calls: int = 0
     median_us: float = field(init=False)
     min_us: float = field(init=False)
     max_us: float = field(init=False)
@@ -71,6 +82,10 @@ class Measurement:
         object.__setattr__(self, "median_us", statistics.median(self.samples_us))
         object.__setattr__(self, "min_us", min(self.samples_us))
         object.__setattr__(self, "max_us", max(self.samples_us))
+        if self.calls == 0:
+            object.__setattr__(self, "calls", self.copies)
+        if self.calls % max(self.copies, 1):
+            raise ValueError(f"Measurement.calls: expected a multiple of copies={self.copies}, found {self.calls}")
 
     @property
     def spread(self) -> float:
@@ -79,20 +94,24 @@ class Measurement:
 
 
 def time_calls(calls: Sequence[Callable[[], object]], timer: Timer, repeats: int = 5,
-               warmup: int = 2, target_s: float = 0.01, max_iters: int = 1000) -> Measurement:
+               warmup: int = 2, target_s: float = 0.01, max_iters: int = 1000,
+               min_calls: int = MIN_CALLS) -> Measurement:
     """Time ``calls`` (one per weight copy) with ``timer``; see the module docstring."""
     if not calls:
         raise ValueError("time_calls: expected at least one call, found none")
     if repeats < MIN_REPEATS:
         raise ValueError(f"time_calls: repeats must be >= {MIN_REPEATS}, found {repeats}")
-    replay = timer.build(list(calls))
+    if min_calls < 1:
+        raise ValueError(f"time_calls: min_calls must be >= 1, found {min_calls}")
+    unit = list(calls) * math.ceil(min_calls / len(calls))
+    replay = timer.build(unit)
     for _ in range(warmup):
         replay()
     one = timer.time(replay, 1)
     iters = max(1, min(max_iters, math.ceil(target_s / one))) if one > 0 else max_iters
-    per_call = len(calls) * iters
+    per_call = len(unit) * iters
     samples = tuple(timer.time(replay, iters) / per_call * 1e6 for _ in range(repeats))
-    return Measurement(samples, len(calls), iters)
+    return Measurement(samples, len(calls), iters, len(unit))
 
 
 class CudaGraphTimer:
