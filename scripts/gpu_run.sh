@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -273,6 +273,36 @@ for part in "${@:-all}"; do
              --groups w16 --clusters 8 --rounds 5 --json "$OUT/w16.json" 2>&1 | tee "$OUT/w16.log" | cut -c1-170
            timeout 100 python3 scripts/gpu_sweep.py --shapes 28672x8192 --m 1 \
              --groups w28b --clusters 8 --rounds 5 --json "$OUT/w28b.json" 2>&1 | tee "$OUT/w28b.log" | cut -c1-170 ;;
+    sktime) # the traced stream-K timelines against the bench (twenty-second session: stream-K ahead in the CTA
+           # timelines, behind through the bench): gpu_trace.py --time on 28672x8192, the planner's tile and its
+           # stream-K form at M = 1 and 16, the same traced calls timed as the bench times them, stamping and not
+           timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1 --no-stream --time \
+             --tile "Tile(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktime1.json" 2>&1 \
+             | tee "$OUT/sktime1.log"
+           timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 16 --no-stream --time \
+             --tile "Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktime16.json" 2>&1 \
+             | tee "$OUT/sktime16.log" ;;
+    bdiff) # which step of the bench moves the kernel's time (scripts/gpu_benchdiff.py): with and without the ceilings
+           timeout 200 python3 scripts/gpu_benchdiff.py --shape 28672x8192 --m 1,16 2>&1 | tee "$OUT/bdiff.log" | grep -v "^\[" ;;
+    place) # whether where the weight copies land changes the time (scripts/gpu_placement.py), then the bench alone
+           timeout 150 python3 scripts/gpu_placement.py --shape 28672x8192 --m 1 2>&1 | tee "$OUT/place.log"
+           timeout 100 python3 scripts/gpu_placement.py --shape 8192x8192 --m 1 2>&1 | tee "$OUT/place8k.log" ;;
+    skheat) # whether the GPU's state explains gpu_trace.py --time (33 us) against the bench (35.5 us) on 28672x8192 M=1,
+           # the same kernel: the trace script cool, the bench (its ceilings first: copy, bf16 / fp8 matmul rates,
+           # streams), the trace script again right after; SM clocks and power sampled between
+           q() { nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+                   --format=csv,noheader | tee -a "$OUT/skheat_clocks.txt"; }
+           q
+           timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1 --no-stream --time 2>&1 \
+             | tee "$OUT/skheat1.log" | grep timed
+           q
+           timeout 150 humming bench --shapes 28672x8192 --m 1 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+             --repeats 3 --no-plot --no-jit --out "$OUT/skheat-bench" 2>&1 | tee "$OUT/skheat-bench.log" \
+             | grep -E "^(== |1 )|stream "
+           q
+           timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1 --no-stream --time 2>&1 \
+             | tee "$OUT/skheat2.log" | grep timed
+           q ;;
     mc)    # the bench's units of at least five calls (timing.MIN_CALLS): 28672x8192 (two weight copies) at M = 1, 8, 16,
            # 64 with humming and cuBLAS, one call per copy (min_calls=1, the earlier method) against the copies repeated
            # to six calls, alternated twice; then the issue-6 int4 rows

@@ -29,7 +29,7 @@ import torch
 import humming.ops as ops
 from humming import reference as R
 from humming.bench.stream import CONFIGS, StreamReader
-from humming.bench.timing import CudaGraphTimer
+from humming.bench.timing import CudaGraphTimer, time_calls
 from humming.scheme import LayerSpec, WeightScheme
 
 TRACE = (("HUMMING_TRACE", "1"),)
@@ -126,6 +126,9 @@ def main():
                     help="Tile(...) to run at every M instead of the planner's (repeatable: one row each)")
     ap.add_argument("--per-call", action="store_true", help="print each call's figures too (the first call of "
                     "a replay follows the previous replay across a graph launch)")
+    ap.add_argument("--time", action="store_true", help="also time the traced calls as the bench does "
+                    "(timing.time_calls: graph replays, CUDA events), with the timestamps written and with the "
+                    "trace pointer cleared (the same build, its stamps skipped), and the plain build's calls")
     ap.add_argument("--json")
     args = ap.parse_args()
     extra = tuple((d.split("=", 1) + ["1"])[:2] for d in args.define)
@@ -143,6 +146,8 @@ def main():
         nbytes = p0.nbytes() if callable(p0.nbytes) else p0.nbytes
         copies = max(2, math.ceil(3 * props.L2_cache_size / nbytes))
         preps = [p0] + [ops.prepare_weight(qw, layer=layer, device=dev) for _ in range(copies - 1)]
+        # --time: the same layer's plain (untraced) build as well, timed next to the traced one
+        plain = [ops.prepare_weight(qw, layer=layer, device=dev) for _ in range(copies)] if args.time else []
         for pw in preps:  # the traced build of the same kernels (no launch has compiled them yet)
             pk = pw.launcher.packed
             pk.recipe = dataclasses.replace(pk.recipe, defines=tuple(pk.recipe.defines) + TRACE
@@ -163,9 +168,9 @@ def main():
         from humming_nvidia import gemm_mma_sync as G
 
         variants = [None] + [eval(t, {"Tile": G.Tile}) for t in args.tile]  # (a diagnostic script's own input)
-        planned = [pw.launcher._entries for pw in preps]
+        planned = [pw.launcher._entries for pw in preps + plain]
         for m, forced in [(int(v), f) for v in args.m.split(",") for f in variants]:
-            for pw, entries in zip(preps, planned):  # the planner's tile, or the forced one for every M
+            for pw, entries in zip(preps + plain, planned):  # the planner's tile, or the forced one for every M
                 pw.launcher._entries = entries if forced is None else [(1 << 62, forced, 16)]
                 pw.launcher._by_m.clear()
             x = torch.randn(m, k, device=dev, dtype=torch.float16)
@@ -188,8 +193,22 @@ def main():
             print(f"{shape} {r['kernel']:<28} {fmt(r)}\n    {tile} grid {tuple(grid)} pdl {r['pdl']}", flush=True)
             for i, c in enumerate(r.get("calls", [])):
                 print(f"    call {i}: " + "  ".join(f"{k} {v:.2f}" for k, v in c.items()), flush=True)
+            if args.time:  # the bench's measurement of the same calls, stamping and not
+                stamped = time_calls(calls, timer, repeats=5).median_us
+                for pw in preps:
+                    pw.launcher._by_m[m][0].params.trace = None
+                quiet = time_calls(calls, timer, repeats=5).median_us
+                plain_calls = [lambda pw=pw: ops.gemm(x, pw) for pw in plain]
+                for c in plain_calls + plain_calls:  # (compile; the first launch goes plainly)
+                    c()
+                untraced = time_calls(plain_calls, timer, repeats=5).median_us
+                again = time_calls(calls, timer, repeats=5).median_us  # (drift: the traced quiet calls again)
+                timer.release()
+                r.update(timed_stamped=stamped, timed_quiet=quiet, timed_plain=untraced, timed_quiet_again=again)
+                print(f"    timed (bench method): stamping {stamped:.2f} us, stamps skipped {quiet:.2f} us, "
+                      f"plain build {untraced:.2f} us, stamps skipped again {again:.2f} us", flush=True)
             results.append(r)
-        del preps, p0
+        del preps, p0, plain
         torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as f:
