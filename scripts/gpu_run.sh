@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -282,6 +282,15 @@ for part in "${@:-all}"; do
            timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 16 --no-stream --time \
              --tile "Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1, sk=1)" --json "$OUT/sktime16.json" 2>&1 \
              | tee "$OUT/sktime16.log" ;;
+    wab)   # the warm-up of the timed replays on one machine: 28672x8192 at M = 1, 16, 64, humming and cuBLAS, with
+           # --warmup-s 0 (the default) and 0.1 (the sustained state), alternated twice
+           for r in 1 2; do
+             for ws in 0.0 0.1; do
+               timeout 60 humming bench --warmup-s $ws --shapes 28672x8192 --m 1,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+                 --repeats 3 --no-plot --no-jit --out "$OUT/wab$ws-$r" 2>&1 | tee "$OUT/wab$ws-$r.log" \
+                 | grep -E "^(1 |16 |64 )" | sed "s/^/w=$ws /"
+             done
+           done ;;
     bdiff) # which step of the bench moves the kernel's time (scripts/gpu_benchdiff.py): with and without the ceilings
            timeout 200 python3 scripts/gpu_benchdiff.py --shape 28672x8192 --m 1,16 2>&1 | tee "$OUT/bdiff.log" | grep -v "^\[" ;;
     place) # whether where the weight copies land changes the time (scripts/gpu_placement.py), then the bench alone

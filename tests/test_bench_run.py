@@ -92,6 +92,25 @@ def test_time_calls_per_call_time_from_fake_clock():
     assert timer.built == [3]
 
 
+def test_time_calls_warms_up_for_warmup_s_untimed():
+    """Before the timed repeats the unit is replayed, untimed, for at least warmup_s (the device's
+    clocks coming back from idle), at most 20 x max_iters times."""
+    clock = Clock()
+    n = []
+    calls = [lambda: (n.append(1), clock.tick(100.0))]
+    timer = FakeTimer(clock)
+    meas = time_calls(calls, timer, repeats=3, warmup=0, target_s=0.95e-3, min_calls=1, warmup_s=0.04995)
+    # calibration (1 replay), 0.04995 s / 100 us -> 500 warm-up replays, then 3 repeats of 10 replays
+    assert timer.timed_iters == [1, 10, 10, 10] and meas.iters == 10
+    assert len(n) == 1 + 1 + 500 + 30  # (the build runs each call once)
+    n.clear()
+    time_calls(calls, FakeTimer(clock), repeats=3, warmup=0, target_s=0.95e-3, min_calls=1, warmup_s=10.0, max_iters=5)
+    assert len(n) == 1 + 1 + 100 + 3 * 5
+    n.clear()
+    time_calls(calls, FakeTimer(clock), repeats=3, warmup=0, target_s=0.95e-3, min_calls=1, warmup_s=0.0)
+    assert len(n) == 1 + 1 + 30
+
+
 def test_time_calls_repeats_the_copies_whole_up_to_min_calls():
     """Few copies (a large layer) are captured twice or more, in the same order, so that every call
     is still R - 1 copies away from its copy's last use and a unit holds at least MIN_CALLS calls."""
@@ -229,7 +248,8 @@ def _sweep(monkeypatch, methods_for, offset=0.0, workloads=(DENSE, MOE), **kw):
     clock = Clock()
     methods = methods_for(clock)
     timer = FakeTimer(clock)
-    report = run_bench(list(workloads), methods, BenchOptions(ms=MS, repeats=3, target_s=1e-9, l2_bytes=1 << 14),
+    report = run_bench(list(workloads), methods, BenchOptions(ms=MS, repeats=3, target_s=1e-9, l2_bytes=1 << 14,
+                                                                    warmup_s=0.0),
                        device="cpu", timer=timer, **kw)
     return report, timer
 

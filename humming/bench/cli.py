@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         f"(known: {', '.join(DEFAULT_ADAPTERS)}); repeatable")
     g.add_argument("--external-python", default=sys.executable, help="python for external adapters")
     g.add_argument("--repeats", type=int, default=None, help="timed repeats per point (>= 3; default 5)")
+    g.add_argument("--warmup-s", type=float, default=0.0,
+                   help="seconds of untimed replays before each point's repeats (default 0: the timed repeats "
+                        "start a few replays after the checks; 0.1 times the sustained state)")
     g.add_argument("--quick", action="store_true", help="fewer M values and repeats")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--device", default="cuda")
@@ -135,7 +138,7 @@ def run(args) -> int:
     torch.cuda.set_device(device)
     out_dir = Path(args.out or f"bench-results/{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     timer = CudaGraphTimer(device)
-    options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed)
+    options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed, warmup_s=max(0.0, args.warmup_s))
     sleep_cycles = 200_000_000  # ~0.1 s at H200 clocks: longer than any 200 eager calls take to issue
     host = None if args.no_jit else (lambda call: host_overhead_us(
         call, hold=lambda: torch.cuda._sleep(sleep_cycles), sync=torch.cuda.synchronize))

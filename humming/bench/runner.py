@@ -22,7 +22,7 @@ import torch
 from ..errors import DeviceError, UnsupportedError
 from . import schema
 from .methods import Instance, Method, WorkloadData
-from .timing import copies_for, time_calls
+from .timing import WARMUP_S, copies_for, time_calls
 from .workloads import Workload
 
 __all__ = ["BenchOptions", "ExternalSpec", "Progress", "run_bench", "count_points", "check_instance", "sample_rows",
@@ -38,6 +38,7 @@ class BenchOptions:
     check_rows: int = 32
     max_copies: int = 64
     l2_bytes: int | None = None  # default: the ceilings' (the device's)
+    warmup_s: float = WARMUP_S  # untimed replays before each point's repeats (timing.WARMUP_S)
 
 
 @dataclass
@@ -221,7 +222,8 @@ def _run_point(wl, m, method, prepared, options, timer, add) -> str:
             what = f"relative error {err:.3g}" if err < float("inf") else "non-finite or wrongly shaped output"
             add(m, "wrong", f"{what} against humming.reference (tolerance {method.tol:g}); not timed", **common)
             return "wrong"
-        meas = time_calls(inst.calls, timer, repeats=options.repeats, target_s=options.target_s)
+        meas = time_calls(inst.calls, timer, repeats=options.repeats, target_s=options.target_s,
+                          warmup_s=options.warmup_s)
         add(m, "ok", None, measurement=meas, **common)
         return "ok"
     except UnsupportedError as e:

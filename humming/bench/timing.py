@@ -14,8 +14,14 @@ One measurement of a method at one shape:
    had every second call start across a graph launch, where layers of a tenth of
    that share it between a dozen calls: the launch gap weighed on large layers
    alone;
-3. the unit is replayed a few times (warm-up), then ``iters`` replays are timed
-   with CUDA events, ``iters`` chosen so one repeat lasts about ``target_s``;
+3. the unit is replayed a few times, and for ``warmup_s`` seconds more where
+   asked (``humming bench --warmup-s``; default 0, the method every figure in
+   docs/perf-notes.md was taken with), then ``iters`` replays are timed with
+   CUDA events, ``iters`` chosen so one repeat lasts about ``target_s``. The
+   first tens of milliseconds of replays after idle differ from sustained
+   replay on the H200: 28672x8192 int4 at M=1 runs ~3 % slower in them, at
+   M=16 and 64 5 % and 14 % faster (cuBLAS the same in both); a warm-up of 0.1 s
+   times the sustained state, with repeats within 0.5 % of each other;
 4. that is done ``repeats`` (>= 3) times; the result is the median time per call
    and the spread (min, max) over the repeats.
 
@@ -31,12 +37,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 __all__ = ["Timer", "CudaGraphTimer", "Measurement", "copies_for", "time_calls", "host_overhead_us",
-           "MIN_REPEATS", "MIN_CALLS"]
+           "MIN_REPEATS", "MIN_CALLS", "WARMUP_S"]
 
 MIN_REPEATS = 3
 #: calls per captured unit at the least (the copies' list repeated whole): what a layer of 3 x L2 / 5
 #: bytes gets from its copies alone
 MIN_CALLS = 5
+#: seconds of untimed replays before the timed repeats by default (see the module docstring, step 3)
+WARMUP_S = 0.0
 
 
 class Timer(Protocol):
@@ -95,7 +103,7 @@ class Measurement:
 
 def time_calls(calls: Sequence[Callable[[], object]], timer: Timer, repeats: int = 5,
                warmup: int = 2, target_s: float = 0.01, max_iters: int = 1000,
-               min_calls: int = MIN_CALLS) -> Measurement:
+               min_calls: int = MIN_CALLS, warmup_s: float = WARMUP_S) -> Measurement:
     """Time ``calls`` (one per weight copy) with ``timer``; see the module docstring."""
     if not calls:
         raise ValueError("time_calls: expected at least one call, found none")
@@ -109,6 +117,9 @@ def time_calls(calls: Sequence[Callable[[], object]], timer: Timer, repeats: int
         replay()
     one = timer.time(replay, 1)
     iters = max(1, min(max_iters, math.ceil(target_s / one))) if one > 0 else max_iters
+    if warmup_s > 0:  # (replayed, not timed: at most 20 x max_iters replays)
+        for _ in range(min(20 * max_iters, math.ceil(warmup_s / one)) if one > 0 else 0):
+            replay()
     per_call = len(unit) * iters
     samples = tuple(timer.time(replay, iters) / per_call * 1e6 for _ in range(repeats))
     return Measurement(samples, len(calls), iters, len(unit))
