@@ -11,13 +11,12 @@ process, (b) after allocating and freeing the bench's ceiling buffers without gi
 from __future__ import annotations
 
 import argparse
-import math
 
 import torch
 
 import humming.ops as ops
 from humming import reference as R
-from humming.bench.timing import CudaGraphTimer, time_calls
+from humming.bench.timing import CudaGraphTimer, copies_for, time_calls
 from humming.scheme import LayerSpec, WeightScheme
 
 
@@ -37,7 +36,7 @@ def main() -> None:
 
     def measure(tag: str) -> None:
         preps = [ops.prepare_weight(qw, layer=layer, device=dev)]
-        copies = max(2, math.ceil(3 * props.L2_cache_size / preps[0].nbytes))
+        copies = copies_for(preps[0].nbytes, props.L2_cache_size)  # (the bench's count)
         preps += [ops.prepare_weight(qw, layer=layer, device=dev) for _ in range(copies - 1)]
         calls = [lambda pw=pw: ops.gemm(x, pw) for pw in preps]
         for c in calls + calls:

@@ -313,13 +313,11 @@ for part in "${@:-all}"; do
              | tee "$OUT/skheat2.log" | grep timed
            q ;;
     mc)    # the bench's units of at least five calls (timing.MIN_CALLS): 28672x8192 (two weight copies) at M = 1, 8, 16,
-           # 64 with humming and cuBLAS, one call per copy (min_calls=1, the earlier method) against the copies repeated
+           # 64 with humming and cuBLAS, one call per copy (--min-calls 1, the earlier method) against the copies repeated
            # to six calls, alternated twice; then the issue-6 int4 rows
            for r in 1 2; do
              for mcalls in 1 5; do
-               timeout 120 python3 -c "import sys, humming.bench.timing as t; d = list(t.time_calls.__defaults__); \
-d[-1] = $mcalls; t.time_calls.__defaults__ = tuple(d); from humming.cli import main; sys.exit(main(sys.argv[1:]))" \
-                 bench --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+               timeout 120 humming bench --min-calls $mcalls --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
                  --repeats 3 --no-plot --no-jit --out "$OUT/mc$mcalls-$r" 2>&1 | tee "$OUT/mc$mcalls-$r.log" \
                  | grep -E "^(== |1 |8 |16 |64 )|stream "
              done

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from .timing import copies_for, time_calls
+from .timing import MIN_CALLS, WARMUP_S, copies_for, time_calls
 
 __all__ = ["DeviceCeilings", "device_l2_bytes"]
 
@@ -23,7 +23,8 @@ def device_l2_bytes(device) -> int:
 class DeviceCeilings:
     """The ceilings of one CUDA device, measured lazily and remembered."""
 
-    def __init__(self, device, timer, repeats: int = 5, copy_bytes: int = 1 << 30, matmul_size: int = 8192):
+    def __init__(self, device, timer, repeats: int = 5, copy_bytes: int = 1 << 30, matmul_size: int = 8192,
+                 min_calls: int = MIN_CALLS, warmup_s: float = WARMUP_S):
         import torch
 
         self.torch = torch
@@ -32,6 +33,8 @@ class DeviceCeilings:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.timer = timer
         self.repeats = repeats
+        self.min_calls = min_calls  # (timed as the methods are: the stream time is their yardstick)
+        self.warmup_s = warmup_s
         self.copy_bytes = copy_bytes
         self.matmul_size = matmul_size
         self.l2_bytes = device_l2_bytes(self.device)
@@ -39,7 +42,8 @@ class DeviceCeilings:
         self._readers = None
 
     def _time(self, calls):
-        return time_calls(calls, self.timer, repeats=self.repeats).median_us
+        return time_calls(calls, self.timer, repeats=self.repeats, min_calls=self.min_calls,
+                          warmup_s=self.warmup_s).median_us
 
     def copy_gbps(self) -> float:
         torch = self.torch

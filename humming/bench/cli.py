@@ -45,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         f"(known: {', '.join(DEFAULT_ADAPTERS)}); repeatable")
     g.add_argument("--external-python", default=sys.executable, help="python for external adapters")
     g.add_argument("--repeats", type=int, default=None, help="timed repeats per point (>= 3; default 5)")
+    g.add_argument("--min-calls", type=int, default=5,
+                   help="calls per timed CUDA graph at the least: the weight copies' calls repeated whole (default 5)")
     g.add_argument("--warmup-s", type=float, default=0.0,
                    help="seconds of untimed replays before each point's repeats (default 0: the timed repeats "
                         "start a few replays after the checks; 0.1 times the sustained state)")
@@ -138,13 +140,16 @@ def run(args) -> int:
     torch.cuda.set_device(device)
     out_dir = Path(args.out or f"bench-results/{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     timer = CudaGraphTimer(device)
-    options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed, warmup_s=max(0.0, args.warmup_s))
+    options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed, min_calls=max(1, args.min_calls),
+                           warmup_s=max(0.0, args.warmup_s))
     sleep_cycles = 200_000_000  # ~0.1 s at H200 clocks: longer than any 200 eager calls take to issue
     host = None if args.no_jit else (lambda call: host_overhead_us(
         call, hold=lambda: torch.cuda._sleep(sleep_cycles), sync=torch.cuda.synchronize))
     total = count_points(workloads, methods, ms)
     report = run_bench(workloads, methods, options, device=device, timer=timer,
-                       ceilings=DeviceCeilings(device, timer, repeats), external=external, host_overhead=host,
+                       ceilings=DeviceCeilings(device, timer, repeats, min_calls=options.min_calls,
+                                               warmup_s=options.warmup_s),
+                       external=external, host_overhead=host,
                        compile_figures=None if args.no_jit else (lambda spec: bench_compile(spec, repeats=3)),
                        jit_specs=[("stream-read kernel", stream_spec(target_of(device)))],
                        env=environment(device),

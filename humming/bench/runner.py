@@ -22,7 +22,7 @@ import torch
 from ..errors import DeviceError, UnsupportedError
 from . import schema
 from .methods import Instance, Method, WorkloadData
-from .timing import WARMUP_S, copies_for, time_calls
+from .timing import MIN_CALLS, WARMUP_S, copies_for, time_calls
 from .workloads import Workload
 
 __all__ = ["BenchOptions", "ExternalSpec", "Progress", "run_bench", "count_points", "check_instance", "sample_rows",
@@ -38,6 +38,7 @@ class BenchOptions:
     check_rows: int = 32
     max_copies: int = 64
     l2_bytes: int | None = None  # default: the ceilings' (the device's)
+    min_calls: int = MIN_CALLS  # calls per timed unit at the least (timing.MIN_CALLS)
     warmup_s: float = WARMUP_S  # untimed replays before each point's repeats (timing.WARMUP_S)
 
 
@@ -223,7 +224,7 @@ def _run_point(wl, m, method, prepared, options, timer, add) -> str:
             add(m, "wrong", f"{what} against humming.reference (tolerance {method.tol:g}); not timed", **common)
             return "wrong"
         meas = time_calls(inst.calls, timer, repeats=options.repeats, target_s=options.target_s,
-                          warmup_s=options.warmup_s)
+                          min_calls=options.min_calls, warmup_s=options.warmup_s)
         add(m, "ok", None, measurement=meas, **common)
         return "ok"
     except UnsupportedError as e:
@@ -271,6 +272,7 @@ def _external_request(ext: ExternalSpec, workloads, options: BenchOptions, l2: i
                       for wl in workloads],
         "ms": list(options.ms), "repeats": options.repeats, "seed": options.seed, "target_s": options.target_s,
         "check_rows": options.check_rows, "max_copies": options.max_copies, "l2_bytes": l2,
+        "min_calls": options.min_calls, "warmup_s": options.warmup_s,
     }
 
 

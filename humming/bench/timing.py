@@ -7,7 +7,7 @@ One measurement of a method at one shape:
 1. ``R`` calls, each with its own copy of the weights, with ``R x weight bytes``
    greater than ``3 x L2`` (:func:`copies_for`), so no call finds its weights in L2;
 2. the R calls -- the whole list repeated until the unit holds at least
-   ``min_calls`` (``MIN_CALLS``) of them, so that a call's weights are still
+   ``min_calls`` (``MIN_CALLS``; ``humming bench --min-calls``) of them, so that a call's weights are still
    R - 1 copies away from their last use -- are warmed up and captured once into
    a replayable unit (:meth:`CudaGraphTimer.build`: a CUDA graph, warmed up on a
    side stream). Without the repeat, a layer of more than L2 / 2 bytes (R = 2)
@@ -73,13 +73,12 @@ def copies_for(weight_bytes: int, l2_bytes: int, factor: float = 3.0, min_copies
 
 @dataclass(frozen=True)
 class Measurement:
-    """Time per call over ``repeats`` repeats of ``iters`` replays of ``calls`` calls (the
-    ``copies`` weight copies' calls, repeated whole; 0: one per copy)."""
+    """Time per call over ``repeats`` repeats of ``iters`` replays of the ``copies`` weight copies'
+    calls (repeated whole up to ``min_calls`` in each replay)."""
 
     samples_us: tuple[float, ...]
     copies: int
     iters: int
-    calls: int = 0
     median_us: float = field(init=False)
     min_us: float = field(init=False)
     max_us: float = field(init=False)
@@ -90,10 +89,6 @@ class Measurement:
         object.__setattr__(self, "median_us", statistics.median(self.samples_us))
         object.__setattr__(self, "min_us", min(self.samples_us))
         object.__setattr__(self, "max_us", max(self.samples_us))
-        if self.calls == 0:
-            object.__setattr__(self, "calls", self.copies)
-        if self.calls % max(self.copies, 1):
-            raise ValueError(f"Measurement.calls: expected a multiple of copies={self.copies}, found {self.calls}")
 
     @property
     def spread(self) -> float:
@@ -122,7 +117,7 @@ def time_calls(calls: Sequence[Callable[[], object]], timer: Timer, repeats: int
             replay()
     per_call = len(unit) * iters
     samples = tuple(timer.time(replay, iters) / per_call * 1e6 for _ in range(repeats))
-    return Measurement(samples, len(calls), iters, len(unit))
+    return Measurement(samples, len(calls), iters)
 
 
 class CudaGraphTimer:

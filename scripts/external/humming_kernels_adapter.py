@@ -296,7 +296,9 @@ class Workload:
                 self.row(m, "wrong", f"relative error {err:.3g} against x @ dequant(W) exceeds {tol:g}; not timed",
                          **common)
                 continue
-            meas = self.timing.time_calls(calls, self.timer, repeats=req["repeats"], target_s=req["target_s"])
+            meas = self.timing.time_calls(calls, self.timer, repeats=req["repeats"], target_s=req["target_s"],
+                                          min_calls=req.get("min_calls", self.timing.MIN_CALLS),
+                                          warmup_s=req.get("warmup_s", self.timing.WARMUP_S))
             self.timer.release()
             self.row(m, "ok", measurement=meas, **common)
             self.log(f"{wl['name']} M={m}: {meas.median_us:.1f} us")
