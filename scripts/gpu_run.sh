@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -312,6 +312,20 @@ for part in "${@:-all}"; do
            timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1 --no-stream --time 2>&1 \
              | tee "$OUT/skheat2.log" | grep timed
            q ;;
+    clk)   # the SM clock, power and throttle reasons sampled every 100 ms while the bench times 28672x8192 and 8192x8192
+           # at M = 1, 16, 64 without and with a warm-up of 0.1 s (the 16- and 64-token tiles read slower sustained)
+           stdbuf -oL nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+             --format=csv,noheader -lms 100 >"$OUT/clk.csv" 2>&1 & smi=$!
+           for r in 1 2; do
+             for wu in 0 0.1; do
+               echo "== round $r warmup $wu $(date +%T.%N)" | tee -a "$OUT/clk_marks.txt"
+               timeout 150 humming bench --warmup-s $wu --shapes 28672x8192,8192x8192 --m 1,16,64 --weight int4 --group-size 128 \
+                 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/clk-$r-$wu" 2>&1 | tee "$OUT/clk-$r-$wu.log" \
+                 | grep -E "^(== |1 |16 |64 )|stream "
+             done
+           done
+           echo "== end $(date +%T.%N)" >>"$OUT/clk_marks.txt"
+           kill -INT $smi; sleep 1 ;;
     mc)    # the bench's units of at least five calls (timing.MIN_CALLS): 28672x8192 (two weight copies) at M = 1, 8, 16,
            # 64 with humming and cuBLAS, one call per copy (--min-calls 1, the earlier method) against the copies repeated
            # to six calls, alternated twice; then the issue-6 int4 rows
