@@ -321,11 +321,26 @@ for part in "${@:-all}"; do
                echo "== round $r warmup $wu $(date +%T.%N)" | tee -a "$OUT/clk_marks.txt"
                timeout 150 humming bench --warmup-s $wu --shapes 28672x8192,8192x8192 --m 1,16,64 --weight int4 --group-size 128 \
                  --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/clk-$r-$wu" 2>&1 | tee "$OUT/clk-$r-$wu.log" \
-                 | grep -E "^(== |1 |16 |64 )|stream "
+                 | grep -E "^(== |1 |16 |64 )|stream "; rc=$((rc | PIPESTATUS[0]))
              done
            done
            echo "== end $(date +%T.%N)" >>"$OUT/clk_marks.txt"
-           kill -INT $smi; sleep 1 ;;
+           kill -INT $smi; sleep 1
+           # per round: the samples drawing more than 150 W, their mean and lowest SM clock, the most power, and how
+           # many report the software power cap (clock-event reason 0x4)
+           python3 - "$OUT" <<'PY' | tee "$OUT/clk_summary.txt"
+import csv, sys
+sec = lambda t: sum(float(v) * m for v, m in zip(t.split(":"), (3600, 60, 1)))
+marks = [(" ".join(l.split()[1:5]), sec(l.split()[-1])) for l in open(sys.argv[1] + "/clk_marks.txt")]
+rows = [(sec(r[0].split()[1]), int(r[1].split()[0]), float(r[3].split()[0]), int(r[5], 16))
+        for r in ([v.strip() for v in r] for r in csv.reader(open(sys.argv[1] + "/clk.csv"))) if len(r) >= 6 and "MHz" in r[1]]
+for (name, a), (_, b) in zip(marks, marks[1:]):
+    act = [x for x in rows if a <= x[0] < b and x[2] > 150]
+    if act:
+        print(f"{name}: {len(act)} active samples, mean {sum(x[1] for x in act) / len(act):.0f} MHz, lowest {min(x[1] for x in act)} MHz, "
+              f"most {max(x[2] for x in act):.0f} W, {sum(x[3] & 4 > 0 for x in act)} at the software power cap")
+PY
+           ;;
     mc)    # the bench's units of at least five calls (timing.MIN_CALLS): 28672x8192 (two weight copies) at M = 1, 8, 16,
            # 64 with humming and cuBLAS, one call per copy (--min-calls 1, the earlier method) against the copies repeated
            # to six calls, alternated twice; then the issue-6 int4 rows
