@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|p3|p3r|p3f|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -312,6 +312,35 @@ for part in "${@:-all}"; do
            timeout 100 python3 scripts/gpu_trace.py --shapes 28672x8192 --m 1 --no-stream --time 2>&1 \
              | tee "$OUT/skheat2.log" | grep timed
            q ;;
+    p3)    # layout v3 (3-bit slot order, multi-plane blocks stored plane by plane): the GPU tests of the 3, 5, 6
+           # and 7-bit formats, then the int3 g128 rows at M = 1, 2, 16 and int5 / int6 / e3m2 at M = 1 on 8192x8192
+           # with this tree and with the tree in old3/ (v2: `git archive 0abf3bb | tar -x -C old3` here, its
+           # backends/nvidia copied to old3/humming_nvidia so that PYTHONPATH=old3 takes both packages), alternated
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests -k \
+             "int3 or uint3 or int5 or uint5 or int6 or uint6 or int7 or uint7 or e3m2 or e2m3 or layout" 2>&1 \
+             | tee "$OUT/p3_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               [ $v = old ] && [ ! -d old3 ] && continue
+               PYTHONPATH=$pp timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
+                 --m 1,2,16 --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/p3-$v$r" 2>&1 | tee "$OUT/p3-$v$r.log" | grep -E "^(== |1 |2 |16 )|stream "
+               [ $r = 1 ] && PYTHONPATH=$pp widths "p3w-$v" 8192x8192 "int5:128 int6:128 e3m2:32"
+             done
+           done ;;
+    p3r)   # after layout v3: the 3-bit tiles ranked again at 1-4 tokens (gpu_sweep.py dec3k on layers of at most 14336
+           # rows, wide3 on 14336x4096 and 28672x8192), kernel alone, three rounds
+           sw() { timeout 280 python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/p3r.log" | grep -v "^      " ; }
+           sw --m 1,2,4 --groups dec3k --weight int3 --rounds 3 --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
+             --json "$OUT/p3r_dec3k.json"
+           sw --m 1,2,4 --groups wide3 --weight int3 --rounds 3 --shapes 14336x4096,28672x8192 --json "$OUT/p3r_wide3.json" ;;
+    p3f)   # after layout v3: every GPU test, then the issue-6 widths at M = 1 on 8192x8192 (int3 / int2 g128, int8 /
+           # e4m3 per channel, humming alone with the stream time of their own bytes)
+           timeout 450 python3 -m pytest -q -m gpu -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+           rc=$((rc | PIPESTATUS[0]))
+           widths p3f 8192x8192 "int3:128 int2:128 int8:0 e4m3:0 int5:128 int6:128" ;;
     clk)   # the SM clock, power and throttle reasons sampled every 100 ms while the bench times 28672x8192 and 8192x8192
            # at M = 1, 16, 64 without and with a warm-up of 0.1 s (the 16- and 64-token tiles read slower sustained)
            stdbuf -oL nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \

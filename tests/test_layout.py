@@ -94,6 +94,54 @@ def test_cuda_header_extracts_what_python_packed(host_extractor, bits):
     assert torch.equal(got, want)
 
 
+WORD_INDEX_PROGRAM = r"""
+#include <cstdio>
+#include "humming/gemm/layout.cuh"
+int main() {
+  for (int b = 1; b <= 8; ++b)
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < b; ++i) std::printf("%d\n", humming::layout::word_index(b, l, i));
+}
+"""
+
+
+def test_storage_order_is_the_header_word_index(tmp_path):
+    """Layout v3 stores a block plane by plane (plane q's P words of lane l at 32 off_q + l P): the
+    Python order and the header's word_index agree, every width keeps its words (a permutation of the
+    block), one-plane widths keep [lane][word], and to_storage / from_storage invert each other."""
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.fail("a host C++ compiler (g++) is needed to check the layout header on the CPU")
+    src, exe = tmp_path / "wi.cpp", tmp_path / "wi"
+    src.write_text(WORD_INDEX_PROGRAM)
+    subprocess.run([cxx, "-std=c++17", "-O1", f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    at = 0
+    for bits in range(1, 9):
+        idx = L.storage_index(bits)
+        assert got[at:at + 32 * bits] == idx.tolist(), bits
+        at += 32 * bits
+        assert sorted(idx.tolist()) == list(range(32 * bits))
+        if bits in (1, 2, 4, 8):
+            assert idx.tolist() == list(range(32 * bits))
+    idx3 = L.storage_index(3).view(32, 3)
+    assert idx3[5].tolist() == [10, 11, 64 + 5]  # lane 5: its two 2-bit-plane words, then its 1-bit word
+    v = torch.randint(0, 8, (32, 128), generator=torch.Generator().manual_seed(7))
+    p = L.pack(v, 3)
+    st = L.to_storage(p, 3)
+    assert st.shape == (2, 2, 96) and torch.equal(L.from_storage(st, 3), p)
+    assert torch.equal(st[1, 0, 64:], p[1, 0, :, 2]) and torch.equal(st[1, 0, :64].view(32, 2), p[1, 0, :, :2])
+
+
+def test_three_bit_one_plane_slot_order():
+    """v3: pair j's bit of the 1-bit plane of 3-bit values sits at slot (j & 8) | 2 (j & 3) | (j >> 2 & 1),
+    2, 1, -6 or -7 places (by j / 4) below bit 2 (j % 4) + 2 where the dequantizer puts it."""
+    s = L.slots(3, 1).tolist()
+    assert sorted(s) == list(range(16))
+    assert [2 * (j % 4) + 2 - s[j] for j in range(16)] == [2] * 4 + [1] * 4 + [-6] * 4 + [-7] * 4
+    assert L.slots(3, 0).tolist() == [j % 8 for j in range(16)] and L.slots(7, 2).tolist() == list(range(16))
+
+
 def test_scale_rows_pair_up_for_each_lane_group():
     """Layout v2: in every 16-row block of the [groups, Np] scale entries, rows g and
     g + 8 (the two rows lane group g of the MMA fragment holds) are adjacent, so the
@@ -117,7 +165,7 @@ def test_packed_weight_stores_paired_scale_rows():
     qw = R.quantize(torch.randn(40, 256) * 0.02, WeightScheme("uint4", "group", 64, zero_point="int"))
     rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
     pw = G.pack_weight(qw, rec, "cpu")
-    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 2
+    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 3
     sz = L.unpair_scale_rows(pw.sz)  # [groups, Np] of scale | zero << 16
     s16 = (sz & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T * pw.out_mul
     z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T

@@ -564,7 +564,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             vals ^= 0x80
         w = layout.pack_bytes(vals, recipe.bits).reshape(-1).contiguous()
     else:
-        w = layout.pack(vals, recipe.bits).reshape(-1).contiguous()
+        w = layout.to_storage(layout.pack(vals, recipe.bits), recipe.bits).reshape(-1).contiguous()
 
     f64 = torch.float64
     bias16 = 127 if recipe.bf16 else 15

@@ -1,4 +1,4 @@
-"""The prepared weight layout ``mma_sync_fragment`` (v1), on the host side.
+"""The prepared weight layout ``mma_sync_fragment`` (v3), on the host side.
 
 See ``include/humming/gemm/layout.cuh`` for the definition; this module packs
 unsigned B-bit values ``[N, K]`` into it (and unpacks, for tests), with torch on
@@ -11,7 +11,10 @@ import functools
 import torch
 
 LAYOUT_NAME = "mma_sync_fragment"
-LAYOUT_VERSION = 2  # v2: scale rows g and g + 8 of each 16-row block side by side
+# v2: scale rows g and g + 8 of each 16-row block side by side; v3: the 1-bit plane of 3-bit values
+# in the slot order of `slots` (one shift of the plane per four pairs in the 3-bit dequantizer), and
+# the words of 3-, 5-, 6- and 7-bit blocks stored plane by plane (`to_storage`)
+LAYOUT_VERSION = 3
 BLOCK_ROWS, BLOCK_COLS, LANES, PAIRS = 16, 64, 32, 16
 
 
@@ -25,6 +28,15 @@ def planes(bits: int) -> list[tuple[int, int]]:
             out.append((p, off))
             off += p
     return out
+
+
+def slots(bits: int, plane: int, device=None) -> torch.Tensor:
+    """Slot of pair j (0..15) in its word of plane ``plane`` (layout.cuh's ``slot``): j % (16 / P),
+    except the 1-bit plane of 3-bit values, (j & 8) | 2 (j & 3) | ((j >> 2) & 1)."""
+    j = torch.arange(PAIRS, device=device)
+    if bits == 3 and plane == 1:
+        return (j & 8) | 2 * (j & 3) | ((j >> 2) & 1)
+    return j % (16 // planes(bits)[plane][0])
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,16 +69,41 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
     idx = (row * 64 + col).view(-1)
     frag = flat[:, :, idx].view(n // 16, k // 64, LANES, PAIRS, 2)  # [NB, KB, lane, pair, elem]
     words = []
-    for p, off in planes(bits):
+    for i, (p, off) in enumerate(planes(bits)):
         per_word = 16 // p
         field = (frag >> off) & ((1 << p) - 1)  # [NB, KB, lane, 16, 2]
         field = field.view(n // 16, k // 64, LANES, p, per_word, 2)
-        slot_shift = (torch.arange(per_word, device=dev) * p).view(1, 1, 1, 1, per_word, 1)
+        slot_shift = (slots(bits, i, dev) * p).view(1, 1, 1, p, per_word, 1)
         elem_shift = torch.tensor([0, 16], device=dev).view(1, 1, 1, 1, 1, 2)
         w = (field << (slot_shift + elem_shift)).sum(dim=(-1, -2))  # [NB, KB, lane, p] (disjoint bits)
         words.append(w)
     allw = torch.cat(words, dim=-1).contiguous()  # [NB, KB, lane, bits]
     return ((allw + 2**31) % 2**32 - 2**31).to(torch.int32)
+
+
+def storage_index(bits: int) -> torch.Tensor:
+    """Where word i of lane l sits among a block's 32 * bits stored words (layout.cuh's ``word_index``),
+    as a ``[32 * bits]`` tensor indexed by ``l * bits + i``: plane by plane, plane q's P words of lane l
+    at ``32 * off_q + l * P`` (one-plane widths: ``l * bits + i``, the order :func:`pack` returns)."""
+    idx = torch.empty(LANES, bits, dtype=torch.int64)
+    for p, off in planes(bits):
+        for i in range(off, off + p):
+            idx[:, i] = 32 * off + torch.arange(LANES) * p + (i - off)
+    return idx.view(-1)
+
+
+def to_storage(packed: torch.Tensor, bits: int) -> torch.Tensor:
+    """:func:`pack`'s ``[..., 32, bits]`` (each lane's words in order) -> ``[..., 32 * bits]``, each
+    block's words in the order the kernels read them (:func:`storage_index`)."""
+    flat = packed.reshape(*packed.shape[:-2], LANES * bits)
+    out = torch.empty_like(flat)
+    out[..., storage_index(bits).to(packed.device)] = flat
+    return out
+
+
+def from_storage(stored: torch.Tensor, bits: int) -> torch.Tensor:
+    """Inverse of :func:`to_storage`."""
+    return stored[..., storage_index(bits).to(stored.device)].reshape(*stored.shape[:-1], LANES, bits)
 
 
 #: The byte-operand variant (int8 / fp8 MMA, m16n8k32): blocks of 16 rows x 128 columns.
@@ -167,12 +204,12 @@ def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
     dev = packed.device
     w = packed.to(torch.int64) & 0xFFFFFFFF
     frag = torch.zeros(nb, kb, LANES, PAIRS, 2, dtype=torch.int64, device=dev)
-    for p, off in planes(bits):
+    for i, (p, off) in enumerate(planes(bits)):
         per_word = 16 // p
         pw = w[..., off:off + p]  # this plane's words [NB, KB, lane, p]
         j = torch.arange(PAIRS, device=dev)
         word_of = pw[..., j // per_word]  # [NB, KB, lane, 16]
-        shift = (j % per_word) * p
+        shift = slots(bits, i, dev) * p
         for e in range(2):
             frag[..., e] |= ((word_of >> (shift + 16 * e)) & ((1 << p) - 1)) << off
     row, col = (t.to(dev) for t in _fragment_index(dev.type))

@@ -10,7 +10,7 @@
 //                  leaves v - offset, exact. Fields are taken in place while they
 //                  fit the mantissa, so most pairs cost one LOP3 and one packed
 //                  op; power-of-two widths come from one plane, 3 bits from two
-//                  planes in place (a shift and two LOP3s per pair), 5/6/7 bits are
+//                  planes in place (two LOP3s per pair, a shift per four), 5/6/7 bits are
 //                  gathered from their planes. 8-bit codes in bf16 (7 mantissa
 //                  bits) go through fp32.
 //   float_rebias : signed float formats of at most 8 bits. Moving the sign to bit
@@ -83,12 +83,12 @@ struct Dequant {
     } else if constexpr (BITS == 3) {
       // 3 = 2 + 1 planes, gathered in place: pair J's 2-bit field stays where it is in its word
       // (after one shift per segment of PER_SEG fields, shared by the segment's pairs), its 1-bit
-      // field is shifted next to it, and the two land in MAGIC's mantissa as v * 2^sub: a shift and
-      // two LOP3s, then the packed fma that takes 2^sub and the offset out (the generic gather:
-      // three shifts and three logic ops)
+      // field is shifted next to it (in fp16 one shift per four pairs: layout.cuh's slot order), and
+      // the two land in MAGIC's mantissa as v * 2^sub: two LOP3s, then the packed fma that takes 2^sub
+      // and the offset out (the generic gather: three shifts and three logic ops)
       constexpr int PER_SEG = (MANT - 3) / 2 + 1;  // fields of a segment (the value's top bit <= MANT - 1)
       constexpr int s = J % 8, sub = 2 * (s % PER_SEG), seg_shift = 2 * PER_SEG * (s / PER_SEG);
-      constexpr int d = sub + 2 - J % 16;  // the 1-bit plane's slot J % 16 of word 2 -> bit sub + 2
+      constexpr int d = sub + 2 - layout::slot(3, 1, J);  // the 1-bit plane's slot in word 2 -> bit sub + 2
       const u32 lo = seg_shift ? (w[J / 8] >> seg_shift) : w[J / 8];
       const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)
       const u32 r = ptx::and_or(lo, (3u << sub) * 0x00010001u,
@@ -105,7 +105,7 @@ struct Dequant {
 
   // ---- raw integer codes: MAGIC + v * 2^sub in each half and nothing else (one
   // LOP3 per pair in place, after a shift shared by the pairs of a segment; 3-bit
-  // codes: a shift and two LOP3s). The caller takes MAGIC + offset (or + z) out
+  // codes: two LOP3s and a shift per four pairs). The caller takes MAGIC + offset (or + z) out
   // of the fp32 sums (the register-streaming kernel does it with an MMA on a
   // constant operand) and multiplies by 2^-sub there, so sub may depend only on
   // what the caller can tell apart: the row half of the pair (registers 0, 2:
@@ -144,8 +144,10 @@ struct Dequant {
       return ptx::and_or(src, MASK, M2);
     } else if constexpr (BITS == 3) {
       // the 2-bit field (word J / 8, bit 2 (J % 8) of each half) down to sub, the 1-bit field
-      // (word 2, bit J % 16) to sub + 2
-      constexpr int lo_shift = 2 * (J % 8) - sub, d = sub + 2 - J % 16;
+      // (word 2, its slot: layout.cuh) to sub + 2. In fp16, sub + 2 - slot is 2, 1, -6 or -7 by J / 4:
+      // four shifts of word 2 per block, where its slot J % 16 needed one per pair (the one-token ring's
+      // loop: 531 -> 490 instructions per four blocks)
+      constexpr int lo_shift = 2 * (J % 8) - sub, d = sub + 2 - layout::slot(3, 1, J);
       static_assert(lo_shift >= 0, "raw fields move down");
       const u32 lo = lo_shift ? (w[J / 8] >> lo_shift) : w[J / 8];
       const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)

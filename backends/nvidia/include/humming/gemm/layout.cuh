@@ -1,4 +1,4 @@
-// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 2.
+// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 3.
 //
 // The weight W[N, K] is cut into warp blocks of 16 rows x 64 columns. In a block,
 // lane l = 4*g + t of a warp owns 32 values: for k16 tile kt (0..3) and register
@@ -8,13 +8,22 @@
 //
 // A value of B bits is split into power-of-two planes (3 = 2+1, 5 = 4+1,
 // 6 = 4+2, 7 = 4+2+1). A plane of P bits takes P 32-bit words per lane; pair j
-// of it sits in word j / (16/P) at bit P*(j % (16/P)) (first element) and
-// 16 + P*(j % (16/P)) (second element), so that one shift and one mask put both
+// of it sits in word j / (16/P) at bit P*q (first element) and 16 + P*q (second
+// element), slot q = j % (16/P), so that one shift and one mask put both
 // elements of a pair in the low bits of the two 16-bit halves of a register,
-// ready for the magic-number conversion. The B words of a lane follow plane
-// order; a block is stored as [lane][word] (B*128 bytes: one vector load per
-// lane, conflict-free in shared memory), blocks as [N/16][K/64]. The Python packer
-// (humming_nvidia/layout.py) writes exactly this; tests check both sides agree.
+// ready for the magic-number conversion. One exception (v3): the 1-bit plane of
+// 3-bit values puts pair j at slot q = (j & 8) | 2*(j & 3) | ((j >> 2) & 1), so
+// that its bit sits 2, 1, -6 or -7 places (by j / 4) below bit 2*(j % 4) + 2,
+// where the 3-bit dequantizer wants it (dequant.cuh): four shifts of the plane
+// serve the 16 pairs, where slot j needed one shift per pair. The B words of a lane follow plane
+// order (word i of a lane: plane by plane, largest first). A block (B*128 bytes) is stored plane by
+// plane (v3): plane q's P words of lane l at word 32*off_q + l*P of the block (word_index), so each
+// lane reads each plane with one P-word vector load and a warp's load covers whole lines; a width
+// of one plane is [lane][word] (one vector load per lane). (v2 stored every width as [lane][word]:
+// for 3, 5, 6 and 7 bits that took B / VEC loads per lane, each spanning the warp's whole block, so
+// the L2 sent each block to the SM up to B times.) Shared memory reads are conflict-free either
+// way. Blocks as [N/16][K/64]. The Python packer (humming_nvidia/layout.py) writes exactly this;
+// tests check both sides agree.
 //
 // Group scales (and zero points) are [groups][Np] entries of 2 bytes (4 with
 // zero points: scale | zero << 16); within each 16-row block the rows are
@@ -67,13 +76,28 @@ HUMMING_HD constexpr int plane_offset(int bits, int i) {  // also the plane's fi
   return i == 0 ? 0 : plane_width(bits, i - 1) + plane_offset(bits, i - 1);
 }
 
+// The plane holding word i of a lane, and the word's place in its block (see above).
+HUMMING_HD constexpr int plane_of_word(int bits, int i, int q = 0) {
+  return i < plane_offset(bits, q) + plane_width(bits, q) ? q : plane_of_word(bits, i, q + 1);
+}
+HUMMING_HD constexpr int word_index(int bits, int lane, int i) {
+  return 32 * plane_offset(bits, plane_of_word(bits, i)) + lane * plane_width(bits, plane_of_word(bits, i)) +
+         (i - plane_offset(bits, plane_of_word(bits, i)));
+}
+
+// Slot of pair j in its word of plane `plane` (the field's first bit is P * slot).
+HUMMING_HD constexpr int slot(int bits, int plane, int j) {
+  return bits == 3 && plane == 1 ? (j & 8) | 2 * (j & 3) | ((j >> 2) & 1)
+                                 : j % (16 / plane_width(bits, plane));
+}
+
 // Both elements of pair J, each in the low bits of one 16-bit half.
 template <int BITS, int J, int PLANE = 0>
 HUMMING_HD unsigned extract_pair(const unsigned (&w)[BITS]) {
   constexpr int P = plane_width(BITS, PLANE);
   constexpr int PER_WORD = 16 / P;
   constexpr int WORD = plane_offset(BITS, PLANE) + J / PER_WORD;
-  constexpr int SHIFT = P * (J % PER_WORD);
+  constexpr int SHIFT = P * slot(BITS, PLANE, J);
   constexpr unsigned MASK = ((1u << P) - 1u) * 0x00010001u;
   constexpr int OFFSET = plane_offset(BITS, PLANE);
   const unsigned part = ((w[WORD] >> SHIFT) & MASK) << OFFSET;

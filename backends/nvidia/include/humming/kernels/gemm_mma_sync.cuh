@@ -276,22 +276,37 @@ struct GemmMmaSync {
   }
 
   // ------------------------------------------------------------------ compute
-  // One lane's WPL words of a 16x64 block: a single vector load where possible.
-  // Lanes sit WPL words apart, so the widest aligned vector is set by WPL.
-  static constexpr int VEC = (WPL % 4 == 0) ? 4 : (WPL % 2 == 0) ? 2 : 1;
+  // One lane's WPL words of a 16x64 block. Layout v3 (layout.cuh) stores them plane by plane: plane Q's
+  // P words of lane l at 32 * off_Q + l * P of the block, one aligned P-word vector per plane. Callers
+  // point at block + lane * WPL (the [lane][word] order, which one-plane widths keep); word i then sits
+  // at that + plane_delta<Q>() + i (0 for one plane). Q, P, off: compile time; the delta a
+  // loop-invariant register.
+  static constexpr int NPL = BYTES ? 1 : layout::num_planes(BITS);
+  template <int Q> static constexpr int PL_OFF = NPL == 1 ? 0 : layout::plane_offset(BITS, Q);
+  template <int Q> static constexpr int PL_W = NPL == 1 ? WPL : layout::plane_width(BITS, Q);
+  template <int Q> static constexpr int PL_VEC = PL_W<Q> % 4 == 0 ? 4 : PL_W<Q> % 2 == 0 ? 2 : 1;
+  template <int Q>
+  static HUMMING_DEVICE int plane_delta() {
+    if constexpr (NPL == 1) return 0;
+    else return 31 * PL_OFF<Q> - static_cast<int>(threadIdx.x & 31u) * (WPL - PL_W<Q>);
+  }
+  template <int Q = 0>
   static HUMMING_DEVICE void load_words(const u32* src, u32 (&w)[WPL]) {
+    constexpr int V = PL_VEC<Q>;
+    const u32* s = src + plane_delta<Q>();
 #pragma unroll
-    for (int i = 0; i < WPL; i += VEC) {
-      if constexpr (VEC == 4) {
-        const uint4 v = *reinterpret_cast<const uint4*>(src + i);
+    for (int i = PL_OFF<Q>; i < PL_OFF<Q> + PL_W<Q>; i += V) {
+      if constexpr (V == 4) {
+        const uint4 v = *reinterpret_cast<const uint4*>(s + i);
         w[i] = v.x, w[i + 1] = v.y, w[i + 2] = v.z, w[i + 3] = v.w;
-      } else if constexpr (VEC == 2) {
-        const uint2 v = *reinterpret_cast<const uint2*>(src + i);
+      } else if constexpr (V == 2) {
+        const uint2 v = *reinterpret_cast<const uint2*>(s + i);
         w[i] = v.x, w[i + 1] = v.y;
       } else {
-        w[i] = src[i];
+        w[i] = s[i];
       }
     }
+    if constexpr (Q + 1 < NPL) load_words<Q + 1>(src, w);
   }
 
   // Row-pair scale (and aux) words for group row `gi`; `col` = the 16-row block's
@@ -768,39 +783,62 @@ struct GemmMmaSync {
     }
   }
 
-  // weights of block `src` (this lane's WPL words) into registers (EARLY: a load ahead of
-  // the CTA barrier after the activation staging, see ptx::ld_stream_v4)
-  template <bool EARLY = false>
+  // weights of block `src` (this lane's WPL words, addressed as load_words says) into registers
+  // (EARLY: a load ahead of the CTA barrier after the activation staging, see ptx::ld_stream_v4)
+  template <bool EARLY = false, int Q = 0>
   static HUMMING_DEVICE void stream_words(const u32* src, u32 (&w)[WPL]) {
+    constexpr int V = PL_VEC<Q>;
+    const u32* s = src + plane_delta<Q>();
 #pragma unroll
-    for (int i = 0; i < WPL; i += VEC) {
-      if constexpr (VEC == 4) {
+    for (int i = PL_OFF<Q>; i < PL_OFF<Q> + PL_W<Q>; i += V) {
+      if constexpr (V == 4) {
         u32 v[4];
-        ptx::ld_stream_v4<EARLY>(v, src + i);
+        ptx::ld_stream_v4<EARLY>(v, s + i);
         w[i] = v[0], w[i + 1] = v[1], w[i + 2] = v[2], w[i + 3] = v[3];
-      } else if constexpr (VEC == 2) {
+      } else if constexpr (V == 2) {
         u32 v[2];
-        ptx::ld_stream_v2<EARLY>(v, src + i);
+        ptx::ld_stream_v2<EARLY>(v, s + i);
         w[i] = v[0], w[i + 1] = v[1];
       } else {
-        w[i] = ptx::ld_stream_u32<EARLY>(src + i);
+        w[i] = ptx::ld_stream_u32<EARLY>(s + i);
       }
     }
+    if constexpr (Q + 1 < NPL) stream_words<EARLY, Q + 1>(src, w);
   }
 
-  // a lane's WPL words of a slot in shared memory (run_ring with STREAM == 3)
+  // a lane's WPL words of a slot in shared memory (run_ring with STREAM == 3; `at`: the slot + lane * WPL
+  // words, the slot holding the block's words as stored)
+  template <int Q = 0>
   static HUMMING_DEVICE void ring_read(u32 at, u32 (&w)[WPL]) {
+    constexpr int V = PL_VEC<Q>;
+    const u32 a = at + 4 * plane_delta<Q>();
 #pragma unroll
-    for (int i = 0; i < WPL; i += VEC) {
-      if constexpr (VEC == 4) {
+    for (int i = PL_OFF<Q>; i < PL_OFF<Q> + PL_W<Q>; i += V) {
+      if constexpr (V == 4) {
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3]) : "r"(at + i * 4));
-      } else if constexpr (VEC == 2) {
-        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(w[i]), "=r"(w[i + 1]) : "r"(at + i * 4));
+                     : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3]) : "r"(a + i * 4));
+      } else if constexpr (V == 2) {
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(w[i]), "=r"(w[i + 1]) : "r"(a + i * 4));
       } else {
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w[i]) : "r"(at + i * 4));
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w[i]) : "r"(a + i * 4));
       }
     }
+    if constexpr (Q + 1 < NPL) ring_read<Q + 1>(at, w);
+  }
+
+  // cp.async of a lane's WPL words of a block (`src`, as load_words says) into a slot at `dst` (the slot
+  // + lane * WPL words), zero-filled unless `ok`
+  template <int Q = 0>
+  static HUMMING_DEVICE void copy_words(u32 dst, const u32* src, bool ok) {
+    constexpr int V = PL_VEC<Q>;
+    const int dlt = plane_delta<Q>();
+#pragma unroll
+    for (int i = PL_OFF<Q>; i < PL_OFF<Q> + PL_W<Q>; i += V) {
+      if constexpr (V == 4) ptx::cp_async16_if(dst + 4 * (dlt + i), src + dlt + i, ok);
+      else if constexpr (V == 2) ptx::cp_async8_if(dst + 4 * (dlt + i), src + dlt + i, ok);
+      else ptx::cp_async4_if(dst + 4 * (dlt + i), src + dlt + i, ok);
+    }
+    if constexpr (Q + 1 < NPL) copy_words<Q + 1>(dst, src, ok);
   }
 
   // scale words of global k-block `kb` for this lane's rows (sp: the entry of row g
@@ -1368,12 +1406,7 @@ struct GemmMmaSync {
         }
         return;
       }
-#pragma unroll
-      for (int i = 0; i < WPL; i += VEC) {
-        if constexpr (VEC == 4) ptx::cp_async16_if(slot + w_at + i * 4, src + i, ok);
-        else if constexpr (VEC == 2) ptx::cp_async8_if(slot + w_at + i * 4, src + i, ok);
-        else ptx::cp_async4_if(slot + w_at + i * 4, src + i, ok);
-      }
+      copy_words(slot + w_at, src, ok);
       if constexpr (Cfg::GSCALE) {
         if (scales) {
           if constexpr (FAST_SC) {
