@@ -411,7 +411,7 @@ def test_four_block_decode_tiles_machine_code(tmp_path):
 
 def test_three_bit_codes_gather_in_place(tmp_path):
     """3-bit codes (2 + 1 planes) are gathered in place. Dequantized (the warpgroup tile the H200 plan
-    decodes 2-8 tokens of 14336 rows on): per pair two LOP3s, the shifts shared (the 2-bit plane's one per
+    decodes 5-8 tokens of 14336 rows on): per pair two LOP3s, the shifts shared (the 2-bit plane's one per
     segment, the 1-bit plane's one per four pairs in the layout's slot order: left shifts compile to
     IMAD.SHL), then the packed fma. Raw (the one-token ring of 8192 rows,
     Dequant::RAW_KH): the same two LOP3s, no packed fma or add on the codes; the activations of
@@ -420,7 +420,7 @@ def test_three_bit_codes_gather_in_place(tmp_path):
     one-token rings of 32-224 rows keep their registers: no local memory on Ampere, Ada or Hopper."""
     rt = Runtime(cache_dir=tmp_path)
     p = humming.plan(LayerSpec(14336, 4096, WeightScheme("int3", "group", 128)), "H200")
-    loop = main_loop(I.disassemble(rt.kernel(p.kernel(2)).cubin))
+    loop = main_loop(I.disassemble(rt.kernel(p.kernel(5)).cubin))
     pairs = 4 * 16  # a stage: four blocks of 16 pairs per lane
     assert I.count(loop, r"HGMMA\.64x8x16\.F32") == 2 * 16  # (two 64-row sets)
     shifts = I.count(loop, r"^SHF") + I.count(loop, r"^IMAD\.SHL")

@@ -417,13 +417,18 @@ def test_hopper_decode_and_fold_choices():
                                    (4096, 4096, G.DECODE_INT3, G.DECODE_INT3)):
                 q = plan(LayerSpec(n, k, scheme), "h200")
                 assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few) and at(q, 5).wgmma, (n, k, q.tuning)
-            # (wider: one token on the ring that fills one wave, 2-8 on the warpgroup tile; wider than
-            # RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
+            # (wider: 1-4 tokens on the ring that fills one wave at 4 tokens, 5-8 on the warpgroup tile; wider
+            # than RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
             for n, one in ((14336, G.DECODE_INT3_128), (28672, G.DECODE_INT3_224), (57344, None), (11008, None)):
                 p, t = tiles(scheme, n=n, k=4096)
                 assert t[1] == (one or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
-                assert t[2 if one else 1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), (n, t)
-                assert p.components["mma"].endswith("(M >= 2)" if one else "(M >= 1)"), p.components["mma"]
+                if one:
+                    assert at(p, 2) == at(p, 4) == one and 5 in t, (n, t)
+                assert t[5 if one else 1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), (n, t)
+                assert p.components["mma"].endswith("(M >= 5)" if one else "(M >= 1)"), p.components["mma"]
+            # (the same ring at 2-4 tokens over a long K: 224 rows of 28672, K split once for 4 x 8192 columns at most)
+            q = plan(LayerSpec(28672, 8192, scheme), "h200")
+            assert at(q, 1) == at(q, 4) == G.DECODE_INT3_224 and at(q, 5).wgmma, q.tuning
         else:
             assert t[1].stream and t[7].stream and not t[7].wgmma and p.components["mma"].endswith("(M >= 9)")
         assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold

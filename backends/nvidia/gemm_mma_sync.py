@@ -1182,8 +1182,11 @@ DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
 #: columns pass the activation cap, K splits two ways, two waves). ring3_tile picks by that split.
 #: Wider layers take one token on rings of 128 or 224 rows (wide3, M=1, us: 14336x4096 14.34 on 128 rows,
 #: one wave of 112 CTAs, against 16.29 for the warpgroup tile and 17.05 for the 64-row ring; 28672x8192 45.18
-#: on 224 rows, 128 CTAs, against 48.09 on 128 rows and 49.88 for the warpgroup tile); 2-4 tokens there
-#: keep the warpgroup tile (not measured on rings).
+#: on 224 rows, 128 CTAs, against 48.09 on 128 rows and 49.88 for the warpgroup tile). After layout v3
+#: (3-bit blocks read once from L2) 2-4 tokens take these rings there too, where one fills the wave at
+#: RING3_TOKENS tokens (gpu_sweep.py dec3k / wide3, M = 2 / 4, kernel alone, us: 14336x4096 on 128 rows
+#: 12.60 / 12.67 against 15.25 / 15.40 for the warpgroup tile; 28672x8192 on 224 rows 42.15 / 42.39
+#: against 44.34 / 44.31).
 DECODE_INT3 = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)
 DECODE_INT3_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)
 DECODE_INT3_128 = Tile(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)
@@ -1434,12 +1437,17 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K) and 2-bit codes in groups of 64 or more over
     more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows, from RING_LONG_MAX + 1
     tokens over a long K with a window of activations (DECODE_INT4_LONG_K_WINDOW); 3-bit codes up to
-    RING3_TOKENS tokens where ring3 says so (ring3_tile at that many tokens)."""
-    if recipe.op8 or layer.n > 16384 or lo > RING_DECODE_MAX:
+    RING3_TOKENS tokens where ring3 says so: ring3_tile at that many tokens, on layers of at most
+    RING3_FEW_MAX_N rows or where one of the rings fills most of one wave of ``sms`` at that many tokens."""
+    if recipe.op8 or lo > RING_DECODE_MAX:
         return None
-    if ring3(layer, recipe):
-        few = lo <= RING3_TOKENS and layer.n <= RING3_FEW_MAX_N
-        return ring3_tile(layer, kp, sms, RING3_TOKENS) if few else None
+    if ring3(layer, recipe, sms):
+        if lo > RING3_TOKENS:
+            return None
+        t = ring3_tile(layer, kp, sms, RING3_TOKENS)
+        return t if layer.n <= RING3_FEW_MAX_N or t is not None else None
+    if layer.n > 16384:
+        return None
     int4 = recipe.bits == 4 and raw_codes(recipe)
     int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
     if not (int4 or int2):
@@ -1462,8 +1470,8 @@ def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     kp = padded_k(layer.k, recipe) // recipe.ku
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and not ring3(layer, recipe, sms) and (layer.n > 16384 or recipe.bits == 3)):
         return 1
-    for lo in (RING_DECODE_MAX, RING3_TOKENS, 2):  # (the tile decode_ring_tile gives at any SM count)
-        if decode_ring_tile(lo, layer, recipe, kp, None) is not None:
+    for lo in (RING_DECODE_MAX, RING3_TOKENS, 2):  # (int4 / int2: a tile at any SM count; 3-bit: by ``sms``)
+        if decode_ring_tile(lo, layer, recipe, kp, sms) is not None:
             return lo + 1
     return 2
 
@@ -1471,8 +1479,7 @@ def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
 def ring3(layer, recipe: "Recipe", sms: int | None = None) -> bool:
     """Whether one token of a 3-bit layer runs a register ring (ring3_tile): raw codes (no float zero
     points), one scale entry per block, at most RING3_FEW_MAX_N rows, or at most RING3_MAX_N where one of
-    the rings fills most of one wave of ``sms`` (2 to RING3_TOKENS tokens: at most RING3_FEW_MAX_N rows,
-    decode_ring_tile)."""
+    the rings fills most of one wave of ``sms`` (2 to RING3_TOKENS tokens: decode_ring_tile)."""
     if not (recipe.bits == 3 and raw_codes(recipe) and layer.n <= RING3_MAX_N
             and (not recipe.gscale or recipe.group % 64 == 0)):
         return False
