@@ -1444,8 +1444,7 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     if ring3(layer, recipe, sms):
         if lo > RING3_TOKENS:
             return None
-        t = ring3_tile(layer, kp, sms, RING3_TOKENS)
-        return t if layer.n <= RING3_FEW_MAX_N or t is not None else None
+        return ring3_tile(layer, kp, sms, RING3_TOKENS)  # (None on wider layers where no ring fits)
     if layer.n > 16384:
         return None
     int4 = recipe.bits == 4 and raw_codes(recipe)

@@ -21,8 +21,8 @@
 // lane reads each plane with one P-word vector load and a warp's load covers whole lines; a width
 // of one plane is [lane][word] (one vector load per lane). (v2 stored every width as [lane][word]:
 // for 3, 5, 6 and 7 bits that took B / VEC loads per lane, each spanning the warp's whole block, so
-// the L2 sent each block to the SM up to B times.) Shared memory reads are conflict-free either
-// way. Blocks as [N/16][K/64]. The Python packer (humming_nvidia/layout.py) writes exactly this;
+// the L2 sent each block to the SM up to B times.) Shared-memory reads of the multi-plane widths are
+// conflict-free in both orders. Blocks as [N/16][K/64]. The Python packer (humming_nvidia/layout.py) writes exactly this;
 // tests check both sides agree.
 //
 // Group scales (and zero points) are [groups][Np] entries of 2 bytes (4 with
