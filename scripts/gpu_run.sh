@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|f3|f3r|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -330,6 +330,33 @@ for part in "${@:-all}"; do
                [ $r = 1 ] && PYTHONPATH=$pp widths "p3w-$v" 8192x8192 "int5:128 int6:128 e3m2:32"
              done
            done ;;
+    f3)    # layout v4 (3-bit values as whole fields, five per 16-bit half): the GPU tests of the 3-bit formats and
+           # the layout, then the int3 g128 rows at M = 1, 2, 5, 16 with this tree and the v3 tree in old3/
+           # (`git archive e590402 | tar -x -C old3`, prepared as for p3), alternated, and bf16 int3 at M = 256, 1024
+           # on 28672x8192 (v4 plans the 256-token tile there: no longer heavy); a second round at M = 1
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests -k "int3 or uint3 or layout or three" 2>&1 \
+             | tee "$OUT/f3_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             ms=1,2,5,16 shapes=4096x4096,14336x4096,4096x14336,8192x8192,28672x8192
+             [ $r = 2 ] && ms=1 shapes=14336x4096,8192x8192,28672x8192
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               [ $v = old ] && [ ! -d old3 ] && continue
+               PYTHONPATH=$pp timeout 110 humming bench --shapes $shapes --m $ms --weight int3 --group-size 128 \
+                 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/f3-$v$r" 2>&1 | tee "$OUT/f3-$v$r.log" | grep -E "^(== |1 |2 |5 |16 )|stream "
+               [ $r = 1 ] && PYTHONPATH=$pp timeout 60 humming bench --shapes 28672x8192 --m 256,1024 --weight int3 \
+                 --group-size 128 --act bf16 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/f3b-$v" 2>&1 \
+                 | tee "$OUT/f3b-$v.log" | grep -E "^(== |256 |1024 )"
+             done
+           done ;;
+    f3r)   # after layout v4: the 3-bit tiles ranked at 1-2 tokens (gpu_sweep.py dec3v4 on the five issue-6 shapes),
+           # kernel alone, two rounds
+           timeout 280 python3 scripts/gpu_sweep.py --m 1,2 --groups dec3v4 --weight int3 --rounds 2 \
+             --shapes 4096x4096,4096x14336,8192x8192,14336x4096 --json "$OUT/f3r.json" 2>&1 | tee "$OUT/f3r.log" | grep -v "^      "
+           timeout 250 python3 scripts/gpu_sweep.py --m 1,2 --groups wide3v4 --weight int3 --rounds 2 \
+             --shapes 14336x4096,28672x8192 --json "$OUT/f3rw.json" 2>&1 | tee "$OUT/f3rw.log" | grep -v "^      " ;;
     p3r)   # after layout v3: the 3-bit tiles ranked again at 1-4 tokens (gpu_sweep.py dec3k on layers of at most 14336
            # rows, wide3 on 14336x4096 and 28672x8192), kernel alone, three rounds
            sw() { timeout 280 python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/p3r.log" | grep -v "^      " ; }

@@ -311,6 +311,13 @@ GROUPS = {
     "wide3": [T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), G.DECODE_INT3_WIDE,
               T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1), T(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1),
               T(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1), T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1)],
+    # 3-bit raw codes after layout v4 (one LOP3 per pair, no k-half factor) at 1-2 tokens: the planner's rings, deeper
+    # ones, the 112-row ring and the warpgroup tile
+    "dec3v4": [G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_128, T(8, 64, 256, 1, 4, 4, 8, stream=4, occupancy=1),
+               T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
+    # ... on layers of 14336 and 28672 rows: the 224- and 112-row rings too
+    "wide3v4": [G.DECODE_INT3_WIDE, G.DECODE_INT3_128, G.DECODE_INT3_224, T(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1),
+                T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     # 9-16 tokens: the planner's warpgroup tiles against register rings of two 8-token columns per warp whose K runs
     # keep a window of turns of activations (xwin) instead of the whole run, so that 16 rows over a long K need no
     # K split for their shared memory (without the window: r16, 19-20 us on 8192x8192)

@@ -258,8 +258,8 @@ def test_weight_formats(case, act):
                                         (WeightScheme("int3", "group", 128), 14336, 4096)],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_three_bit_rings_through_the_planner(scheme, n, k, act):
-    """3-bit codes at 1-4 tokens through the planner on the rings it gives them (raw codes with the upper k
-    half's activations x 2^-RAW_KH, Dequant::RAW_KH): the 32-row and 64-row rings on layers of at most
+    """3-bit codes at 1-4 tokens through the planner on the rings it gives them (raw codes at bit 0 / 3 by row
+    half, layout v4's whole fields): the 32-row and 64-row rings on layers of at most
     RING3_FEW_MAX_N rows, the 128-row ring of 14336 rows, fp16 and bf16, then the warpgroup tiles above."""
     from humming_nvidia import gemm_mma_sync as G
 
@@ -461,7 +461,7 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     (WeightScheme("int2", "group", 16), 1088, True),
     (WeightScheme("int2", "group", 128), 4224, False),  # dequantized codes under a register floor (min_blocks)
     (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
-    # 3-bit raw codes (the upper k half's activations x 2^-RAW_KH), with and without zero points
+    # 3-bit raw codes (layout v4's whole fields), with and without zero points
     (WeightScheme("int3", "group", 128), 4224, False),
     (WeightScheme("int3", "channel", scale_fmt="fp32"), 2112, True),
     (WeightScheme("uint3", "group", 64, zero_point="int"), 1088, True),

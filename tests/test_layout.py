@@ -94,6 +94,18 @@ def test_cuda_header_extracts_what_python_packed(host_extractor, bits):
     assert torch.equal(got, want)
 
 
+def host_numbers(tmp_path, program: str) -> list[int]:
+    """Compile ``program`` (C++ including the layout header) with the host compiler, run it, and return
+    the integers it prints."""
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.fail("a host C++ compiler (g++) is needed to check the layout header on the CPU")
+    src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
+    src.write_text(program)
+    subprocess.run([cxx, "-std=c++17", "-O1", f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
+    return [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+
+
 WORD_INDEX_PROGRAM = r"""
 #include <cstdio>
 #include "humming/gemm/layout.cuh"
@@ -106,16 +118,10 @@ int main() {
 
 
 def test_storage_order_is_the_header_word_index(tmp_path):
-    """Layout v3 stores a block plane by plane (plane q's P words of lane l at 32 off_q + l P): the
+    """Layout v3 (and v4) stores a block plane by plane (plane q's P words of lane l at 32 off_q + l P): the
     Python order and the header's word_index agree, every width keeps its words (a permutation of the
     block), one-plane widths keep [lane][word], and to_storage / from_storage invert each other."""
-    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.fail("a host C++ compiler (g++) is needed to check the layout header on the CPU")
-    src, exe = tmp_path / "wi.cpp", tmp_path / "wi"
-    src.write_text(WORD_INDEX_PROGRAM)
-    subprocess.run([cxx, "-std=c++17", "-O1", f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
-    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    got = host_numbers(tmp_path, WORD_INDEX_PROGRAM)
     at = 0
     for bits in range(1, 9):
         idx = L.storage_index(bits)
@@ -125,7 +131,7 @@ def test_storage_order_is_the_header_word_index(tmp_path):
         if bits in (1, 2, 4, 8):
             assert idx.tolist() == list(range(32 * bits))
     idx3 = L.storage_index(3).view(32, 3)
-    assert idx3[5].tolist() == [10, 11, 64 + 5]  # lane 5: its two 2-bit-plane words, then its 1-bit word
+    assert idx3[5].tolist() == [10, 11, 64 + 5]  # lane 5: words 0 and 1 side by side, then word 2
     v = torch.randint(0, 8, (32, 128), generator=torch.Generator().manual_seed(7))
     p = L.pack(v, 3)
     st = L.to_storage(p, 3)
@@ -133,13 +139,40 @@ def test_storage_order_is_the_header_word_index(tmp_path):
     assert torch.equal(st[1, 0, 64:], p[1, 0, :, 2]) and torch.equal(st[1, 0, :64].view(32, 2), p[1, 0, :, :2])
 
 
-def test_three_bit_one_plane_slot_order():
-    """v3: pair j's bit of the 1-bit plane of 3-bit values sits at slot (j & 8) | 2 (j & 3) | (j >> 2 & 1),
-    2, 1, -6 or -7 places (by j / 4) below bit 2 (j % 4) + 2 where the dequantizer puts it."""
-    s = L.slots(3, 1).tolist()
-    assert sorted(s) == list(range(16))
-    assert [2 * (j % 4) + 2 - s[j] for j in range(16)] == [2] * 4 + [1] * 4 + [-6] * 4 + [-7] * 4
-    assert L.slots(3, 0).tolist() == [j % 8 for j in range(16)] and L.slots(7, 2).tolist() == list(range(16))
+FIELDS3_PROGRAM = r"""
+#include <cstdio>
+#include "humming/gemm/layout.cuh"
+int main() {
+  for (int j = 0; j < 15; ++j) std::printf("%d %d\n", humming::layout::word3(j), humming::layout::pos3(j));
+}
+"""
+
+
+def test_three_bit_fields_are_whole_and_in_reach(tmp_path):
+    """v4: 3-bit pair j < 15 is one whole field of its word (the header's word3 / pos3 agree with Python),
+    pair 15 takes the spare bit 15 of the three words, and together they fill the 96 bits once. The
+    dequantizer wants pair j at bit 3 (j & 1): each word gets there with at most two shifts besides none
+    (6 and 12, word 2 6 and 9), and pair 15's bit 0 comes from word 0 shifted by 12."""
+    got = host_numbers(tmp_path, FIELDS3_PROGRAM)
+    runs = L.fields3()
+    assert [(r[0][0], r[0][1]) for r in runs[:15]] == list(zip(got[0::2], got[1::2]))
+    used = set()
+    for j, rs in enumerate(runs):
+        assert sum(w for *_, w in rs) == 3 and len(rs) == (1 if j < 15 else 3)
+        for word, pos, vb, width in rs:
+            for b in range(width):
+                for half in (0, 16):
+                    assert (word, pos + b + half) not in used
+                    used.add((word, pos + b + half))
+    assert len(used) == 96
+    shifts = {w: set() for w in range(3)}
+    for j, rs in enumerate(runs[:15]):
+        word, pos = rs[0][:2]
+        assert pos >= 3 * (j & 1) and pos - 3 * (j & 1) in (0, 6, 9, 12)
+        shifts[word].add(pos - 3 * (j & 1))
+    assert shifts == {0: {0, 6, 12}, 1: {0, 6, 12}, 2: {0, 6, 9}}
+    assert runs[15][0] == (0, 15, 0, 1) and 15 - 12 == 3  # (w0 >> 12: bit 15 -> bit 3)
+    assert L.slots(7, 2).tolist() == list(range(16)) and L.slots(2, 0).tolist() == [j % 8 for j in range(16)]
 
 
 def test_scale_rows_pair_up_for_each_lane_group():
@@ -165,7 +198,7 @@ def test_packed_weight_stores_paired_scale_rows():
     qw = R.quantize(torch.randn(40, 256) * 0.02, WeightScheme("uint4", "group", 64, zero_point="int"))
     rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
     pw = G.pack_weight(qw, rec, "cpu")
-    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 3
+    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 4
     sz = L.unpair_scale_rows(pw.sz)  # [groups, Np] of scale | zero << 16
     s16 = (sz & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T * pw.out_mul
     z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T

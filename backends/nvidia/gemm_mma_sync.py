@@ -354,10 +354,9 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
 
 def raw_codes(recipe: Recipe) -> bool:
     """Whether stream tiles feed the integer codes to the MMA raw (mirrors ``Dequant::RAW_OK``:
-    integers not through fp32, no float zero points, not 1 or 2 bits). 4- and 8-bit fields sit at an
-    offset that depends only on the row half of a pair, 3-bit ones also on its k half, which the
-    kernel takes out of that half's activations (``Dequant::RAW_KH``), 5-7-bit ones are gathered to
-    bit 0; 1- and 2-bit codes are dequantized in place (cheaper than the correction MMAs)."""
+    integers not through fp32, no float zero points, not 1 or 2 bits). 3-, 4- and 8-bit fields sit at an
+    offset that depends only on the row half of a pair (3-bit: 0 / 3, layout v4), 5-7-bit ones are
+    gathered to bit 0; 1- and 2-bit codes are dequantized in place (cheaper than the correction MMAs)."""
     return not (recipe.op8 or recipe.wfloat or recipe.via_fp32 or recipe.zp == 2 or recipe.bits in (1, 2))
 
 
@@ -1171,7 +1170,7 @@ DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 #: 8192x8192 10.04 -> 9.70 us, 4096x14336 10.04 -> 9.55; before this session's register floor
 #: for DECODE_LONG_K, 16 warps of 107 registers ran one CTA per SM in two waves: 11.1 us)
 DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
-#: ... and for 3-bit raw codes (the k-half factor, Dequant::RAW_KH; 128 registers: one CTA of 16
+#: ... and for 3-bit raw codes (then with a k-half factor, v3's Dequant::RAW_KH; 128 registers: one CTA of 16
 #: warps per SM) on layers of at most 8192 rows, any K: 32 rows per CTA where N / 32 CTAs fit one
 #: wave, else 64 (H200, gpu_sweep.py dec3k, int3 g128 M=1 kernel alone, us: 4096x4096 5.91 (the
 #: 64-row ring 7.05, the warpgroup tile 8.09), 4096x14336 13.10 (14.96, 17.30), 8192x8192 16.41
@@ -1259,9 +1258,9 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0) -> Tile:
 
 def heavy_dequant(recipe: "Recipe") -> bool:
     """Whether the dequantizer holds more registers than the 256-token warpgroup tile leaves (sm_90a, at
-    ptxas' 255): zero points (two more words per fragment; bf16 spilled), and bf16 3-bit codes (the in-place
-    gather's segment shifts: 8 bytes spilled)."""
-    return recipe.zp != 0 or (recipe.bits == 3 and recipe.bf16)
+    ptxas' 255): zero points (two more words per fragment; bf16 spilled). (bf16 3-bit codes spilled 8 bytes
+    there with layout v3's two planes; v4's whole fields fit, in fp16 and bf16 alike.)"""
+    return recipe.zp != 0
 
 
 def wgmma_ok(recipe: "Recipe", caps) -> bool:
@@ -1464,7 +1463,7 @@ def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
     more than 16384 rows and 3-bit codes, unless ring3 gives them a register ring (WG_DECODE,
     WG_DECODE_TWO); RING_DECODE_MAX + 1 (RING3_TOKENS + 1 for 3-bit codes) where decode_ring_tile takes 2
     or more tokens; 2 otherwise (one token keeps the rings).
-    (3-bit rings: DECODE_INT3's comment; before Dequant::RAW_KH they lost, 8192x8192 19.8 us and
+    (3-bit rings: DECODE_INT3's comment; before raw 3-bit codes (v3's k-half factor) they lost, 8192x8192 19.8 us and
     4096x14336 16.1 against 16.9 and 17.3 for the warpgroup tile.)"""
     kp = padded_k(layer.k, recipe) // recipe.ku
     if recipe.op8 or recipe.bits == 8 or (can_fold(recipe) and not ring3(layer, recipe, sms) and (layer.n > 16384 or recipe.bits == 3)):

@@ -1,4 +1,4 @@
-"""The prepared weight layout ``mma_sync_fragment`` (v3), on the host side.
+"""The prepared weight layout ``mma_sync_fragment`` (v4), on the host side.
 
 See ``include/humming/gemm/layout.cuh`` for the definition; this module packs
 unsigned B-bit values ``[N, K]`` into it (and unpacks, for tests), with torch on
@@ -11,10 +11,11 @@ import functools
 import torch
 
 LAYOUT_NAME = "mma_sync_fragment"
-# v2: scale rows g and g + 8 of each 16-row block side by side; v3: the 1-bit plane of 3-bit values
-# in the slot order of `slots` (one shift of the plane per four pairs in the 3-bit dequantizer), and
-# the words of 3-, 5-, 6- and 7-bit blocks stored plane by plane (`to_storage`)
-LAYOUT_VERSION = 3
+# v2: scale rows g and g + 8 of each 16-row block side by side; v3: the words of 3-, 5-, 6- and
+# 7-bit blocks stored plane by plane (`to_storage`); v4: 3-bit values as whole fields, five per
+# 16-bit half (`fields3`: one LOP3 per pair in the dequantizer, where v3's 2-bit and 1-bit planes
+# took two)
+LAYOUT_VERSION = 4
 BLOCK_ROWS, BLOCK_COLS, LANES, PAIRS = 16, 64, 32, 16
 
 
@@ -31,12 +32,26 @@ def planes(bits: int) -> list[tuple[int, int]]:
 
 
 def slots(bits: int, plane: int, device=None) -> torch.Tensor:
-    """Slot of pair j (0..15) in its word of plane ``plane`` (layout.cuh's ``slot``): j % (16 / P),
-    except the 1-bit plane of 3-bit values, (j & 8) | 2 (j & 3) | ((j >> 2) & 1)."""
-    j = torch.arange(PAIRS, device=device)
-    if bits == 3 and plane == 1:
-        return (j & 8) | 2 * (j & 3) | ((j >> 2) & 1)
-    return j % (16 // planes(bits)[plane][0])
+    """Slot of pair j (0..15) in its word of plane ``plane`` (layout.cuh's ``slot``): j % (16 / P)."""
+    return torch.arange(PAIRS, device=device) % (16 // planes(bits)[plane][0])
+
+
+def fields3() -> list[list[tuple[int, int, int, int]]]:
+    """Where the bits of 3-bit pair j (0..15) sit (layout.cuh's ``word3`` / ``pos3``): for each j, a list
+    of runs (word, bit of the word's low half, first value bit, width). Pair j < 15 is one whole field: even j = 2 e
+    in word e // 3 at bit 6 (e % 3), odd j = 2 o + 1 in word o // 2 at bit 3 + 6 (o % 2) for o < 4, else
+    in word 2 at bit 3, 9 or 12 (o = 4, 5, 6). Pair 15 takes the spare bit 15 of each word: value bit b
+    in word b. The second element of a pair sits 16 bits above the first."""
+    out = []
+    for j in range(PAIRS - 1):
+        if j % 2 == 0:
+            e = j // 2
+            out.append([(e // 3, 6 * (e % 3), 0, 3)])
+        else:
+            o = j // 2
+            out.append([(o // 2, 3 + 6 * (o % 2), 0, 3)] if o < 4 else [(2, (3, 9, 12)[o - 4], 0, 3)])
+    out.append([(b, 15, b, 1) for b in range(3)])  # (bit b of the value at bit 15 of word b)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,6 +83,13 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
     flat = v.reshape(n // 16, k // 64, 16 * 64)
     idx = (row * 64 + col).view(-1)
     frag = flat[:, :, idx].view(n // 16, k // 64, LANES, PAIRS, 2)  # [NB, KB, lane, pair, elem]
+    if bits == 3:
+        allw = torch.zeros(n // 16, k // 64, LANES, 3, dtype=torch.int64, device=dev)
+        for j, runs in enumerate(fields3()):
+            for word, pos, vb, width in runs:
+                f = ((frag[..., j, :] >> vb) & ((1 << width) - 1)) << pos  # [NB, KB, lane, 2]
+                allw[..., word] |= f[..., 0] | (f[..., 1] << 16)
+        return ((allw + 2**31) % 2**32 - 2**31).to(torch.int32)
     words = []
     for i, (p, off) in enumerate(planes(bits)):
         per_word = 16 // p
@@ -204,7 +226,11 @@ def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
     dev = packed.device
     w = packed.to(torch.int64) & 0xFFFFFFFF
     frag = torch.zeros(nb, kb, LANES, PAIRS, 2, dtype=torch.int64, device=dev)
-    for i, (p, off) in enumerate(planes(bits)):
+    for j, runs in enumerate(fields3() if bits == 3 else ()):
+        for word, pos, vb, width in runs:
+            for e in range(2):
+                frag[..., j, e] |= ((w[..., word] >> (pos + 16 * e)) & ((1 << width) - 1)) << vb
+    for i, (p, off) in enumerate(planes(bits) if bits != 3 else ()):
         per_word = 16 // p
         pw = w[..., off:off + p]  # this plane's words [NB, KB, lane, p]
         j = torch.arange(PAIRS, device=dev)

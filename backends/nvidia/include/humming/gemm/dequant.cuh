@@ -9,9 +9,9 @@
 //                  -(MAGIC * 2^-pos + offset) (a subtraction when pos = 0) then
 //                  leaves v - offset, exact. Fields are taken in place while they
 //                  fit the mantissa, so most pairs cost one LOP3 and one packed
-//                  op; power-of-two widths come from one plane, 3 bits from two
-//                  planes in place (two LOP3s per pair, a shift per four), 5/6/7 bits are
-//                  gathered from their planes. 8-bit codes in bf16 (7 mantissa
+//                  op; power-of-two widths come from one plane, 3-bit fields
+//                  are whole in their words (layout v4: one LOP3 per pair, two shifts
+//                  per word), 5/6/7 bits are gathered from their planes. 8-bit codes in bf16 (7 mantissa
 //                  bits) go through fp32.
 //   float_rebias : signed float formats of at most 8 bits. Moving the sign to bit
 //                  15 and the exponent-mantissa bits up to align the mantissas
@@ -58,6 +58,23 @@ struct Dequant {
   static_assert(!Cfg::WFLOAT || (Cfg::FEXP <= (BF16 ? 8 : 5) && Cfg::FMAN <= MANT),
                 "float weights must fit the 16-bit compute type's exponent and mantissa");
 
+  // 3-bit pair J as MAGIC + v * 2^sub_at(J) in each half (layout.cuh's word3 / pos3; pair 15 from the
+  // spare bits of the three words)
+  template <int J>
+  static HUMMING_DEVICE u32 code3(const u32 (&w)[BITS]) {
+    constexpr u32 M2 = MAGIC * 0x00010001u, H = 0x00010001u;
+    constexpr int sub = sub_at(J);
+    if constexpr (J < 15) {
+      constexpr int sh = layout::pos3(J) - sub;
+      static_assert(sh >= 0, "3-bit fields move down");
+      const u32 src = sh ? (w[layout::word3(J)] >> sh) : w[layout::word3(J)];
+      return ptx::and_or(src, (7u << sub) * H, M2);
+    } else {
+      const u32 t = ptx::and_or(w[1] >> (14 - sub), (2u << sub) * H, M2);
+      return ptx::and_or(w[0] >> (15 - sub), (1u << sub) * H, ptx::and_or(w[2] >> (13 - sub), (4u << sub) * H, t));
+    }
+  }
+
   // ---- integers: MAGIC + v * 2^pos in each half, then v - offset (or v - z)
   template <int J>
   static HUMMING_DEVICE u32 int_pair(const u32 (&w)[BITS]) {
@@ -81,18 +98,10 @@ struct Dequant {
         return v;  // caller subtracts the zero point
       }
     } else if constexpr (BITS == 3) {
-      // 3 = 2 + 1 planes, gathered in place: pair J's 2-bit field stays where it is in its word
-      // (after one shift per segment of PER_SEG fields, shared by the segment's pairs), its 1-bit
-      // field is shifted next to it (in fp16 one shift per four pairs: layout.cuh's slot order), and
-      // the two land in MAGIC's mantissa as v * 2^sub: two LOP3s, then the packed fma that takes 2^sub
-      // and the offset out (the generic gather: three shifts and three logic ops)
-      constexpr int PER_SEG = (MANT - 3) / 2 + 1;  // fields of a segment (the value's top bit <= MANT - 1)
-      constexpr int s = J % 8, sub = 2 * (s % PER_SEG), seg_shift = 2 * PER_SEG * (s / PER_SEG);
-      constexpr int d = sub + 2 - layout::slot(3, 1, J);  // the 1-bit plane's slot in word 2 -> bit sub + 2
-      const u32 lo = seg_shift ? (w[J / 8] >> seg_shift) : w[J / 8];
-      const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)
-      const u32 r = ptx::and_or(lo, (3u << sub) * 0x00010001u,
-                                ptx::and_or(hi, (4u << sub) * 0x00010001u, M2));  // MAGIC + v * 2^sub
+      // whole 3-bit fields (layout.cuh, v4): pair J's at bit 3 (J & 1) of each half after its word's shift
+      // (shared by the pairs of the word that take it), one LOP3 (pair 15: three)
+      constexpr int sub = sub_at(J);
+      const u32 r = code3<J>(w);  // MAGIC + v * 2^sub
       constexpr double off = Cfg::ZP == kZpNone ? Cfg::OFFSET : 0;  // (zero points: the caller subtracts)
       if constexpr (sub == 0) return ptx::hsub2<BF16>(r, f16x2_bits(MAGIC_F + off, BF16));
       else return ptx::hfma2<BF16>(r, f16x2_bits(1.0 / (1 << sub), BF16), f16x2_bits(-(MAGIC_F / (1 << sub) + off), BF16));
@@ -104,32 +113,26 @@ struct Dequant {
   }
 
   // ---- raw integer codes: MAGIC + v * 2^sub in each half and nothing else (one
-  // LOP3 per pair in place, after a shift shared by the pairs of a segment; 3-bit
-  // codes: two LOP3s and a shift per four pairs). The caller takes MAGIC + offset (or + z) out
-  // of the fp32 sums (the register-streaming kernel does it with an MMA on a
-  // constant operand) and multiplies by 2^-sub there, so sub may depend only on
-  // what the caller can tell apart: the row half of the pair (registers 0, 2:
-  // rows g; 1, 3: rows g+8) and its k half (registers 2, 3: columns 8-15 of the
-  // k16 tile, which meet the B operand's second register). Pair j of k16 tile
-  // j / 4 lands at sub_at(j) = RAW_SUB1 * (j & 1) + RAW_KH * ((j >> 1) & 1).
-  //  * 4-bit codes (fp16) sit at 0 / 4 by row half, 8-bit ones at 0: no k-half factor.
-  //  * 3-bit codes take one (RAW_KH): the kernel multiplies the activations of the
-  //    upper k half by 2^-RAW_KH (exact, a power of two; fp16 values below
-  //    2^(RAW_KH - 14) become subnormal, an absolute error below 2^-25 of the
-  //    scaled value), so every product of a row half carries the same 2^sub. Without
-  //    it the two planes' fields were gathered to bit 0 (three shifts and three logic
-  //    ops per pair; H200, int3 g128 M=1 on the 16-warp ring: 19.8 -> 16.5 us on
-  //    8192x8192, 16.1 -> 13.3 on 4096x14336).
+  // LOP3 per pair in place, after a shift shared by the pairs of a segment or
+  // word). The caller takes MAGIC + offset (or + z) out of the fp32 sums (the
+  // register-streaming kernel does it with an MMA on a constant operand) and
+  // multiplies by 2^-sub there, so sub may depend only on the row half of the
+  // pair (registers 0, 2: rows g; 1, 3: rows g+8): sub_at(j) = RAW_SUB1 * (j & 1).
+  //  * 4-bit codes (fp16) sit at 0 / 4 by row half, 8-bit ones at 0.
+  //  * 3-bit codes (layout v4: whole fields, five per half) at 0 / 3, in fp16 and
+  //    bf16 alike. (v3's 2-bit and 1-bit planes took two LOP3s per pair and a
+  //    k-half factor on the activations, one HMUL2 per k16 tile; before that the
+  //    planes' fields were gathered to bit 0, three shifts and three logic ops per
+  //    pair.)
   //  * 5-7-bit codes are gathered to bit 0.
   //  * 1- and 2-bit codes are not raw: dequantized in place (a packed fma per pair)
   //    they cost fewer instructions than the correction MMAs raw codes need (H200,
-  //    int2 g128 M=1, raw with the k-half factor: 11.4 against 9.7 us on 8192x8192).
-  static constexpr int RAW_KH = BITS == 3 ? (BF16 ? 2 : 4) : 0;
-  static constexpr int RAW_SUB1 = BITS == 3 ? 2 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
-  static HUMMING_HD constexpr int sub_at(int j) { return RAW_SUB1 * (j & 1) + RAW_KH * ((j >> 1) & 1); }
+  //    int2 g128 M=1, raw with a k-half factor: 11.4 against 9.7 us on 8192x8192).
+  static constexpr int RAW_SUB1 = BITS == 3 ? 3 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
+  static HUMMING_HD constexpr int sub_at(int j) { return RAW_SUB1 * (j & 1); }
   static constexpr bool RAW_OK = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat && !(ONE_PLANE && BITS <= 2);
   static_assert(!RAW_OK || sub_at(3) + BITS <= MANT, "raw fields fit the mantissa");
-  static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8 (lower k half)
+  static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8
 
   template <int J>
   static HUMMING_DEVICE u32 raw_pair(const u32 (&w)[BITS]) {
@@ -143,15 +146,7 @@ struct Dequant {
       const u32 src = shift ? (w[J / PER_WORD] >> shift) : w[J / PER_WORD];
       return ptx::and_or(src, MASK, M2);
     } else if constexpr (BITS == 3) {
-      // the 2-bit field (word J / 8, bit 2 (J % 8) of each half) down to sub, the 1-bit field
-      // (word 2, its slot: layout.cuh) to sub + 2. In fp16, sub + 2 - slot is 2, 1, -6 or -7 by J / 4:
-      // four shifts of word 2 per block, where its slot J % 16 needed one per pair (the one-token ring's
-      // loop: 531 -> 490 instructions per four blocks)
-      constexpr int lo_shift = 2 * (J % 8) - sub, d = sub + 2 - layout::slot(3, 1, J);
-      static_assert(lo_shift >= 0, "raw fields move down");
-      const u32 lo = lo_shift ? (w[J / 8] >> lo_shift) : w[J / 8];
-      const u32 hi = d >= 0 ? w[2] << (d >= 0 ? d : 0) : w[2] >> (d < 0 ? -d : 0);  // (both shifts in range)
-      return ptx::and_or(lo, (3u << sub) * 0x00010001u, ptx::and_or(hi, (4u << sub) * 0x00010001u, M2));
+      return code3<J>(w);
     } else {
       static_assert(sub == 0, "codes gathered from planes land at bit 0");
       return layout::extract_pair<BITS, J>(w) | M2;

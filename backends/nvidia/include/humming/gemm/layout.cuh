@@ -1,4 +1,4 @@
-// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 3.
+// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 4.
 //
 // The weight W[N, K] is cut into warp blocks of 16 rows x 64 columns. In a block,
 // lane l = 4*g + t of a warp owns 32 values: for k16 tile kt (0..3) and register
@@ -6,24 +6,35 @@
 //     row  g + 8*(r & 1),  columns 16*kt + 2*t + 8*(r >> 1) + {0, 1},
 // which is exactly the A operand of mma.sync m16n8k16 (a0a1, a2a3, a4a5, a6a7).
 //
-// A value of B bits is split into power-of-two planes (3 = 2+1, 5 = 4+1,
-// 6 = 4+2, 7 = 4+2+1). A plane of P bits takes P 32-bit words per lane; pair j
-// of it sits in word j / (16/P) at bit P*q (first element) and 16 + P*q (second
-// element), slot q = j % (16/P), so that one shift and one mask put both
-// elements of a pair in the low bits of the two 16-bit halves of a register,
-// ready for the magic-number conversion. One exception (v3): the 1-bit plane of
-// 3-bit values puts pair j at slot q = (j & 8) | 2*(j & 3) | ((j >> 2) & 1), so
-// that its bit sits 2, 1, -6 or -7 places (by j / 4) below bit 2*(j % 4) + 2,
-// where the 3-bit dequantizer wants it (dequant.cuh): four shifts of the plane
-// serve the 16 pairs, where slot j needed one shift per pair. The B words of a lane follow plane
-// order (word i of a lane: plane by plane, largest first). A block (B*128 bytes) is stored plane by
-// plane (v3): plane q's P words of lane l at word 32*off_q + l*P of the block (word_index), so each
-// lane reads each plane with one P-word vector load and a warp's load covers whole lines; a width
-// of one plane is [lane][word] (one vector load per lane). (v2 stored every width as [lane][word]:
-// for 3, 5, 6 and 7 bits that took B / VEC loads per lane, each spanning the warp's whole block, so
-// the L2 sent each block to the SM up to B times.) Shared-memory reads of the multi-plane widths are
-// conflict-free in both orders. Blocks as [N/16][K/64]. The Python packer (humming_nvidia/layout.py) writes exactly this;
-// tests check both sides agree.
+// A value of B bits is split into power-of-two planes (5 = 4+1, 6 = 4+2,
+// 7 = 4+2+1). A plane of P bits takes P 32-bit words per lane; pair j of it sits
+// in word j / (16/P) at bit P*q (first element) and 16 + P*q (second element),
+// slot q = j % (16/P), so that one shift and one mask put both elements of a
+// pair in the low bits of the two 16-bit halves of a register, ready for the
+// magic-number conversion. The B words of a lane follow plane order (word i of
+// a lane: plane by plane, largest first).
+//
+// 3-bit values (v4) are not split: each 16-bit half of a lane's three words
+// holds five whole 3-bit fields, at bits 0, 3, 6, 9 and 12, and a spare bit 15.
+// Pair j < 15 sits in word word3(j) at bit pos3(j) of each half (see below);
+// pair 15 is spread over the spare bits, bit b of each of its values at bit 15
+// of word b. Fields at bits 0 and 3 are in place for the dequantizer (which wants
+// pair j at bit 3 * (j & 1), the fp16 and bf16 mantissas both hold it), the
+// others come from two shifts of their word (6 and 12, or 6 and 9 for word 2,
+// where pair 15's bit 0 lands too): one LOP3 per pair (three for pair 15) and
+// eight shifts per block. (v3 stored them as a 2-bit and a 1-bit plane: two
+// LOP3s per pair.)
+//
+// Storage: a block (B*128 bytes) is stored plane by plane (v3): plane q's P
+// words of lane l at word 32*off_q + l*P of the block (word_index), so each lane
+// reads each plane with one P-word vector load and a warp's load covers whole
+// lines; a width of one plane is [lane][word] (one vector load per lane). 3-bit
+// blocks keep the storage of their former planes: words 0-1 of lane l at 2*l,
+// word 2 at 64 + l. (v2 stored every width as [lane][word]: for 3, 5, 6 and 7
+// bits that took B / VEC loads per lane, each spanning the warp's whole block,
+// so the L2 sent each block to the SM up to B times.) Blocks as [N/16][K/64].
+// The Python packer (humming_nvidia/layout.py) writes exactly this; tests check
+// both sides agree.
 //
 // Group scales (and zero points) are [groups][Np] entries of 2 bytes (4 with
 // zero points: scale | zero << 16); within each 16-row block the rows are
@@ -86,25 +97,48 @@ HUMMING_HD constexpr int word_index(int bits, int lane, int i) {
 }
 
 // Slot of pair j in its word of plane `plane` (the field's first bit is P * slot).
-HUMMING_HD constexpr int slot(int bits, int plane, int j) {
-  return bits == 3 && plane == 1 ? (j & 8) | 2 * (j & 3) | ((j >> 2) & 1)
-                                 : j % (16 / plane_width(bits, plane));
+HUMMING_HD constexpr int slot(int bits, int plane, int j) { return j % (16 / plane_width(bits, plane)); }
+
+// 3-bit values: the word and the bit (in each half) of pair j < 15. Even pairs e = j / 2: word e / 3,
+// bit 6 * (e % 3); odd pairs o = j / 2: words 0 and 1 at bits 3 and 9 (o < 4), word 2 at bits 3, 9, 12.
+HUMMING_HD constexpr int word3(int j) { return (j & 1) ? ((j >> 1) < 4 ? (j >> 1) / 2 : 2) : (j >> 1) / 3; }
+HUMMING_HD constexpr int pos3(int j) {
+  return (j & 1) ? ((j >> 1) < 4 ? 3 + 6 * ((j >> 1) & 1) : (j >> 1) == 4 ? 3 : (j >> 1) == 5 ? 9 : 12)
+                 : 6 * ((j >> 1) % 3);
+}
+
+// Pair J of 3-bit values, both elements at bit SUB of their 16-bit halves, the other bits zero.
+template <int J, int SUB>
+HUMMING_HD unsigned field3(const unsigned (&w)[3]) {
+  constexpr unsigned H = 0x00010001u;
+  if constexpr (J < 15) {
+    static_assert(pos3(J) >= SUB, "3-bit fields move down");
+    return (w[word3(J)] >> (pos3(J) - SUB)) & ((7u << SUB) * H);
+  } else {
+    static_assert(SUB <= 13, "pair 15's bits move down");
+    return ((w[0] >> (15 - SUB)) & ((1u << SUB) * H)) | ((w[1] >> (14 - SUB)) & ((2u << SUB) * H)) |
+           ((w[2] >> (13 - SUB)) & ((4u << SUB) * H));
+  }
 }
 
 // Both elements of pair J, each in the low bits of one 16-bit half.
 template <int BITS, int J, int PLANE = 0>
 HUMMING_HD unsigned extract_pair(const unsigned (&w)[BITS]) {
-  constexpr int P = plane_width(BITS, PLANE);
-  constexpr int PER_WORD = 16 / P;
-  constexpr int WORD = plane_offset(BITS, PLANE) + J / PER_WORD;
-  constexpr int SHIFT = P * slot(BITS, PLANE, J);
-  constexpr unsigned MASK = ((1u << P) - 1u) * 0x00010001u;
-  constexpr int OFFSET = plane_offset(BITS, PLANE);
-  const unsigned part = ((w[WORD] >> SHIFT) & MASK) << OFFSET;
-  if constexpr (PLANE + 1 < num_planes(BITS)) {
-    return part | extract_pair<BITS, J, PLANE + 1>(w);
+  if constexpr (BITS == 3) {
+    return field3<J, 0>(w);
   } else {
-    return part;
+    constexpr int P = plane_width(BITS, PLANE);
+    constexpr int PER_WORD = 16 / P;
+    constexpr int WORD = plane_offset(BITS, PLANE) + J / PER_WORD;
+    constexpr int SHIFT = P * slot(BITS, PLANE, J);
+    constexpr unsigned MASK = ((1u << P) - 1u) * 0x00010001u;
+    constexpr int OFFSET = plane_offset(BITS, PLANE);
+    const unsigned part = ((w[WORD] >> SHIFT) & MASK) << OFFSET;
+    if constexpr (PLANE + 1 < num_planes(BITS)) {
+      return part | extract_pair<BITS, J, PLANE + 1>(w);
+    } else {
+      return part;
+    }
   }
 }
 

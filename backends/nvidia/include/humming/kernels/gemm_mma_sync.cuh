@@ -772,17 +772,6 @@ struct GemmMmaSync {
   static constexpr bool RAW = Cfg::STREAM && !BYTES && DQ::RAW_OK;
   static constexpr float RAW_F0 = RAW ? 1.0f / (1 << DQ::SUB0) : 1.0f;  // rows g
   static constexpr float RAW_F1 = RAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g+8
-  // raw codes with a k-half factor (DQ::RAW_KH): the activations of columns 8-15 of each k16 tile (the
-  // B operand's second register, r[1] and r[3] of an ldmatrix.x4 here) times 2^-RAW_KH
-  static constexpr bool XKH = RAW && DQ::RAW_KH > 0;
-  static HUMMING_DEVICE void x_upper_half(u32 (&r)[4]) {
-    if constexpr (XKH) {
-      constexpr u32 F = dequant::f16x2_bits(1.0 / (1 << DQ::RAW_KH), Cfg::BF16);
-      r[1] = ptx::hmul2<Cfg::BF16>(r[1], F);
-      r[3] = ptx::hmul2<Cfg::BF16>(r[3], F);
-    }
-  }
-
   // weights of block `src` (this lane's WPL words, addressed as load_words says) into registers
   // (EARLY: a load ahead of the CTA barrier after the activation staging, see ptx::ld_stream_v4)
   template <bool EARLY = false, int Q = 0>
@@ -938,22 +927,15 @@ struct GemmMmaSync {
         default: DQ::template tile_raw<3>(w, a); break;
       }
       constexpr bool BF = Cfg::BF16;
-      constexpr int S2 = DQ::SUB0 + DQ::RAW_KH, S3 = DQ::SUB1 + DQ::RAW_KH;  // the upper k half's (see raw_pair)
       if constexpr (Cfg::ZP) {  // exact: small integers
         const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
         ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
         ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
-        if constexpr (DQ::RAW_KH) {
-          ac[2] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << S2, BF), DQ::MAGIC * 0x00010001u);
-          ac[3] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << S3, BF), DQ::MAGIC * 0x00010001u);
-        }
       } else {
         ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
         ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
-        ac[2] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << S2), BF);
-        ac[3] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << S3), BF);
       }
-      if constexpr (!DQ::RAW_KH) ac[2] = ac[0], ac[3] = ac[1];
+      ac[2] = ac[0], ac[3] = ac[1];
     } else {
       u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
       if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[0] >> 16), aux[1] = ptx::dup2(sc[SW - 1] >> 16);
@@ -973,7 +955,6 @@ struct GemmMmaSync {
       for (int h = 0; h < 2; ++h) {
         u32 r[4];
         ptx::ldmatrix_x4(r, b_off[h]);
-        x_upper_half(r);
         bx[2 * h][0][0] = r[0], bx[2 * h][0][1] = r[1], bx[2 * h + 1][0][0] = r[2], bx[2 * h + 1][0][1] = r[3];
       }
     }
@@ -985,7 +966,6 @@ struct GemmMmaSync {
       if constexpr (MT == 2) {
         u32 r[4];
         ptx::ldmatrix_x4(r, b_off[kt]);
-        x_upper_half(r);
         bx[kt][0][0] = r[0], bx[kt][0][1] = r[1], bx[kt][1][0] = r[2], bx[kt][1][1] = r[3];
       }
 #pragma unroll
@@ -1270,10 +1250,8 @@ struct GemmMmaSync {
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
       u32 r[4];
       ptx::ldmatrix_x4(r, bo0);
-      x_upper_half(r);
       bx[0][0][0] = r[0], bx[0][0][1] = r[1], bx[1][0][0] = r[2], bx[1][0][1] = r[3];
       ptx::ldmatrix_x4(r, bo1);
-      x_upper_half(r);
       bx[2][0][0] = r[0], bx[2][0][1] = r[1], bx[3][0][0] = r[2], bx[3][0][1] = r[3];
     } else {
       const u32 bo[4] = {bo0, bo1, bo2, bo3};
@@ -1281,7 +1259,6 @@ struct GemmMmaSync {
       for (int kt = 0; kt < 4; ++kt) {
         u32 r[4];
         ptx::ldmatrix_x4(r, bo[kt]);
-        x_upper_half(r);
         bx[kt][0][0] = r[0], bx[kt][0][1] = r[1], bx[kt][1][0] = r[2], bx[kt][1][1] = r[3];
       }
     }
