@@ -419,16 +419,21 @@ def test_hopper_decode_and_fold_choices():
                 assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few) and at(q, 5).wgmma, (n, k, q.tuning)
             # (wider: 1-4 tokens on the ring that fills one wave at 4 tokens, 5-8 on the warpgroup tile; wider
             # than RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
-            for n, one in ((14336, G.DECODE_INT3_128), (28672, G.DECODE_INT3_224), (57344, None), (11008, None)):
+            # (v4: the 112-row ring first where it fills its waves: 128 CTAs of 14336 rows, 256 of 28672)
+            for n, one in ((14336, G.DECODE_INT3_112), (28672, G.DECODE_INT3_112), (24576, None),
+                           (57344, None), (11008, None)):
                 p, t = tiles(scheme, n=n, k=4096)
                 assert t[1] == (one or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
                 if one:
                     assert at(p, 2) == at(p, 4) == one and 5 in t, (n, t)
                 assert t[5 if one else 1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), (n, t)
                 assert p.components["mma"].endswith("(M >= 5)" if one else "(M >= 1)"), p.components["mma"]
-            # (the same ring at 2-4 tokens over a long K: 224 rows of 28672, K split once for 4 x 8192 columns at most)
+            # (the same ring at 2-4 tokens over a long K: 112 rows of 28672, K not split for 4 x 8192 columns)
             q = plan(LayerSpec(28672, 8192, scheme), "h200")
-            assert at(q, 1) == at(q, 4) == G.DECODE_INT3_224 and at(q, 5).wgmma, q.tuning
+            assert at(q, 1) == at(q, 4) == G.DECODE_INT3_112 and at(q, 5).wgmma, q.tuning
+            # (192 CTAs of 112 rows of 21504 leave the second wave under three quarters: the warpgroup tile)
+            q = plan(LayerSpec(21504, 8192, scheme), "h200")
+            assert at(q, 1).wgmma, q.tuning
         else:
             assert t[1].stream and t[7].stream and not t[7].wgmma and p.components["mma"].endswith("(M >= 9)")
         assert t[9].fold and t[17].fold and not t[33].fold and not t[129].fold

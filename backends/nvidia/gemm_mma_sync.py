@@ -1190,6 +1190,12 @@ DECODE_INT3 = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)
 DECODE_INT3_WIDE = Tile(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)
 DECODE_INT3_128 = Tile(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)
 DECODE_INT3_224 = Tile(8, 224, 64, 1, 14, 1, 4, stream=4, occupancy=1)
+#: After layout v4 (one LOP3 per 3-bit pair) the 112-row ring (7 warps along N, 2 along K) leads on the wide
+#: layers, in two full waves too (gpu_sweep.py dec3v4 / wide3v4, kernel alone, M = 1 / 2, us: 28672x8192 37.08
+#: / 37.49, 256 CTAs, against 39.62 / 40.80 on 224 rows and 39.11 / 38.33 on 128; 14336x4096 11.29 / 11.31, one
+#: wave of 128 CTAs, against 11.43 / 11.55 on 128 rows): ring3_tile takes it first on layers of more than
+#: RING3_FEW_MAX_N rows whose CTAs fill their last wave to three quarters, in at most two waves.
+DECODE_INT3_112 = Tile(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1)
 RING3_MAX_N = 28672      # one token
 RING3_FEW_MAX_N = 8192   # 2 to RING3_TOKENS tokens
 RING3_TOKENS = 4
@@ -1485,16 +1491,23 @@ def ring3(layer, recipe: "Recipe", sms: int | None = None) -> bool:
 
 
 def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile | None:
-    """The 3-bit ring for up to ``m`` tokens: the first of DECODE_INT3, _WIDE, _128 and _224 (32 to 224 rows
-    per CTA) whose rows divide the padded layer's and whose CTAs, K split for the activation cap at ``m``
-    rows (RING_XTURN_CAP; kp in 16-bit units), fit one wave of ``sms`` (one CTA per SM) and fill at least
-    three quarters of it; else DECODE_INT3 on layers of at most RING3_FEW_MAX_N rows (the long-K ring
-    they ran before), None on the wider ones (unknown SM count: the same)."""
+    """The 3-bit ring for up to ``m`` tokens. On layers of more than RING3_FEW_MAX_N rows, DECODE_INT3_112
+    where its rows divide the padded layer's and its CTAs, K split for the activation cap at ``m`` rows
+    (RING_XTURN_CAP; kp in 16-bit units), take one or two waves of ``sms`` (one CTA per SM), the last at
+    least three quarters full. Else the first of DECODE_INT3, _WIDE, _128 and _224 (32 to 224 rows per CTA)
+    whose rows divide the layer's and whose CTAs fit one wave and fill at least three quarters of it; else
+    DECODE_INT3 on layers of at most RING3_FEW_MAX_N rows (the long-K ring they ran before), None on the
+    wider ones (unknown SM count: the same)."""
     few = layer.n <= RING3_FEW_MAX_N
     if not sms:
         return DECODE_INT3 if few else None
     split = -(-(m * kp * 2) // RING_XTURN_CAP)
     n = padded_n(layer.n)
+    if not few and n % DECODE_INT3_112.bn == 0:
+        ctas = n // DECODE_INT3_112.bn * split
+        waves = -(-ctas // sms)
+        if waves <= 2 and 4 * ctas >= (4 * waves - 1) * sms:
+            return DECODE_INT3_112
     for t in (DECODE_INT3, DECODE_INT3_WIDE, DECODE_INT3_128, DECODE_INT3_224):
         ctas = n // t.bn * split
         if n % t.bn == 0 and ctas <= sms and 4 * ctas >= 3 * sms:
