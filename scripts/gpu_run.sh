@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|f3|f3r|f3w|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|f3|f3r|f3w|f3m|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -370,6 +370,13 @@ for part in "${@:-all}"; do
              --shapes 4096x4096,4096x14336,8192x8192 --json "$OUT/f3m8.json" 2>&1 | tee "$OUT/f3m8.log" | grep -v "^      "
            timeout 120 python3 scripts/gpu_sweep.py --m 5,8 --groups wide3m8 --weight int3 --rounds 2 \
              --shapes 14336x4096,28672x8192 --json "$OUT/f3m8w.json" 2>&1 | tee "$OUT/f3m8w.log" | grep -v "^      " ;;
+    f3m)   # 3-bit rings at 5-8 tokens (v4, layers of at most 16384 rows): the 3-bit planner GPU tests (M to 8), then
+           # the int3 g128 rows at M = 5, 8 with cuBLAS
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "three_bit_rings" 2>&1 \
+             | tee "$OUT/f3m_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 5,8 \
+             --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/f3m-int3" 2>&1 | tee "$OUT/f3m-int3.log" | grep -E "^(== |5 |8 )|stream " ;;
     p3r)   # after layout v3: the 3-bit tiles ranked again at 1-4 tokens (gpu_sweep.py dec3k on layers of at most 14336
            # rows, wide3 on 14336x4096 and 28672x8192), kernel alone, three rounds
            sw() { timeout 280 python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/p3r.log" | grep -v "^      " ; }

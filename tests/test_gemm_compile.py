@@ -413,13 +413,13 @@ def test_three_bit_codes_gather_in_place(tmp_path):
     """3-bit codes (layout v4: whole fields, five per 16-bit half) are taken in place. Per block of 16
     pairs: one LOP3 per pair (three for pair 15, spread over the spare bits) and eight shifts (two per
     word and two for pair 15; left shifts compile to IMAD.SHL), 26 instructions where v3's two planes
-    took 32 LOP3s and 6 shifts. Dequantized (the warpgroup tile the H200 plan decodes 5-8 tokens of 14336
+    took 32 LOP3s and 6 shifts. Dequantized (the warpgroup tile the H200 plan decodes 5-8 tokens of 28672
     rows on): then one packed fma per pair. Raw (the one-token ring of 8192 rows): nothing else on the
     codes, and no factor on the activations (v3's k-half factor: one HMUL2 per k16 tile); a correction MMA
     joins each code MMA. The rings of codes gathered from planes (7 bits) and the H200's 3-bit one-token
     rings of 32-224 rows keep their registers: no local memory on Ampere, Ada or Hopper."""
     rt = Runtime(cache_dir=tmp_path)
-    p = humming.plan(LayerSpec(14336, 4096, WeightScheme("int3", "group", 128)), "H200")
+    p = humming.plan(LayerSpec(28672, 4096, WeightScheme("int3", "group", 128)), "H200")
     loop = main_loop(I.disassemble(rt.kernel(p.kernel(5)).cubin))
     blocks = 4  # a stage: four blocks of 16 pairs per lane
     assert I.count(loop, r"HGMMA\.64x8x16\.F32") == 2 * 16  # (two 64-row sets)
@@ -435,10 +435,10 @@ def test_three_bit_codes_gather_in_place(tmp_path):
     assert I.count(loop, r"^(HFMA2|HADD2)\s") == 0 and I.count(loop, r"^HMUL2") == 0
     shifts = I.count(loop, r"^SHF") + I.count(loop, r"^IMAD\.SHL")
     assert I.count(loop, r"^LOP3") + shifts <= (26 + 8) * blocks, loop  # (v3: ~48 per block; + the turn's copies)
-    for n in (4096, 8192, 14336, 28672):
+    for n, m in ((4096, 1), (8192, 1), (14336, 1), (28672, 1), (8192, 8), (14336, 8)):  # (v4: rings to 8 tokens)
         usage = I.resource_usage(rt.kernel(humming.plan(LayerSpec(n, 8192, WeightScheme("int3", "group", 128)),
-                                                          "h200").kernel(1)).cubin)["humming_entry"]
-        assert usage["LOCAL"] == 0 and usage["STACK"] == 0 and usage["REG"] <= 128, (n, usage)
+                                                          "h200").kernel(m)).cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0 and usage["REG"] <= 128, (n, m, usage)
     for dev, n, scheme in (("a100", 8192, WeightScheme("int3", "group", 128)), ("l40s", 4096, WeightScheme("uint3", "group", 128)),
                            ("h200", 8192, WeightScheme("int3", "channel", scale_fmt="fp32")),
                            ("a100", 28672, WeightScheme("int7", "channel", scale_fmt="fp32")),

@@ -260,7 +260,8 @@ def test_weight_formats(case, act):
 def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     """3-bit codes at 1-4 tokens through the planner on the rings it gives them (raw codes at bit 0 / 3 by row
     half, layout v4's whole fields): the 32-row and 64-row rings on layers of at most
-    RING3_FEW_MAX_N rows, the 112-row ring of 14336 rows, fp16 and bf16, then the warpgroup tiles above."""
+    RING3_FEW_MAX_N rows, the 112-row ring of 14336 rows, fp16 and bf16; at 5-8 tokens the ring that fills a
+    wave at 8 (v4; the 128-row ring of 8192 rows, the 112-row one of 14336) or the warpgroup tile."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -270,7 +271,7 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     for m in (1, 3, 4):
         tile = next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
         assert tile in (G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_112), (m, p.tuning)
-    run_and_check(qw, act, ms=(1, 3, 4, 6))
+    run_and_check(qw, act, ms=(1, 3, 4, 6, 8))
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

@@ -410,24 +410,30 @@ def test_hopper_decode_and_fold_choices():
             def at(p, m):
                 return next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
 
-            assert at(p, 1) == at(p, 4) == G.DECODE_INT3_WIDE and at(p, 5) == dataclasses.replace(G.WG_DECODE, fold=1)
-            assert p.components["mma"].endswith(f"(M >= {G.RING3_TOKENS + 1})")
-            # (4 rows of 14336 columns split K two ways for the activation cap: the 64-row ring from 2 tokens)
-            for n, k, one, few in ((4096, 14336, G.DECODE_INT3, G.DECODE_INT3_WIDE),
-                                   (4096, 4096, G.DECODE_INT3, G.DECODE_INT3)):
+            # (5-8 tokens, v4: the 128-row ring, K split two ways at 8 tokens: 128 CTAs)
+            assert at(p, 1) == at(p, 4) == G.DECODE_INT3_WIDE and at(p, 5) == at(p, 8) == G.DECODE_INT3_128
+            assert p.components["mma"].endswith(f"(M >= {G.RING3_MANY_TOKENS + 1})")
+            # (4 rows of 14336 columns split K two ways for the activation cap: the 64-row ring from 2 tokens;
+            # 8 rows three ways, and no ring fills the wave: the warpgroup tile from 5)
+            for n, k, one, few, many in ((4096, 14336, G.DECODE_INT3, G.DECODE_INT3_WIDE, None),
+                                         (4096, 4096, G.DECODE_INT3, G.DECODE_INT3, G.DECODE_INT3)):
                 q = plan(LayerSpec(n, k, scheme), "h200")
-                assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few) and at(q, 5).wgmma, (n, k, q.tuning)
+                assert (at(q, 1), at(q, 2), at(q, 4)) == (one, few, few), (n, k, q.tuning)
+                assert at(q, 5) == at(q, 8) == many if many else at(q, 5).wgmma, (n, k, q.tuning)
             # (wider: 1-4 tokens on the ring that fills one wave at 4 tokens, 5-8 on the warpgroup tile; wider
             # than RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
-            # (v4: the 112-row ring first where it fills its waves: 128 CTAs of 14336 rows, 256 of 28672)
-            for n, one in ((14336, G.DECODE_INT3_112), (28672, G.DECODE_INT3_112), (24576, None),
-                           (57344, None), (11008, None)):
+            # (v4: the 112-row ring first where it fills its waves: 128 CTAs of 14336 rows, 256 of 28672; 14336
+            # rows, at most RING3_MANY_MAX_N, keep it to 8 tokens)
+            for n, one, many in ((14336, G.DECODE_INT3_112, True), (28672, G.DECODE_INT3_112, False),
+                                 (24576, None, False), (57344, None, False), (11008, None, False)):
                 p, t = tiles(scheme, n=n, k=4096)
                 assert t[1] == (one or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
                 if one:
-                    assert at(p, 2) == at(p, 4) == one and 5 in t, (n, t)
-                assert t[5 if one else 1] == dataclasses.replace(G.WG_DECODE_TWO, fold=1), (n, t)
-                assert p.components["mma"].endswith("(M >= 5)" if one else "(M >= 1)"), p.components["mma"]
+                    assert at(p, 2) == at(p, 4) == one, (n, t)
+                    assert at(p, 8) == one if many else 5 in t, (n, t)
+                first = 9 if many else 5 if one else 1
+                assert at(p, first) == dataclasses.replace(G.WG_DECODE_TWO, fold=1) or many, (n, t)
+                assert p.components["mma"].endswith(f"(M >= {first})"), p.components["mma"]
             # (the same ring at 2-4 tokens over a long K: 112 rows of 28672, K not split for 4 x 8192 columns)
             q = plan(LayerSpec(28672, 8192, scheme), "h200")
             assert at(q, 1) == at(q, 4) == G.DECODE_INT3_112 and at(q, 5).wgmma, q.tuning

@@ -1199,6 +1199,14 @@ DECODE_INT3_112 = Tile(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1)
 RING3_MAX_N = 28672      # one token
 RING3_FEW_MAX_N = 8192   # 2 to RING3_TOKENS tokens
 RING3_TOKENS = 4
+#: After layout v4, RING3_TOKENS + 1 to RING3_MANY_TOKENS tokens run a 3-bit ring too, on layers of at most
+#: RING3_MANY_MAX_N rows where one fills three quarters of a wave at RING3_MANY_TOKENS tokens (gpu_sweep.py
+#: dec3m8 / wide3m8, kernel alone, M = 5 / 8, us, the warpgroup tile in brackets: 4096x4096 on 32 rows 5.26 /
+#: 5.42 (7.70 / 7.69); 8192x8192 on 128 rows 13.93 / 14.24 (14.41 / 14.37); 14336x4096 on 112 rows 11.57 /
+#: 11.92 (14.07 / 14.18)); 4096x14336, whose K splits three ways at 8 tokens, keeps the warpgroup tile (14.82
+#: / 14.72; the 64-row ring 12.79 at M=5), and 28672x8192 too (37.84 / 38.29 against 39.46 / 49.01 on 112 rows).
+RING3_MANY_TOKENS = 8
+RING3_MANY_MAX_N = 16384
 #: warpgroup-MMA tiles (sm_90a, 16-bit operands) for more than 32 tokens, from H200 sweeps
 #: (scripts/gpu_sweep.py --groups wg64,wg256,wgsel, int4 g128; us, against the mma.sync tiles
 #: the planner took): M=64 8192x8192 45.8 (52.5), 28672x8192 68.0 (~129); M=128 4096x4096 with
@@ -1443,12 +1451,16 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows, from RING_LONG_MAX + 1
     tokens over a long K with a window of activations (DECODE_INT4_LONG_K_WINDOW); 3-bit codes up to
     RING3_TOKENS tokens where ring3 says so: ring3_tile at that many tokens, on layers of at most
-    RING3_FEW_MAX_N rows or where one of the rings fills most of one wave of ``sms`` at that many tokens."""
+    RING3_FEW_MAX_N rows or where one of the rings fills most of one wave of ``sms`` at that many tokens;
+    from there to RING3_MANY_TOKENS, on layers of at most RING3_MANY_MAX_N rows, the ring that fills most of
+    a wave at RING3_MANY_TOKENS tokens, if one does."""
     if recipe.op8 or lo > RING_DECODE_MAX:
         return None
     if ring3(layer, recipe, sms):
-        if lo > RING3_TOKENS:
-            return None
+        if lo > RING3_TOKENS:  # (5-8 tokens: a ring that fills the wave at 8, on layers of at most 16384 rows)
+            if layer.n > RING3_MANY_MAX_N:
+                return None
+            return ring3_tile(layer, kp, sms, RING3_MANY_TOKENS, fallback=False)
         return ring3_tile(layer, kp, sms, RING3_TOKENS)  # (None on wider layers where no ring fits)
     if layer.n > 16384:
         return None
@@ -1490,20 +1502,20 @@ def ring3(layer, recipe: "Recipe", sms: int | None = None) -> bool:
     return layer.n <= RING3_FEW_MAX_N or ring3_tile(layer, padded_k(layer.k, recipe) // recipe.ku, sms, 1) is not None
 
 
-def ring3_tile(layer, kp: int, sms: int | None, m: int) -> Tile | None:
+def ring3_tile(layer, kp: int, sms: int | None, m: int, fallback: bool = True) -> Tile | None:
     """The 3-bit ring for up to ``m`` tokens. On layers of more than RING3_FEW_MAX_N rows, DECODE_INT3_112
     where its rows divide the padded layer's and its CTAs, K split for the activation cap at ``m`` rows
     (RING_XTURN_CAP; kp in 16-bit units), take one or two waves of ``sms`` (one CTA per SM), the last at
     least three quarters full. Else the first of DECODE_INT3, _WIDE, _128 and _224 (32 to 224 rows per CTA)
     whose rows divide the layer's and whose CTAs fit one wave and fill at least three quarters of it; else
-    DECODE_INT3 on layers of at most RING3_FEW_MAX_N rows (the long-K ring they ran before), None on the
-    wider ones (unknown SM count: the same)."""
-    few = layer.n <= RING3_FEW_MAX_N
+    DECODE_INT3 on layers of at most RING3_FEW_MAX_N rows (the long-K ring they ran before; not with
+    ``fallback=False``), None on the wider ones (unknown SM count: the same)."""
+    few = layer.n <= RING3_FEW_MAX_N and fallback
     if not sms:
         return DECODE_INT3 if few else None
     split = -(-(m * kp * 2) // RING_XTURN_CAP)
     n = padded_n(layer.n)
-    if not few and n % DECODE_INT3_112.bn == 0:
+    if layer.n > RING3_FEW_MAX_N and n % DECODE_INT3_112.bn == 0:
         ctas = n // DECODE_INT3_112.bn * split
         waves = -(-ctas // sms)
         if waves <= 2 and 4 * ctas >= (4 * waves - 1) * sms:
@@ -1687,7 +1699,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
-        mid = min(dec - 1, RING_LONG_MAX)  # (3-bit rings: to RING3_TOKENS)
+        mid = min(dec - 1, RING3_TOKENS if ring3(layer, recipe, sms) else RING_LONG_MAX)  # (3-bit: 2-4, 5-8)
         cuts = ((1, 1), (2, mid), (mid + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (tuple((a, b, t) for a, b in cuts) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
