@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|f3|f3r|f3w|f3m|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -377,6 +377,16 @@ for part in "${@:-all}"; do
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 5,8 \
              --weight int3 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/f3m-int3" 2>&1 | tee "$OUT/f3m-int3.log" | grep -E "^(== |5 |8 )|stream " ;;
+    f3z)   # the final tree's 3-bit GPU tests (formats, rings, planner, layout), then 28672x8192 int3 at M = 5, 8 (its
+           # warpgroup tile: 47 us through the bench, 37.8 kernel alone) as planned, without the cluster sum of split
+           # slices, and with plain launches
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests -k "int3 or uint3 or layout or three" 2>&1 \
+             | tee "$OUT/f3z_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           for e in "" HUMMING_CLUSTER_SPLIT=0 HUMMING_PDL=0; do
+             env $e timeout 60 humming bench --shapes 28672x8192 --m 5,8 --weight int3 --group-size 128 --methods humming \
+               --repeats 3 --no-plot --no-jit --out "$OUT/f3z-${e:-plan}" 2>&1 | tee "$OUT/f3z-${e:-plan}.log" \
+               | grep -E "^(5 |8 )" | sed "s/^/${e:-planned} /"
+           done ;;
     p3r)   # after layout v3: the 3-bit tiles ranked again at 1-4 tokens (gpu_sweep.py dec3k on layers of at most 14336
            # rows, wide3 on 14336x4096 and 28672x8192), kernel alone, three rounds
            sw() { timeout 280 python3 scripts/gpu_sweep.py "$@" 2>&1 | tee -a "$OUT/p3r.log" | grep -v "^      " ; }
