@@ -316,7 +316,7 @@ GROUPS = {
     "dec3v4": [G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_128, T(8, 64, 256, 1, 4, 4, 8, stream=4, occupancy=1),
                T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     # ... on layers of 14336 and 28672 rows: the 224- and 112-row rings too
-    "wide3v4": [G.DECODE_INT3_WIDE, G.DECODE_INT3_128, G.DECODE_INT3_224, T(8, 112, 128, 1, 7, 2, 4, stream=4, occupancy=1),
+    "wide3v4": [G.DECODE_INT3_WIDE, G.DECODE_INT3_128, G.DECODE_INT3_224, G.DECODE_INT3_112,
                 T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     # ... at 5-8 tokens, where the planner keeps the warpgroup tiles (first): the rings against them
     "dec3m8": [G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1), G.DECODE_INT3, G.DECODE_INT3_WIDE,

@@ -38,9 +38,9 @@ def slots(bits: int, plane: int, device=None) -> torch.Tensor:
 
 def fields3() -> list[list[tuple[int, int, int, int]]]:
     """Where the bits of 3-bit pair j (0..15) sit (layout.cuh's ``word3`` / ``pos3``): for each j, a list
-    of runs (word, bit of the word's low half, first value bit, width). Pair j < 15 is one whole field: even j = 2 e
-    in word e // 3 at bit 6 (e % 3), odd j = 2 o + 1 in word o // 2 at bit 3 + 6 (o % 2) for o < 4, else
-    in word 2 at bit 3, 9 or 12 (o = 4, 5, 6). Pair 15 takes the spare bit 15 of each word: value bit b
+    of runs (word, bit of the word's low half, first value bit, width). Pair j < 15 is one whole field:
+    even j = 2 e in word e // 3 at bit 6 (e % 3), odd j = 2 o + 1 in word o // 2 at bit 3 + 6 (o % 2) for
+    o < 4, else in word 2 at bit 3, 9 or 12 (o = 4, 5, 6). Pair 15 takes the spare bit 15 of each word: value bit b
     in word b. The second element of a pair sits 16 bits above the first."""
     out = []
     for j in range(PAIRS - 1):
@@ -226,11 +226,12 @@ def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
     dev = packed.device
     w = packed.to(torch.int64) & 0xFFFFFFFF
     frag = torch.zeros(nb, kb, LANES, PAIRS, 2, dtype=torch.int64, device=dev)
-    for j, runs in enumerate(fields3() if bits == 3 else ()):
-        for word, pos, vb, width in runs:
-            for e in range(2):
-                frag[..., j, e] |= ((w[..., word] >> (pos + 16 * e)) & ((1 << width) - 1)) << vb
-    for i, (p, off) in enumerate(planes(bits) if bits != 3 else ()):
+    if bits == 3:
+        for j, runs in enumerate(fields3()):
+            for word, pos, vb, width in runs:
+                for e in range(2):
+                    frag[..., j, e] |= ((w[..., word] >> (pos + 16 * e)) & ((1 << width) - 1)) << vb
+    for i, (p, off) in enumerate(planes(bits) if bits != 3 else ()):  # (other widths: plane by plane)
         per_word = 16 // p
         pw = w[..., off:off + p]  # this plane's words [NB, KB, lane, p]
         j = torch.arange(PAIRS, device=dev)

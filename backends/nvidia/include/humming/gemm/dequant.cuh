@@ -69,7 +69,7 @@ struct Dequant {
       static_assert(sh >= 0, "3-bit fields move down");
       const u32 src = sh ? (w[layout::word3(J)] >> sh) : w[layout::word3(J)];
       return ptx::and_or(src, (7u << sub) * H, M2);
-    } else {
+    } else {  // (layout::field3<15, sub> | M2 as three LOP3s: left to itself ptxas takes four, 413 -> 415 per loop)
       const u32 t = ptx::and_or(w[1] >> (14 - sub), (2u << sub) * H, M2);
       return ptx::and_or(w[0] >> (15 - sub), (1u << sub) * H, ptx::and_or(w[2] >> (13 - sub), (4u << sub) * H, t));
     }
