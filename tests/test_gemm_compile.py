@@ -127,6 +127,13 @@ def test_machine_code_matches_the_plan(compiled, dev, variant, m):
     loop = main_loop(sass)
     assert I.count(loop, r"HG?MMA") > 0, "the main loop was not found"
     assert I.count(loop, r"^(LDL|STL)") == 0, "local-memory traffic in the main loop"
+    unpack = I.count(loop, r"^F2FP\.F16\.E4M3\.UNPACK_B")
+    if plan.components["dequantizer"] == "native_cvt":  # e4m3 codes into fp16 by the chip's cvt (sm_89 on):
+        # one per pair of codes, after the PRMT that puts the pair's bytes side by side
+        assert dev in ("sm_89", "sm_90", "sm_100", "sm_120") and plan.layer.weight.fmt == "e4m3"
+        assert unpack > 0 and I.count(loop, r"^PRMT") >= unpack, loop
+    else:
+        assert unpack == 0
     usage = I.resource_usage(kernel.cubin)["humming_entry"]
     # no local arrays; at most a register or two spilled once outside the loop
     assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage

@@ -127,6 +127,8 @@ def ops(a: str, b: str | None = None) -> str:
     return f"{a} x {b or a} MMA is not implemented"
 
 
+#: e4m3 weight codes meet fp16 operands by the chip's conversion where it has one (sm_89 on)
+CVT = "native_cvt"
 #: fp8 operands are the weight's own fp8 codes: other weight formats are not converted into them
 FP8_OF = "MMAs take e4m3 weight codes as they are; found "
 #: the byte-operand kernels issue m16n8k32 (Turing has m8n8k16 only, Zhenwu m16n16k32)
@@ -145,7 +147,8 @@ def grouped(to: str, *steps, rounded: bool = False, **kw) -> E:
     """An implemented plan for per-group activation scales: 16-bit operands ``to`` after ``steps``,
     the group scales folded into the values (exactly, or ``rounded`` once)."""
     note = f"rounded once to {to}" if rounded else "exact for these codes and scales"
-    return E(to, steps=steps, dequant="float_rebias", scales={**GROUP_VALUES, **kw.pop("scales", {})},
+    return E(to, steps=steps, dequant=kw.pop("dequant", "float_rebias"),
+             scales={**GROUP_VALUES, **kw.pop("scales", {})},
              notes=(f"activation group scales are folded into the {to} values", note), **kw)
 
 
@@ -288,12 +291,13 @@ CASES = [
     Case("mxfp4a8-sm80", "mxfp4", "fp8", "sm_80", E("fp16", dequant="float_rebias", steps=(("e4m3", "fp16", NO_FP8),))),
     # -- MXFP8
     Case("mxfp8-sm100", "mxfp8", "mxfp8", "sm_100", E("e4m3", family="tcgen05", kind="mxf8f6f4", block_scaled=True),
-         grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
+                 dequant=CVT)),
     Case("mxfp8-sm120", "mxfp8", "mxfp8", "sm_120",
          E("e4m3", family="mma_block_scaled", kind="mxf8f6f4", block_scaled=True),
-         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), dequant=CVT)),
     Case("mxfp8-sm89", "mxfp8", "mxfp8", "sm_89", E("e4m3", dequant="passthrough", limits=(GROUP_ACT,)),
-         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)))),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), dequant=CVT)),
     # -- FP8 per channel and DeepSeek-style blocks
     Case("fp8-sm89", "fp8ch", "fp8", "sm_89",
          E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3", scales={"weight_channel": "epilogue"})),
@@ -307,10 +311,11 @@ CASES = [
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
-                 rounded=True, scales={"weight_block": "partial_accumulators (M 1-64), dequantized_weights (M >= 65)"})),
+                 rounded=True, dequant=CVT,
+                 scales={"weight_block": "partial_accumulators (M 1-64), dequantized_weights (M >= 65)"})),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)),
-         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True)),
+         grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True, dequant=CVT)),
     # -- weights that do not fit the activation's type
     Case("w8a8fp8-sm89", "int8ch", "fp8", "sm_89",
          E("fp16", dequant="int_bittrick",

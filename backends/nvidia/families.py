@@ -175,9 +175,14 @@ class MmaSyncFamily(_NvidiaFamily):
         return ("wgmma", m0) if m0 is not None else None
 
     def _dequantizer(self, layer, caps, compute) -> str:
+        from .gemm_mma_sync import cvt_dequant
+
         d = dequantizer_for(layer, caps, compute)
-        # gemm/dequant.cuh re-biases float codes into fp16/bf16 (no cvt variant yet)
-        return "float_rebias" if d == "native_cvt" and compute.is_16bit else d
+        # gemm/dequant.cuh converts e4m3 / e5m2 into fp16 with the chip's cvt; it re-biases other
+        # float codes into fp16/bf16
+        if d == "native_cvt" and compute.is_16bit and not cvt_dequant(layer.weight.fmt, compute.b):
+            return "float_rebias"
+        return d
 
     def limits(self, layer, caps, compute) -> list[str]:
         """What this version's kernels (``gemm_mma_sync``) cannot do yet: 8-bit and 4-bit

@@ -207,6 +207,7 @@ class Recipe:
     fexp: int = 0
     fman: int = 0
     fbias: int = 0
+    fcvt: bool = False       # native_cvt: e4m3 / e5m2 codes into fp16 by the chip's conversion (no re-bias factor)
     offset: int = 0          # subtracted from integer codes (two's complement -> offset binary)
     zp: int = 0              # 0 none, 1 integer, 2 float
     gscale: bool = True      # per-group scales in the main loop
@@ -482,7 +483,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
-        "FMAN": recipe.fman, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
+        "FMAN": recipe.fman, "FCVT": recipe.fcvt, "OFFSET": recipe.offset, "ZP": recipe.zp, "GSCALE": recipe.gscale,
         "GROUP": recipe.group if recipe.gscale else 64,
         "GS_ROWS": _gs_rows(recipe.group, tile.bk) if recipe.gscale else 0,
         "SCALE_ACC": scale_acc(recipe, tile),
@@ -570,7 +571,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     if recipe.op8:  # byte operands: fp8 codes as they are; offset-binary integers flipped at the top of a byte
         ffactor = 2.0 ** (recipe.bits - 8) if byte_flip(recipe) else 1.0  # (int4 operands: the codes' own values)
     else:
-        ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat else 1.0
+        ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat and not recipe.fcvt else 1.0
 
     # per-group scale S [N, G], per-row multiplier C [N], scalar T
     T = ffactor
@@ -635,9 +636,11 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
 
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
-               act_scale: int = 0, has_bias: bool = False, defines: tuple = (), op8: int = 0) -> Recipe:
+               act_scale: int = 0, has_bias: bool = False, defines: tuple = (), op8: int = 0,
+               fcvt: bool = False) -> Recipe:
     """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16,
-    or (``op8``: 1 int8, 2 e4m3, 3 e5m2) on byte operands."""
+    or (``op8``: 1 int8, 2 e4m3, 3 e5m2) on byte operands. ``fcvt``: float codes meet the
+    16-bit operand by the chip's conversion (the plan's ``native_cvt``; see cvt_dequant)."""
     fmt = scheme.format
     reasons = []
     wfloat = isinstance(fmt, FloatFormat)
@@ -665,11 +668,28 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
         group = 1 << 30  # one group spanning all of K (zero points on channel/tensor scales)
     else:
         group //= ku  # in kernel K units
+    if fcvt and not (op8 == 0 and not bf16 and cvt_dequant(fmt.name, "fp16")):
+        raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme",
+                               [f"native_cvt turns e4m3 / e5m2 codes into fp16 operands; found {fmt.name} into "
+                                f"{'bf16' if bf16 else OP8_NAMES[op8] if op8 else 'fp16'}"])
     offset = (1 << (fmt.bits - 1)) if (not wfloat and (fmt.signed or scheme.implicit_offset)) else 0
     return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
-                  fbias=getattr(fmt, "bias", 0) or 0, offset=offset, zp=zp, gscale=gscale, group=group,
+                  fbias=getattr(fmt, "bias", 0) or 0, fcvt=fcvt, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
                   cp_async=caps_cp_async, k8mma=k8mma and not op8, target=target, defines=defines, op8=op8)
+
+
+#: (weight format, 16-bit operand) pairs whose ``native_cvt`` dequantizer gemm/dequant.cuh has
+#: (``cvt.rn.f16x2.e4m3x2``: a PRMT and an F2FP per pair, where the re-bias takes a shift and
+#: three LOP3s per two pairs more). e5m2 codes stay re-biased: they are fp16's top byte, a
+#: shift and a mask per pair, cheaper than the cvt (checked in SASS: 214 against 198
+#: instructions per loop of the one-token e5m2 tile on sm_90a).
+CVT_DEQUANT = {("e4m3", "fp16")}
+
+
+def cvt_dequant(fmt: str, operand: str) -> bool:
+    """Whether the kernels convert ``fmt`` weight codes into ``operand`` with the chip's cvt."""
+    return (fmt, operand) in CVT_DEQUANT
 
 
 #: Recipe.op8 -> the MMA operand type
@@ -1907,7 +1927,7 @@ def recipe_from_plan(plan, hw) -> Recipe:
     return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
                       caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
                       k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
-                      has_bias=layer.bias, op8=op8)
+                      has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt")
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):

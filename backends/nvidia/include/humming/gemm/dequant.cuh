@@ -1,6 +1,6 @@
 // humming/gemm/dequant.cuh -- weight codes -> 16-bit MMA operands.
 //
-// Two variants, chosen by the planner:
+// Three variants, chosen by the planner:
 //   int_bittrick : integers of 1-8 bits. A pair of codes sits in the two 16-bit
 //                  halves of a register (layout.cuh). OR-ing the exponent of
 //                  MAGIC (1024 in fp16: 0x6400, 128 in bf16: 0x4300) onto a field
@@ -17,6 +17,8 @@
 //                  15 and the exponent-mantissa bits up to align the mantissas
 //                  gives a 16-bit float equal to value * 2^(bias16 - bias); the
 //                  host folds that constant into the scales.
+//   native_cvt   : e4m3 / e5m2 codes into fp16 where the chip converts them in one
+//                  instruction (sm_89 on): a PRMT and a cvt per pair, no factor.
 // Zero points (aux = z, exact for integers, rounded to 16 bits for float zero
 // points) are subtracted from v; then, unless the kernel applies the group
 // scales to its fp32 accumulators, the row's scale multiplies: w = (v - z) * s.
@@ -44,7 +46,7 @@ HUMMING_HD constexpr u32 f16_bits(double v, bool bf16) {
 }
 HUMMING_HD constexpr u32 f16x2_bits(double v, bool bf16) { return f16_bits(v, bf16) * 0x00010001u; }
 
-// Cfg: BITS, WFLOAT, FEXP, FMAN, OFFSET, ZP, BF16; SCALE_W: scales applied here.
+// Cfg: BITS, WFLOAT, FEXP, FMAN, FCVT, OFFSET, ZP, BF16; SCALE_W: scales applied here.
 template <typename Cfg, bool SCALE_W>
 struct Dequant {
   static constexpr bool BF16 = Cfg::BF16;
@@ -54,6 +56,11 @@ struct Dequant {
   static constexpr int MANT = BF16 ? 7 : 10;
   static constexpr bool VIA_FP32 = !Cfg::WFLOAT && BF16 && BITS == 8;
   static constexpr bool ONE_PLANE = layout::num_planes(BITS) == 1;
+  // native_cvt (Cfg::FCVT): e4m3 / e5m2 codes into fp16 by the hardware conversion (sm_89+)
+  static constexpr bool FCVT = Cfg::FCVT;
+  static_assert(!FCVT || (Cfg::WFLOAT && BITS == 8 && !BF16 && Cfg::FEXP + Cfg::FMAN == 7 &&
+                          (Cfg::FEXP == 4 || Cfg::FEXP == 5)),
+                "the hardware conversion takes e4m3 / e5m2 codes into fp16");
   static_assert(Cfg::WFLOAT || BITS <= 8, "integers of at most 8 bits");
   static_assert(!Cfg::WFLOAT || (Cfg::FEXP <= (BF16 ? 8 : 5) && Cfg::FMAN <= MANT),
                 "float weights must fit the 16-bit compute type's exponent and mantissa");
@@ -164,7 +171,13 @@ struct Dequant {
   // auxiliary word `aux` (both 16-bit pairs, same value in both halves).
   template <int J>
   static HUMMING_DEVICE u32 pair(const u32 (&w)[BITS], u32 s, u32 aux) {
-    if constexpr (Cfg::WFLOAT) {
+    if constexpr (Cfg::WFLOAT && FCVT) {
+      // native_cvt: bytes J & 1 and 2 + (J & 1) of word J / 2 side by side (one PRMT),
+      // then the hardware conversion: the value itself, no re-bias factor
+      const u32 r = ptx::fp8x2_to_f16x2<Cfg::FEXP == 4>(ptx::prmt<(J & 1) ? 0x31u : 0x20u>(w[J / 2], 0u));
+      if constexpr (SCALE_W) return ptx::hmul2<BF16>(r, s);
+      else return r;
+    } else if constexpr (Cfg::WFLOAT) {
       const u32 x = layout::extract_pair<BITS, J>(w);
       constexpr u32 MAG = ((1u << (BITS - 1)) - 1u) * 0x00010001u;
       constexpr u32 SIGN = (1u << (BITS - 1)) * 0x00010001u;

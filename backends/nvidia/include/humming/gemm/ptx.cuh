@@ -314,6 +314,28 @@ HUMMING_DEVICE u32 pack2(float lo, float hi) {
 #endif
   }
 }
+// Byte permute: byte i of the result is byte (SEL >> 4i) & 7 of {b, a} (a the low word).
+template <u32 SEL>
+HUMMING_DEVICE u32 prmt(u32 a, u32 b) {
+  u32 d;
+  asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "n"(SEL));
+  return d;
+}
+// Two fp8 codes (E4M3: e4m3, else e5m2; the first in the low byte of `codes`, the
+// second in the next byte, upper bits ignored) -> their fp16 values, exact, low half
+// first: one F2FP.F16.E4M3/E5M2.UNPACK_B. sm_89 and later only (the host plans this
+// only where the capability file declares the conversion native).
+template <bool E4M3>
+HUMMING_DEVICE u32 fp8x2_to_f16x2(u32 codes) {
+  u32 d;
+  const unsigned short c = static_cast<unsigned short>(codes);
+  if constexpr (E4M3) {
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(d) : "h"(c));
+  } else {
+    asm("cvt.rn.f16x2.e5m2x2 %0, %1;\n" : "=r"(d) : "h"(c));
+  }
+  return d;
+}
 // A 16-bit value broadcast to both halves.
 HUMMING_DEVICE u32 dup2(u32 h16) { return (h16 & 0xffffu) * 0x00010001u; }
 
