@@ -43,7 +43,7 @@ N_OF = {"int4-g128-longk": 8192}  # (and more than 4096 rows: Hopper's 16-token 
 
 #: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
 SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
-              "warpgroup tiles when K is not split)")
+              "warpgroup tiles whose CTAs spread evenly)")
 
 
 def main_loop(sass: str) -> str:
@@ -481,8 +481,9 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
 def test_unsplit_warpgroup_launches_copy_weights_before_the_wait(tmp_path):
     """The cp.async warpgroup tiles (the H200 plan's 28672x8192 kernels at 1, 16 and 64 tokens) issue their
     first stages' weight copies before the wait for the previous kernel (griddepcontrol.wait: ACQBULK) when
-    K is not split (the launches that go programmatically), and wait first when it is: two waits, copies
-    ahead of one of them only. The TMA tiles wait once, before their first copy. No local memory."""
+    K is not split or the launch goes programmatically (GemmParams.early_w), and wait first otherwise (stage
+    by stage: the first block's math waits for its own copies only): two waits, copies ahead of one of them
+    only. The TMA tiles wait once, before their first copy. No local memory."""
     rt = Runtime(cache_dir=tmp_path)
     p = humming.plan(LayerSpec(28672, 8192, WeightScheme("int4", "group", 128)), "H200")
     for m in (1, 16, 64):
@@ -490,7 +491,11 @@ def test_unsplit_warpgroup_launches_copy_weights_before_the_wait(tmp_path):
         sass = I.instructions(I.disassemble(kern.cubin))
         waits = [i for i, line in enumerate(sass) if "ACQBULK" in line]
         assert len(waits) == 2, (m, waits)
-        copies = [sum("LDGSTS" in line for line in sass[a:b]) for a, b in ((0, waits[0]), (waits[0], waits[1]))]
+        # (each path from its entry -- the kernel's start or the instruction after an unconditional branch --
+        # to its wait)
+        starts = [max([i + 1 for i, line in enumerate(sass[:w]) if re.match(r"\s*BRA\b", line)], default=0)
+                  for w in waits]
+        copies = [sum("LDGSTS" in line for line in sass[a:w]) for a, w in zip(starts, waits)]
         assert sorted(copies)[0] == 0 and sorted(copies)[1] > 0, (m, copies)
         assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0
     kern = rt.kernel(humming.plan(LayerSpec(8192, 8192, WeightScheme("int4", "group", 128)), "H200").kernel(64))
@@ -832,6 +837,25 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
 
     pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec80, "cpu")
     assert not G.Launcher(pw, [(1, None, G.Tile())], 108, pdl=True).pdl
+
+
+def test_crowded_warpgroup_launches_go_plainly():
+    """Launcher.crowded: a warpgroup launch (K slices included) goes plainly when its CTAs outnumber the SMs
+    and an SM could hold more of them than its even share -- the 28672x8192 3-bit tile at 5-8 tokens (224
+    CTAs, three per SM on the H200) -- and programmatically otherwise (two per SM; 384 CTAs of three K
+    slices on 132 SMs; at most one CTA per SM). Only the CTAs per SM count, here set as a sweep sets them."""
+    import torch
+    from humming import reference as R
+    from humming_nvidia import gemm_mma_sync as G
+
+    scheme = WeightScheme("int3", "group", 128)
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec, "cpu")
+    L = G.Launcher(pw, [(1, None, G.WG_DECODE_TWO)], 132, pdl=True)
+    for per_sm, ctas, crowded in ((3, 224, True), (2, 224, False), (3, 384, False), (3, 256, True), (4, 384, True),
+                                  (3, 132, False), (16, 100, False), (1, 448, False)):
+        L.ctas_per_sm = per_sm
+        assert L.crowded(G.WG_DECODE_TWO, None, ctas) == crowded, (per_sm, ctas)
 
 
 def test_split_k_cluster_sum(tmp_path, monkeypatch):

@@ -894,25 +894,27 @@ def test_cuda_graph_capture_and_replay():
         assert torch.allclose(y.float(), ref, rtol=2e-3, atol=2e-3 * float(ref.abs().max()))
 
 
-@pytest.mark.parametrize("n,m", [(8192, 1), (8192, 3), (8192, 16), (8192, 64), (8192, 300), (28672, 1), (28672, 8),
-                                 (28672, 16), (28672, 64)])
-def test_programmatic_dependent_launch_chain(n, m):
+@pytest.mark.parametrize("n,m,k", [(8192, 1, 4096), (8192, 3, 4096), (8192, 16, 4096), (8192, 64, 4096),
+                                   (8192, 300, 4096), (28672, 1, 4096), (28672, 8, 4096), (28672, 16, 4096),
+                                   (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192)])
+def test_programmatic_dependent_launch_chain(n, m, k):
     """On Hopper each GEMM after a layer's first launches with programmatic dependent launch (the
-    register rings, and the cp.async warpgroup tiles where the launch does not split K: the 28672-row
-    layer's): it may start while the previous kernel drains, issuing its first weight copies, and must
-    wait for it before reading its activations (the previous GEMM's output) or writing. Two layers
-    chained (y2 = W2 (W1 x)), eagerly and replayed from a CUDA graph, outputs poisoned before every run:
-    each matches the reference applied to the actual input it read (on other GPUs the launches are
-    plain, and this checks the same chain)."""
+    register rings, and the cp.async warpgroup tiles whose CTAs spread evenly over the SMs: the
+    28672-row layer's, and the K-split launches of 8192x8192 at 16 and 64 tokens): it may start while
+    the previous kernel drains, issuing its first weight copies, and must wait for it before reading
+    its activations (the previous GEMM's output) or writing (a split launch: its partial sums). Two
+    layers chained (y2 = W2 (W1 x), W1 n x k), eagerly and replayed from a CUDA graph, outputs
+    poisoned before every run: each matches the reference applied to the actual input it read (on
+    other GPUs the launches are plain, and this checks the same chain)."""
     from humming.ops import gemm, prepare_weight
 
     dev = torch.device("cuda")
-    q1 = R.quantize(torch.randn(n, 4096, device=dev) * 0.02, WeightScheme("int4", "group", 128))
-    q2 = R.quantize(torch.randn(4096, n, device=dev) * 0.02, WeightScheme("int4", "group", 128))
+    q1 = R.quantize(torch.randn(n, k, device=dev) * 0.02, WeightScheme("int4", "group", 128))
+    q2 = R.quantize(torch.randn(k, n, device=dev) * 0.02, WeightScheme("int4", "group", 128))
     p1, p2 = prepare_weight(q1, activation=FP16), prepare_weight(q2, activation=FP16)
-    x = torch.randn(m, 4096, device=dev, dtype=torch.float16)
+    x = torch.randn(m, k, device=dev, dtype=torch.float16)
     y1 = torch.empty(m, n, device=dev, dtype=torch.float16)
-    y2 = torch.empty(m, 4096, device=dev, dtype=torch.float16)
+    y2 = torch.empty(m, k, device=dev, dtype=torch.float16)
 
     def chain():  # (into the outputs: kernel after kernel, nothing between them)
         gemm(x, p1, out=y1)
@@ -937,6 +939,13 @@ def test_programmatic_dependent_launch_chain(n, m):
         cfg = dict(lp.kernel.spec.config)
         assert cfg["WG"] and not cfg["TMA"] and grid[2] == 1, (cfg, grid)
         assert lp.pdl and pdl_ok
+    if n == k == 8192 and torch.cuda.get_device_properties(dev).multi_processor_count == 132:  # (H200 / H100 SXM:
+        # three K slices of 128 CTAs, three resident per SM, Launcher.crowded: no; both layers; the 64-token
+        # tile is fed by TMA and waits before its first copy, so it launches plainly)
+        for pw in (p1, p2):
+            lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
+            cfg = dict(lp.kernel.spec.config)
+            assert cfg["WG"] and grid[2] > 1 and (cfg["TMA"] or (lp.pdl and pdl_ok and lp.params.early_w)), grid
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):

@@ -156,7 +156,7 @@ class MmaSyncFamily(_NvidiaFamily):
             sched += f" + stream_k ({', '.join(sk)})"
         ranges = [r.label() for r in tuning if r.config.get("stream")] if caps.has("pdl") else []
         if caps.has("pdl") and any(r.config.get("wgmma") and not r.config.get("tma") for r in tuning):
-            ranges.append("warpgroup tiles when K is not split")  # (decided per launch: Launcher._shape)
+            ranges.append("warpgroup tiles whose CTAs spread evenly")  # (decided per launch: Launcher.crowded)
         if ranges:
             sched += f" + programmatic_launch ({', '.join(ranges)})"
         if sched != components["scheduler"]:

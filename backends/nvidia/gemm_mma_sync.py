@@ -77,7 +77,7 @@ class GemmParams(ctypes.Structure):
         ("out_mul", ctypes.c_float),
         ("trace", ctypes.c_void_p),  # HUMMING_TRACE builds: 16 words per CTA (scripts/gpu_trace.py)
         ("tma_rows", ctypes.c_int),
-        ("_pad", ctypes.c_byte * 4),
+        ("early_w", ctypes.c_int),  # a programmatic launch: split warpgroup tiles copy early weights too
         ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the entry checks the size)
     ]
 
@@ -806,10 +806,14 @@ class Launcher:
     The first launch of each tile is a plain one, so the kernels that prepared the weights have
     finished before any launch reads them early. (H200, int4 g128, bench M=1: 4096x4096 7.73 ->
     6.89 us, 14336x4096 13.0 -> 12.0, 4096x14336 14.4 -> 12.8, 8192x8192 13.8 -> 12.2.) The
-    cp.async warpgroup tiles (not TMA) launch so too, issuing their first stages' weight copies
-    before the wait, where the launch does not split K: launched early, split launches' CTAs land
-    on the SMs as the previous kernel's leave, unevenly, and their one-wave K splits lost up to
-    13 % (14336x4096 M=16 15.1 -> 16.8, M=64 24.1 -> 27.3, 4096x4096 M=64 12.8 -> 14.0).
+    cp.async warpgroup tiles (not TMA) launch so too (issuing their first stages' weight copies
+    before the wait where the launch does not split K), unless their CTAs outnumber the SMs and an
+    SM could hold more than its even share of them (``crowded``): launched early, such CTAs land on
+    the SMs as the previous kernel's leave, unevenly. (Split launches went plainly until the
+    twenty-seventh session, after the twenty-first measured losses of up to 13 %; measured again
+    through the bench's units of five calls, the uncrowded ones gain: int4 g128 M=16 14336x4096
+    13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
+    8192x8192 21.0 -> 19.9.)
     """
 
     def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
@@ -924,7 +928,7 @@ class Launcher:
         once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
         shared memory, K steps per slice, workspace floats, counters, TMA box rows,
         CTAs per cluster along z: the K slices summed in a cluster, else 1, whether
-        the launch may go programmatically: not a split warpgroup launch)."""
+        the launch may go programmatically: not a crowded warpgroup launch)."""
         _, tile, max_split = self._entry(m)
         lp = self._plan(tile)
         pw = self.packed
@@ -955,9 +959,19 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        pdl_ok = not (tile.wgmma and split > 1)  # (split warpgroup launches go plainly: see the class docstring)
+        pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split))
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
+
+    def crowded(self, tile: Tile, lp, ctas: int) -> bool:
+        """Whether a warpgroup launch of ``ctas`` CTAs (K slices included), more than the SMs, would let an SM
+        hold more of them at once than its even share (ceil(ctas / SMs)). Such launches go plainly: launched
+        early, their CTAs land in the slots the previous kernel leaves, up to the SM's limit, so some SMs
+        take more than their share (H200, int3 g128 at M = 5-8 on 28672x8192, 224 CTAs of the warpgroup
+        tile, three resident per SM: 47.0 us through the bench, 37.8 launched plainly)."""
+        if ctas <= self.sm_count:
+            return False
+        return self.stream_k_ctas(tile, lp) > -(-ctas // self.sm_count)
 
     def stream_k_ctas(self, tile: Tile, lp=None) -> int:
         """CTAs per SM of a stream-K launch: as many as are resident at once, or ``ctas_per_sm`` where
@@ -1091,6 +1105,7 @@ class Launcher:
         lp.grid = grid
         lp.smem_bytes = smem
         lp.cluster_z = cz
+        p.early_w = int(lp.pdl and pdl_ok)
         lp.launch(stream=stream, pdl=pdl_ok)
         if not lp.pdl and id(lp) in self._pdl_plans:
             lp.pdl = True  # (from the second launch on)
@@ -1129,8 +1144,10 @@ class Launcher:
         p.act_scale = 0
         p.k_steps_per_split = kps
         b = lp.block
+        early = lp.pdl and pdl_ok
+        p.early_w = early
         if _drv.launch_any(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr,
-                           lp.pdl and pdl_ok, cz):
+                           early, cz):
             lp.grid = grid
             lp.smem_bytes = smem
             lp.cluster_z = cz

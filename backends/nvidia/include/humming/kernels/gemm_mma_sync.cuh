@@ -48,6 +48,8 @@ struct GemmParams {
   u64* trace;             // HUMMING_TRACE builds: 16 words per CTA (ptx::trace_at), or null
   int tma_rows;           // TMA tiles: rows of the tensor map's box, min(BM, M) (CLUSTER > 1: each CTA's
                           // share of them, rounded up to 8 rows)
+  int early_w;            // cp.async warpgroup tiles: the launch goes programmatically, so a split one
+                          // copies its first stages' weights before the wait too (unsplit ones always do)
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
 };
@@ -1817,7 +1819,7 @@ struct GemmMmaSync {
       }
     };
     if constexpr (!TMA) {
-      if (gridDim.z == 1) {  // K not split (the launches that go programmatically, Launcher._shape): the
+      if (gridDim.z == 1 || p.early_w) {  // K not split, or a programmatic launch (Launcher._call): the
         // first stages' weights and scales (written by no kernel after preparation) before the wait for
         // the previous kernel, their activations after it; group 0 holds every weight of the prologue
 #pragma unroll
@@ -1836,8 +1838,9 @@ struct GemmMmaSync {
           if (*arrive != nullptr && tid == 0) ptx::red_release_gpu_add(*arrive, 1);
           *arrive = nullptr;
         }
-      } else {  // (split launches go plainly: stage by stage, so that the first block's math waits for its
-        // own copies only; the early weights cost them 2-3 %: H200, 4096x4096 M=16 7.59 -> 7.86 us)
+      } else {  // (split launches that go plainly: stage by stage after the wait, so that the first block's
+        // math waits for its own copies only; the early weights cost them 2-3 %: H200, 4096x4096 M=16
+        // 7.59 -> 7.86 us, 7.78 -> 7.88 in the twenty-seventh session)
         ptx::pdl_wait();
         ptx::trace_at(p.trace, 1);
 #pragma unroll
