@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -330,6 +330,96 @@ for part in "${@:-all}"; do
                [ $r = 1 ] && PYTHONPATH=$pp widths "p3w-$v" 8192x8192 "int5:128 int6:128 e3m2:32"
              done
            done ;;
+    cv)    # native_cvt (e4m3 codes into fp16 by F2FP, sm_89 on) and plain launches of crowded warpgroup grids
+           # (Launcher.crowded): the GPU tests of fp8 weights, which launches the rule makes plain
+           # (scripts/gpu_pdl_probe.py), then this tree against the tree in old3/ (`git archive b1be7d5 | tar -x -C
+           # old3`), alternated: e4m3 per channel at M = 1, 16, 64; int3 g128 at 5-64 tokens; int4 g128 on 28672x8192
+           timeout 220 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py tests/test_planner.py \
+             -k "e4m3 or fp8 or e5m2" 2>&1 | tee "$OUT/cv_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           timeout 120 python3 scripts/gpu_pdl_probe.py --formats int4,int3,e4m3 --m 1,5,8,16,64 --json "$OUT/cv_probe.json" \
+             2>&1 | tee "$OUT/cv_probe.log" | grep -E "crowded=True|Error|error"
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for v in new old; do
+             pp=; [ $v = old ] && pp=$PWD/old3
+             [ $v = old ] && [ ! -d old3 ] && continue
+             PYTHONPATH=$pp timeout 80 humming bench --shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64 --weight e4m3 \
+               --group-size 0 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cv-e4m3-$v" 2>&1 \
+               | tee "$OUT/cv-e4m3-$v.log" | grep -E "^(== |1 |16 |64 )|stream "
+             PYTHONPATH=$pp timeout 80 humming bench --shapes 8192x8192,28672x8192 --m 5,8,16,64 --weight int3 \
+               --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cv-int3-$v" 2>&1 \
+               | tee "$OUT/cv-int3-$v.log" | grep -E "^(== |5 |8 |16 |64 )|stream "
+             PYTHONPATH=$pp timeout 60 humming bench --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cv-int4-$v" 2>&1 \
+               | tee "$OUT/cv-int4-$v.log" | grep -E "^(== |1 |8 |16 |64 )|stream "
+           done ;;
+    cv2)   # the launches Launcher.crowded makes plain besides 28672x8192's 3-bit 5-8 tokens (cv's probe: 14336x4096 at
+           # M=64, 224 CTAs, three per SM, for int4, int3 and e4m3), this tree against old3/ alternated twice; then the
+           # issue-6 8-bit widths at M=1 on 8192x8192, five repeats, twice
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               [ $v = old ] && [ ! -d old3 ] && continue
+               for w in int4:128 int3:128 e4m3:0; do
+                 PYTHONPATH=$pp timeout 60 humming bench --shapes 14336x4096 --m 16,64 --weight ${w%%:*} \
+                   --group-size ${w##*:} --methods humming --repeats 3 --no-plot --no-jit \
+                   --out "$OUT/cv2-${w%%:*}-$v$r" 2>&1 | tee "$OUT/cv2-${w%%:*}-$v$r.log" | grep -E "^(== |16 |64 )"
+               done
+             done
+           done
+           for r in 1 2; do
+             for w in e4m3:0 int8:0; do
+               timeout 60 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+                 --methods humming --repeats 5 --no-plot --no-jit --out "$OUT/cv2w-${w%%:*}-$r" 2>&1 \
+                 | tee "$OUT/cv2w-${w%%:*}-$r.log" | grep -E "^(== |1 )|stream "
+             done
+           done ;;
+    cvx)   # split warpgroup launches programmatically where not crowded (a HUMMING_PDL_SPLIT=1 switch of the measured
+           # tree, since made the rule: the switch is gone, both sides now run the same), alternated
+           for r in 1 2; do
+             for e in 0 1; do
+               for w in e4m3:0 int8:0; do
+                 HUMMING_PDL_SPLIT=$e timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1,5,16 --weight "${w%%:*}" \
+                   --group-size "${w##*:}" --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cvx-${w%%:*}-$e$r" \
+                   2>&1 | tee "$OUT/cvx-${w%%:*}-$e$r.log" | grep -E "^(== |1 |5 |16 )"
+               done
+               HUMMING_PDL_SPLIT=$e timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 16,64 \
+                 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/cvx-int4-$e$r" \
+                 2>&1 | tee "$OUT/cvx-int4-$e$r.log" | grep -E "^(== |16 |64 )"
+             done
+           done ;;
+    cv3)   # after native_cvt and programmatic split launches (Launcher.crowded): the GPU tests of launches chained
+           # programmatically, through the planner and of split K, then this tree against old3/ (a variant: here the
+           # split warpgroup launches' first weights before the wait as well), alternated twice
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "programmatic or \
+             weight_formats or batched_decode or large_shapes or split_k or graph or three_bit or bad_inputs or \
+             quant_linear or torch_compile or wgmma_tiles or prefill" 2>&1 | tee "$OUT/cv3_tests.log" | tail -5
+           rc=$((rc | PIPESTATUS[0]))
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               [ $v = old ] && [ ! -d old3 ] && continue
+               PYTHONPATH=$pp timeout 90 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 16,64 \
+                 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/cv3-int4-$v$r" 2>&1 | tee "$OUT/cv3-int4-$v$r.log" | grep -E "^(== |16 |64 )"
+               PYTHONPATH=$pp timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1,5 --weight e4m3 \
+                 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/cv3-e4m3-$v$r" 2>&1 | tee "$OUT/cv3-e4m3-$v$r.log" | grep -E "^(== |1 |5 )"
+             done
+           done ;;
+    cvf)   # the final tree (native_cvt; programmatic launches of uncrowded split warpgroup tiles, their first weights
+           # before the wait): GPU tests of launches chained programmatically, split K and the warpgroup tiles; the
+           # issue-6 int4 rows at M = 1, 16, 64 with cuBLAS; the 8-bit widths at M=1; int3 on 28672x8192 at 5-16 tokens
+           timeout 250 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "programmatic or \
+             split_k or graph or large_shapes or wgmma_tiles or wgmma_two or wgmma_four or prefill or batched_decode" \
+             2>&1 | tee "$OUT/cvf_tests.log" | tail -4; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/cvf-int4" 2>&1 | tee "$OUT/cvf-int4.log" | grep -E "^(== |1 |16 |64 )|stream "
+           widths cvf 8192x8192 "e4m3:0 int8:0"
+           timeout 60 humming bench --shapes 28672x8192 --m 5,8,16 --weight int3 --group-size 128 --methods humming \
+             --repeats 3 --no-plot --no-jit --out "$OUT/cvf-int3" 2>&1 | tee "$OUT/cvf-int3.log" | grep -E "^(== |5 |8 |16 )" ;;
     f3)    # layout v4 (3-bit values as whole fields, five per 16-bit half): the GPU tests of the 3-bit formats and
            # the layout, then the int3 g128 rows at M = 1, 2, 5, 16 with this tree and the v3 tree in old3/
            # (`git archive e590402 | tar -x -C old3`, prepared as for p3), alternated, and bf16 int3 at M = 256, 1024
