@@ -839,6 +839,35 @@ def test_programmatic_dependent_launch_machine_code(tmp_path, monkeypatch):
     assert not G.Launcher(pw, [(1, None, G.Tile())], 108, pdl=True).pdl
 
 
+def test_native_cvt_recipes_and_packing():
+    """Plans of e4m3 weights on fp16 operands say native_cvt where the chip converts e4m3 in one
+    instruction (sm_89 on) and the recipe follows them; the packed codes are the same and only the output
+    multiplier loses the re-bias' 2^(15 - 7). Other pairs asking for the cvt are refused, saying which
+    pairs it takes."""
+    import torch
+    from humming import reference as R
+    from humming.device import Device
+    from humming.errors import UnsupportedError
+    from humming_nvidia import gemm_mma_sync as G
+
+    scheme = WeightScheme("e4m3", "channel", scale_fmt="fp32")
+    recs = {}
+    for dev, cvt in (("H200", True), ("L40S", True), ("A100", False)):
+        p = humming.plan(LayerSpec(256, 512, scheme), dev)
+        assert (p.components["dequantizer"] == "native_cvt") == cvt, (dev, p.components)
+        recs[dev] = G.recipe_from_plan(p, Device.named(dev))
+        assert recs[dev].fcvt == cvt
+    qw = R.quantize(torch.randn(256, 512) * 0.02, scheme)
+    a = G.pack_weight(qw, recs["H200"], "cpu")
+    b = G.pack_weight(qw, dataclasses.replace(recs["H200"], fcvt=False), "cpu")
+    assert torch.equal(a.w, b.w) and a.out_mul * 2.0 ** 8 == b.out_mul
+    bf16 = humming.plan(LayerSpec(256, 512, scheme, ActivationScheme("bf16"), out_dtype="bf16"), "H200")
+    assert bf16.components["dequantizer"] == "float_rebias"
+    with pytest.raises(UnsupportedError, match="native_cvt converts e4m3 into fp16"):
+        G.recipe_for(WeightScheme("e5m2", "channel"), bf16=False, out_bf16=False, caps_cp_async=True,
+                     k8mma=False, target="sm_90a", fcvt=True)
+
+
 def test_crowded_warpgroup_launches_go_plainly():
     """Launcher.crowded: a warpgroup launch (K slices included) goes plainly when its CTAs outnumber the SMs
     and an SM could hold more of them than its even share -- the 28672x8192 3-bit tile at 5-8 tokens (224

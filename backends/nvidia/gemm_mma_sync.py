@@ -669,8 +669,9 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
     else:
         group //= ku  # in kernel K units
     if fcvt and not (op8 == 0 and not bf16 and cvt_dequant(fmt.name, "fp16")):
+        pairs = ", ".join(f"{a} into {b}" for a, b in sorted(CVT_DEQUANT))
         raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme",
-                               [f"native_cvt turns e4m3 / e5m2 codes into fp16 operands; found {fmt.name} into "
+                               [f"native_cvt converts {pairs} operands; found {fmt.name} into "
                                 f"{'bf16' if bf16 else OP8_NAMES[op8] if op8 else 'fp16'}"])
     offset = (1 << (fmt.bits - 1)) if (not wfloat and (fmt.signed or scheme.implicit_offset)) else 0
     return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
