@@ -38,7 +38,7 @@ def main():
                 tile = L.tile_for(m)
                 ctas = grid[0] * grid[1] * grid[2]
                 res = L.stream_k_ctas(tile, lp)
-                crowded = bool(tile.wgmma) and grid[2] == 1 and L.crowded(tile, lp, grid[0] * grid[1])
+                crowded = bool(tile.wgmma) and L.crowded(tile, lp, ctas)
                 pdl = L.pdl and (id(lp) in L._pdl_plans) and pdl_ok
                 rows.append(dict(fmt=f, n=n, k=k, m=m, wgmma=bool(tile.wgmma), stream=int(tile.stream), bn=tile.bn,
                                  bm=tile.bm, threads=tile.threads, grid=list(grid), ctas=ctas, resident=res,

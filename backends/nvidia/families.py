@@ -178,8 +178,8 @@ class MmaSyncFamily(_NvidiaFamily):
         from .gemm_mma_sync import cvt_dequant
 
         d = dequantizer_for(layer, caps, compute)
-        # gemm/dequant.cuh converts e4m3 / e5m2 into fp16 with the chip's cvt; it re-biases other
-        # float codes into fp16/bf16
+        # gemm/dequant.cuh converts the pairs of CVT_DEQUANT (e4m3 into fp16) with the chip's cvt; it
+        # re-biases other float codes into fp16/bf16
         if d == "native_cvt" and compute.is_16bit and not cvt_dequant(layer.weight.fmt, compute.b):
             return "float_rebias"
         return d

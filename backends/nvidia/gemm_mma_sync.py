@@ -207,7 +207,7 @@ class Recipe:
     fexp: int = 0
     fman: int = 0
     fbias: int = 0
-    fcvt: bool = False       # native_cvt: e4m3 / e5m2 codes into fp16 by the chip's conversion (no re-bias factor)
+    fcvt: bool = False       # native_cvt: e4m3 codes into fp16 by the chip's conversion (no re-bias factor)
     offset: int = 0          # subtracted from integer codes (two's complement -> offset binary)
     zp: int = 0              # 0 none, 1 integer, 2 float
     gscale: bool = True      # per-group scales in the main loop

@@ -17,8 +17,9 @@
 //                  15 and the exponent-mantissa bits up to align the mantissas
 //                  gives a 16-bit float equal to value * 2^(bias16 - bias); the
 //                  host folds that constant into the scales.
-//   native_cvt   : e4m3 / e5m2 codes into fp16 where the chip converts them in one
-//                  instruction (sm_89 on): a PRMT and a cvt per pair, no factor.
+//   native_cvt   : e4m3 codes into fp16 where the chip converts them in one
+//                  instruction (sm_89 on): a PRMT and a cvt per pair, no factor. (The
+//                  code takes e5m2 too; the host keeps those re-biased, which is cheaper.)
 // Zero points (aux = z, exact for integers, rounded to 16 bits for float zero
 // points) are subtracted from v; then, unless the kernel applies the group
 // scales to its fp32 accumulators, the row's scale multiplies: w = (v - z) * s.
