@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -34,6 +34,15 @@ pdloff() {
   HUMMING_PDL=0 timeout 60 humming bench --shapes 28672x8192 --m 1,8,16,64 --weight int4 --group-size 128 \
     --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/$1-off" 2>&1 | tee "$OUT/$1-off.log" \
     | grep -E "^(== |1 |8 |16 |64 )|stream "
+}
+# half H (0 or 1) of the GPU tests, every other one in collection order, within S seconds: gpuhalf H S (the log
+# in $OUT/gpu_half$H.log; the whole suite takes about ten minutes, more than one device call)
+gpuhalf() {
+  python3 -m pytest --collect-only -q -p no:cacheprovider -m gpu tests 2>/dev/null | grep '::' \
+    | awk -v h="$1" 'NR % 2 == h' >"$OUT/gpu_half$1.ids"
+  timeout "$2" python3 -m pytest -q -p no:cacheprovider -m gpu $(cat "$OUT/gpu_half$1.ids") 2>&1 \
+    | tee "$OUT/gpu_half$1.log" | tail -6
+  return "${PIPESTATUS[0]}"
 }
 rc=0
 for part in "${@:-all}"; do
@@ -408,6 +417,48 @@ for part in "${@:-all}"; do
                  --out "$OUT/cv3-e4m3-$v$r" 2>&1 | tee "$OUT/cv3-e4m3-$v$r.log" | grep -E "^(== |1 |5 )"
              done
            done ;;
+    occ)   # 8-bit weight codes on the warpgroup tiles sized for 4-bit ones: gpu_sweep.py groups occ8_16 / occ8_32 /
+           # occ8_64 (the planner's tile, fewer stages for more CTAs per SM, the 64-row tile), kernel alone, e4m3 per
+           # channel on three shapes and int8 per channel on 28672x8192; then the first half of the GPU tests
+           for g in 16 32 64; do
+             timeout 100 python3 scripts/gpu_sweep.py --weight e4m3 --group 0 --m $g --groups occ8_$g --rounds 3 \
+               --shapes 28672x8192,14336x4096,4096x14336 --json "$OUT/occ_e4m3_$g.json" 2>&1 | tee -a "$OUT/occ.log" \
+               | grep -v "^      "
+           done
+           timeout 60 python3 scripts/gpu_sweep.py --weight int8 --group 0 --m 16,64 --groups occ8_16,occ8_64 --rounds 3 \
+             --shapes 28672x8192 --json "$OUT/occ_int8.json" 2>&1 | tee -a "$OUT/occ.log" | grep -v "^      "
+           gpuhalf 0 330; rc=$((rc | $?)) ;;
+    occ2)  # after wgmma_pair / BYTE_CODES_16_TWO_FROM_N: the GPU tests of the tiles it changes (8-bit codes through the
+           # planner, two-row-block and warpgroup tiles of 8-bit formats), then this tree against old3/ (`git archive
+           # baa38fb | tar -x -C old3`), alternated twice: e4m3 per channel at M = 16, 64, 128 on four shapes (256 on
+           # 4096x14336), int8 g128 at 64 and 128
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "byte_codes_two or \
+             wgmma_two_row_blocks or (wgmma_tiles and (int8 or e4m3))" 2>&1 | tee "$OUT/occ2_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               [ $v = old ] && [ ! -d old3 ] && continue
+               PYTHONPATH=$pp timeout 100 humming bench --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16,64,128 \
+                 --weight e4m3 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/occ2-e4m3-$v$r" 2>&1 | tee "$OUT/occ2-e4m3-$v$r.log" | grep -E "^(== |16 |64 |128 )|stream "
+               [ $r = 1 ] && PYTHONPATH=$pp timeout 40 humming bench --shapes 4096x14336 --m 256 --weight e4m3 \
+                 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/occ2-e4m3b-$v" 2>&1 \
+                 | tee "$OUT/occ2-e4m3b-$v.log" | grep -E "^(== |256 )"
+               [ $r = 1 ] && PYTHONPATH=$pp timeout 60 humming bench --shapes 8192x8192,28672x8192 --m 64,128 --weight int8 \
+                 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/occ2-int8-$v" 2>&1 \
+                 | tee "$OUT/occ2-int8-$v.log" | grep -E "^(== |64 |128 )"
+             done
+           done ;;
+    occ3)  # e4m3 per channel on 28672x8192 at M=16: WG_16_TWO at six, five (wgmma_pair's) and four stages, kernel alone
+           timeout 80 python3 scripts/gpu_sweep.py --weight e4m3 --group 0 --m 16 --groups occ8_16b --rounds 5 \
+             --shapes 28672x8192 --json "$OUT/occ3.json" 2>&1 | tee "$OUT/occ3.log" | grep -v "^      " ;;
+    gpu1)  # the second half of the GPU tests
+           gpuhalf 1 560; rc=$((rc | $?)) ;;
+    ids)   # the GPU tests named in $GPU_IDS (a file of node ids, one per line: e.g. what a cut-off half left)
+           timeout "${GPU_IDS_S:-560}" python3 -m pytest -q -p no:cacheprovider -m gpu $(cat "${GPU_IDS:-gpu_rest.ids}") 2>&1 \
+             | tee "$OUT/gpu_ids.log" | tail -8; rc=$((rc | PIPESTATUS[0])) ;;
     cvf)   # the final tree (native_cvt; programmatic launches of uncrowded split warpgroup tiles, their first weights
            # before the wait): GPU tests of launches chained programmatically, split K and the warpgroup tiles; the
            # issue-6 int4 rows at M = 1, 16, 64 with cuBLAS; the 8-bit widths at M=1; int3 on 28672x8192 at 5-16 tokens

@@ -357,6 +357,14 @@ GROUPS = {
     "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
              G.replace(G.WG_16_DEEP, fold=1, sk=1)],
     "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
+    # 8-bit weight codes on 16-bit operands (twice the weight bytes per stage of the 4-bit codes the warpgroup tiles
+    # were sized on): the planner's tile, then the same with fewer stages (more CTAs per SM: WG_16_TWO holds one
+    # per SM at 6 stages, two at 4, three at 3; WG_32 two at 4, three at 3; WG_64 one at 4, two at 3), then the
+    # 64-row tile of the range
+    "occ8_16": [G.WG_16_TWO, G.replace(G.WG_16_TWO, stages=4), G.replace(G.WG_16_TWO, stages=3), G.WG_16_NARROW],
+    "occ8_16b": [G.WG_16_TWO, G.replace(G.WG_16_TWO, stages=5), G.replace(G.WG_16_TWO, stages=4)],
+    "occ8_32": [G.WG_32, G.replace(G.WG_32, stages=3), G.WG_32_NARROW],
+    "occ8_64": [G.WG_64, G.replace(G.WG_64, stages=3), G.WG_64_TMA],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
 }
 
