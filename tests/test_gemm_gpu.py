@@ -298,6 +298,27 @@ def test_batched_decode_through_the_planner(scheme, n, k, act):
     run_and_check(qw, act, ms=(1, 6, 7, 8, 9, 13, 16))
 
 
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("e4m3", "channel", scale_fmt="fp32"), 28672 + 64, 1024 + 64),
+                                        (WeightScheme("int8", "group", 128), 28672, 1152),
+                                        (WeightScheme("int8", "channel", scale_fmt="fp32"), 14336, 2048 + 64)],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_byte_codes_two_ctas_per_sm_through_the_planner(scheme, n, k, act):
+    """8-bit weight codes on 16-bit operands through the planner on wide layers, where the warpgroup tiles
+    take fewer stages for two CTAs per SM where the grid has more CTAs than SMs (wgmma_pair: WG_16_TWO at five
+    stages, WG_64 at three) or the 64-row 16-token tile (BYTE_CODES_16_TWO_FROM_N), with the ranges around them."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
+    tile = {m: next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi) for m in (16, 64, 100)}
+    if scheme.scale == "channel":  # (nothing to fold: the 16-token tiles of wgmma_tile)
+        assert tile[16] == (G.replace(G.WG_16_TWO, stages=5) if n > G.BYTE_CODES_16_TWO_FROM_N else G.WG_16_NARROW)
+    assert tile[64 if n > 16384 else 100] == G.replace(G.WG_64, stages=3), p.tuning  # (224 CTAs and more)
+    run_and_check(qw, act, ms=(9, 16, 33, 64, 100))
+
+
 @pytest.mark.parametrize("act", ACTS, ids=lambda a: a.describe().replace(" ", "_"))
 @pytest.mark.parametrize("scheme", QACT_SCHEMES, ids=lambda s: s.describe().replace(" ", "_"))
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])

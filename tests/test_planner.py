@@ -385,6 +385,45 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert mma(28672).endswith("(M >= 1)")
 
 
+def test_byte_codes_keep_two_ctas_per_sm():
+    """Warpgroup tiles of 16-bit operands with 8-bit weight codes (twice the weight bytes per stage of the
+    4-bit codes the tiles were sized on) take fewer stages where that keeps two CTAs per SM, as their 4-bit form
+    holds, on layers whose grid has more CTAs than SMs from the range's first M on (wgmma_pair); 9-16 tokens take
+    the 64-row tile on layers of at most BYTE_CODES_16_TWO_FROM_N rows. Grids of at most one CTA per SM, 4-bit
+    codes, byte operands and the BK = 256 tiles keep theirs, and a paired tile fits and pairs again unchanged."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    def tile(scheme, n, k, m):
+        p = plan(LayerSpec(n, k, scheme), "h200")
+        return G.tile_from_config(next(r.config for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi)))
+
+    for fmt in ("e4m3", "int8", "e5m2"):
+        ch = WeightScheme(fmt, "channel", scale_fmt="fp32")
+        assert tile(ch, 28672, 8192, 16) == G.replace(G.WG_16_TWO, stages=5)  # (six stages: one CTA per SM)
+        assert tile(ch, 14336, 4096, 16) == G.WG_16_NARROW == tile(ch, 4096, 14336, 9)
+        assert tile(ch, 28672, 8192, 64) == G.replace(G.WG_64, stages=3) == tile(ch, 14336, 4096, 100)
+        assert tile(ch, 8192, 8192, 100) == G.WG_64 and tile(ch, 4096, 14336, 256) == G.WG_64  # (<= 132 CTAs)
+        assert tile(ch, 8192, 8192, 64) == G.WG_64_TMA and tile(ch, 8192, 8192, 1) == G.WG_DECODE_8BIT
+    i4 = WeightScheme("int4", "channel", scale_fmt="fp32")
+    assert tile(i4, 28672, 8192, 16) == G.WG_16_TWO == tile(i4, 14336, 4096, 16)
+    assert tile(i4, 28672, 8192, 64) == G.WG_64 == tile(i4, 14336, 4096, 100)
+    smem = 227 * 1024
+    rec8 = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
+                        caps_cp_async=True, k8mma=False, target="sm_90a")
+    rec4 = G.recipe_for(i4, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    for t in (G.WG_16_TWO, G.WG_64):
+        f = G.wgmma_pair(G.fit_tile(t, rec8, smem, 8192), rec8, smem)
+        assert f.stages < t.stages and G.fit_tile(f, rec8, smem, 8192) == f == G.wgmma_pair(f, rec8, smem)
+        assert 2 * (G.smem_bytes(rec8, f) + G.STATIC_SMEM_BYTES + 1024) <= smem + 1024, (t, f)
+        assert G.wgmma_pair(t, rec4, smem) == t
+    assert G.wgmma_pair(G.WG_32, rec8, smem) == G.WG_32  # (two per SM already)
+    assert G.wgmma_pair(G.WG_128, rec8, smem) == G.WG_128  # (one CTA per SM in its 4-bit form too)
+    assert G.wgmma_pair(G.WG_32_DEEP_TWO, rec8, smem) == G.WG_32_DEEP_TWO  # (BK = 256: as before)
+    rec_b = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
+                         caps_cp_async=True, k8mma=False, target="sm_90a", act_scale=1, op8=1)
+    assert G.wgmma_pair(G.WG_64, rec_b, smem) == G.WG_64  # (byte operands: their own tiles)
+
+
 def test_hopper_decode_and_fold_choices():
     """On Hopper, 8-bit weight codes on 16-bit operands decode on the 8-token warpgroup tile (the plan's
     MMA slot says wgmma from one token), int4 and 2-bit codes keep the rings for up to 8 tokens (with or

@@ -1448,6 +1448,13 @@ WG_16_DEEP_TWO = Tile(16, 128, 256, 1, 4, 1, 4, wgmma=1)
 #: against 14.31; 28672x8192 M=16 41.4 against 50.0; 8192x8192 M=16 16.53 against 15.75, 4096x4096 10.6
 #: against 7.6)
 WG_16_TWO_FROM_N = 8192
+#: ... and with 8-bit weight codes on 16-bit operands, where a stage of WG_16_TWO holds twice the weight bytes and
+#: two CTAs fit an SM at fewer stages (wgmma_pair), on layers of more rows than this; below, the 64-row tile's three
+#: CTAs per SM win (H200, e4m3 per channel, M=16, gpu_sweep.py occ8_16, kernel alone, us: 14336x4096 19.8 against
+#: 21.8 for WG_16_TWO at four stages and 22.6 at six, 4096x14336 22.2 against 23.2 and 22.9; 28672x8192, where the
+#: 64-row tiles take two waves, 90.2 against 66.4 and 78.1. The bench, gpu_run.sh occ2, two rounds: 14336x4096
+#: 20.0 / 20.0 -> 19.2 / 19.2, 4096x14336 21.2 / 21.2 -> 17.7 / 17.8)
+BYTE_CODES_16_TWO_FROM_N = 16384
 #: 17-32 tokens where the group scales fold, except on layers of 4097-8192 rows (gpu_sweep.py bk256m32,
 #: M=32, us, the tile the planner took in brackets: 4096x4096 10.2 (10.6), 14336x4096 18.1 (19.2 with WG_32),
 #: 4096x14336 19.4 (20.7), 28672x8192 with two warpgroups 51.9 (53.9); 8192x8192 20.5 against 19.7 for
@@ -1597,6 +1604,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
         tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k)
+        if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
+            tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
@@ -1785,6 +1794,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 nominal = replace(nominal, tma=0)
             split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)
         fitted = fit_tile(nominal, recipe, smem, kp)
+        if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
+            fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
@@ -1914,6 +1925,36 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
     return t
+
+
+def wgmma_pair(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
+    """A fitted warpgroup tile of 16-bit operands whose weight codes are wider than 4 bits, on a layer whose
+    grid has more CTAs than SMs from its range's first M on (tuning): two CTAs per SM where its form for 4-bit
+    codes (the width the tiles were sized on) holds two or more, by fewer stages, down to 3 (tiles of BK = 128;
+    ``max_smem``: the opt-in limit per block; an SM holds about 1 KB more). 8-bit codes: WG_16_TWO six -> five
+    stages, WG_64 four -> three. Measured (H200, per channel, us; gpu_run.sh occ2: the bench, this rule applied
+    to every grid against none, two rounds):
+
+    * e4m3 28672x8192 (224 CTAs, two waves at one per SM): M=16 76.5 / 76.5 -> 70.7 / 70.6, M=64 90.4 / 87.0
+      -> 83.2 / 86.6 (kernel alone, gpu_sweep.py occ8_64: 88.4 -> 85.9; int8 90.2 -> 84.8); 14336x4096 M=128
+      (224 CTAs) 45.9 / 46.4 -> 39.4 / 39.4.
+    * Grids of at most one CTA per SM lose the stage: 8192x8192 M=128 (128 CTAs) 40.9 -> 66.3, int8 g128 43.2 ->
+      69.7; 4096x14336 M=256 66.4 -> 106 -- one CTA with one stage in flight (LEAD) cannot keep the SM's
+      copies going.
+
+    (Applied again, or fitted again, the result does not change.)"""
+    if recipe.op8 or recipe.wpl <= 4 or tile.bk != 128 or not tile.wgmma:  # (BK = 256 tiles: not measured so)
+        return tile
+
+    def per_sm(r, t):
+        return (max_smem + 1024) // (smem_bytes(r, t) + STATIC_SMEM_BYTES + 1024)
+    if per_sm(recipe, tile) >= 2 or per_sm(replace(recipe, bits=4), tile) < 2:
+        return tile
+    for stages in range(tile.stages - 1, 2, -1):
+        t = replace(tile, stages=stages)
+        if per_sm(recipe, t) >= 2:
+            return t
+    return tile
 
 
 def tile_from_config(cfg) -> Tile | None:
