@@ -1634,13 +1634,30 @@ struct GemmMmaSync {
   // 16-bit operands fold the same way where the planner applies their group scales to the fp32
   // sums (SCALE_ACC, Tile.fold: scale groups of whole 64-column blocks): the dequantizer then skips
   // the packed multiply by the scale (one of its three operations per pair of int4 weights), and the
-  // fold costs 4 x (tokens / 8) FMAs per block and lane, so the planner takes it for few tokens.
+  // fold costs 4 x (tokens / 8) FMAs per block and lane (per two blocks: FOLD_SPAN), so the planner
+  // takes it for few tokens.
   static constexpr bool WG_FOLD = WG && (BYTES ? (Cfg::GSCALE || !INT_OP) : SCALE_ACC);
   static constexpr int WG_KIND = OP8 == 1 ? wgmma::kS8 : OP8 == 2 ? wgmma::kE4M3 : OP8 == 3 ? wgmma::kE5M2
                                  : Cfg::BF16 ? wgmma::kBF16 : wgmma::kF16;
   static constexpr int NSET = WG_FOLD ? 1 : NCH;  // accumulator sets the wgmmas write
   static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0,
                 "wgmma tiles that fold: group scales over whole 64-unit blocks");
+  // 16-bit operands that fold, four blocks per stage, groups of whole pairs of blocks, one warpgroup per
+  // CTA: the two blocks of a group chain their wgmmas into one partial set (no wait between them), folded
+  // once per group -- one wait_group 0 and one fold per two blocks (H200, int4 g128, kernel alone: 3-9 %
+  // faster than a fold per block at 16 tokens, 1-4 % at one). Block kb is dequantized while blocks kb - 1
+  // and kb - 2 may be in flight; their fragments a[kb - 1], a[kb - 2] differ from a[kb] with four blocks
+  // per stage, so two is the most. It costs 14-40 more registers per thread: the eight-warp tile of 32
+  // tokens (WG_32_DEEP_TWO, 118 -> 132) then held one CTA per SM instead of two (28672x8192, M=32: 50.1 ->
+  // 75.8 us through the bench), so CTAs of more than one warpgroup fold per block; so do 1- and 2-bit
+  // codes, whose small stages let more CTAs share an SM, so that registers bound them (int2 g128: the
+  // 16-token tile of 128 rows would go from three CTAs per SM to two, the 8-token one of 64 rows six to five).
+#ifndef HUMMING_FOLD_SPAN
+#define HUMMING_FOLD_SPAN 2
+#endif
+  static constexpr int FOLD_SPAN = WG_FOLD && !BYTES && KB == 4 && WN == 4 && BITS >= 3 && Cfg::GROUP % 128 == 0
+                                       ? HUMMING_FOLD_SPAN : 1;
+  static_assert(FOLD_SPAN == 1 || FOLD_SPAN == 2, "wgmma folds: every block or every two");
 
   // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8; 1 without group scales)
   static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NT][MT][4], const float (&f)[NT][2]) {
@@ -1688,11 +1705,14 @@ struct GemmMmaSync {
         for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
         wgmma::pin(af[t]);
       }
-      if constexpr (WG_FOLD) {  // the previous block's group: retired, then folded
+      const bool fold_here = WG_FOLD && kb % FOLD_SPAN == 0;  // (kb: unrolled, so known here)
+      if (fold_here) {  // the previous group's blocks: retired, then folded
         wgmma::wait<0>();
 #pragma unroll
-        for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - 1) % KB][t]);
-        if (kb > 0 || !first) fold_wg(acc, wacc[0], fs[(kb & 1) ^ 1]);
+        for (int j = 1; j <= FOLD_SPAN; ++j)
+#pragma unroll
+          for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
+        if (kb > 0 || !first) fold_wg(acc, wacc[0], fs[(kb & 1) ^ 1]);  // (block kb - 1's rows: the group's)
       }
       // the wgmmas' descriptors and scale-d flags, computed above the fence (ptxas C7513: nothing may
       // define a wgmma's input registers between the fence and the wgmma)
@@ -1701,7 +1721,7 @@ struct GemmMmaSync {
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt) {  // atom kb of the stage, k16 (bytes: k32) step kt: 32 bytes per step
         desc[kt] = desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4);
-        keep_d[kt] = WG_FOLD && kt == 0 ? 0 : 1;
+        keep_d[kt] = fold_here && kt == 0 ? 0 : 1;
         asm volatile("" : "+l"(desc[kt]), "+r"(keep_d[kt])::"memory");
       }
       wgmma::fence();
