@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -449,6 +449,66 @@ for part in "${@:-all}"; do
                [ $r = 1 ] && PYTHONPATH=$pp timeout 60 humming bench --shapes 8192x8192,28672x8192 --m 64,128 --weight int8 \
                  --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/occ2-int8-$v" 2>&1 \
                  | tee "$OUT/occ2-int8-$v.log" | grep -E "^(== |64 |128 )"
+             done
+           done ;;
+    span)  # HUMMING_FOLD_SPAN (folded four-block warpgroup tiles fold once per group of two blocks): kernel alone
+           # against a fold per block (the sweep's define; WG_16_DEEP also at 5 and 3 stages, WG_DECODE_TWO at 5), the
+           # GPU tests of the folded tiles, then the timelines of the planner's kernels at M=16
+           timeout 150 python3 scripts/gpu_sweep.py --m 16 --groups span16 --rounds 5 --defines ',HUMMING_FOLD_SPAN=1' \
+             --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --json "$OUT/span16.json" 2>&1 | tee "$OUT/span16.log" \
+             | grep -v "^      "
+           timeout 70 python3 scripts/gpu_sweep.py --m 1,8 --groups span1 --rounds 5 --defines ',HUMMING_FOLD_SPAN=1' \
+             --shapes 28672x8192 --json "$OUT/span1.json" 2>&1 | tee "$OUT/span1.log" | grep -v "^      "
+           timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \
+             stream_k or folded or batched_decode or through_the_planner" 2>&1 | tee "$OUT/span_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 60 python3 scripts/gpu_trace.py --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16 \
+             --json "$OUT/span_trace.json" 2>&1 | tee "$OUT/span_trace.log" | tail -30 ;;
+    spanb) # the GPU tests of the folded warpgroup tiles; then this tree against old3/ (`git archive <commit> | tar -x
+           # -C old3`) and against alt/ (this tree with 9-16 tokens on WG_16_DEEP up to 16384 rows, five stages where
+           # K > 8192) through the bench, alternated twice: int4 g128 at M = 1, 8, 16 on the four large shapes
+           timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \
+             stream_k or folded or batched_decode or through_the_planner" 2>&1 | tee "$OUT/spanb_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           rm -rf alt && mkdir alt && cp -r humming alt/ && cp -r backends/nvidia alt/humming_nvidia
+           sed -i 's/^        tile = WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP$/        tile = WG_16_DEEP_TWO if layer.n > 16384 else replace(WG_16_DEEP, stages=5) if layer.k > 8192 else WG_16_DEEP/' \
+             alt/humming_nvidia/gemm_mma_sync.py
+           grep -c "layer.n > 16384 else replace(WG_16_DEEP, stages=5)" alt/humming_nvidia/gemm_mma_sync.py
+           for r in 1 2; do
+             for v in new old alt; do
+               pp=; [ $v = old ] && pp=$PWD/old3; [ $v = alt ] && pp=$PWD/alt
+               [ $v = old ] && [ ! -d old3 ] && continue
+               PYTHONPATH=$pp timeout 70 humming bench --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16 \
+                 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit \
+                 --out "$OUT/spanb-$v$r" 2>&1 | tee "$OUT/spanb-$v$r.log" | grep -E "^(== |1 |8 |16 )|stream "
+             done
+           done ;;
+    spanf) # the final tree: GPU tests named in gpu_final.ids (every weight format through the planner, the warpgroup
+           # and planner paths, the three spanb did not reach); the issue-6 int4 rows at M = 1, 16, 32, 64 with cuBLAS;
+           # then folded 17-64-token tiles against the planner's (kernel alone)
+           timeout 270 python3 -m pytest -q -p no:cacheprovider -m gpu $(cat gpu_final.ids) 2>&1 \
+             | tee "$OUT/spanf_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,32,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/spanf-int4" 2>&1 | tee "$OUT/spanf-int4.log" | grep -E "^(== |1 |16 |32 |64 )|stream "
+           timeout 50 python3 scripts/gpu_sweep.py --m 32 --groups span32 --rounds 3 --shapes 8192x8192 \
+             --json "$OUT/span32.json" 2>&1 | tee "$OUT/span32.log" | grep -v "^      "
+           timeout 70 python3 scripts/gpu_sweep.py --m 64 --groups span64 --rounds 3 --shapes 8192x8192,4096x14336 \
+             --json "$OUT/span64.json" 2>&1 | tee "$OUT/span64.log" | grep -v "^      " ;;
+    spanv) # after FOLD_SPAN was limited to one-warpgroup CTAs of 3-8-bit codes: the folded-tile GPU tests, then span32
+           timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or folded" \
+             2>&1 | tee "$OUT/spanv_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           bash "$0" span32; rc=$((rc | $?)) ;;
+    span32) # 17-32 tokens on 28672x8192 (WG_32_DEEP_TWO, folded per two blocks) and 14336x4096: this tree against old3/,
+           # alternated twice, through the bench
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+           for r in 1 2; do
+             for v in new old; do
+               pp=; [ $v = old ] && pp=$PWD/old3
+               PYTHONPATH=$pp timeout 60 humming bench --shapes 28672x8192,14336x4096 --m 24,32 --weight int4 \
+                 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/span32-$v$r" 2>&1 \
+                 | tee "$OUT/span32-$v$r.log" | grep -E "^(== |24 |32 )|stream "
              done
            done ;;
     occ3)  # e4m3 per channel on 28672x8192 at M=16: WG_16_TWO at six, five (wgmma_pair's) and four stages, kernel alone

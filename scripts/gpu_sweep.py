@@ -366,6 +366,14 @@ GROUPS = {
     "occ8_32": [G.WG_32, G.replace(G.WG_32, stages=3), G.WG_32_NARROW],
     "occ8_64": [G.WG_64, G.replace(G.WG_64, stages=3), G.WG_64_TMA],
     "bwg256c": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1)],
+    # the folded four-block warpgroup tiles (with --defines ',HUMMING_FOLD_SPAN=1': a fold per block against one per
+    # group of two blocks): 9-16 tokens with one and two 64-row wgmmas per warpgroup, and the decode tiles
+    "span16": [G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1),
+               G.replace(G.WG_16_DEEP, fold=1, stages=5), G.replace(G.WG_16_DEEP, fold=1, stages=3)],
+    # 17-64 tokens with the group scales folded per two blocks: the planner's tiles against the folded BK = 256 ones
+    "span32": [G.replace(G.WG_32_NARROW, fold=1), G.replace(G.WG_32_DEEP, fold=1)],
+    "span64": [G.WG_64_TMA, G.replace(G.WG_64_TMA, fold=1), T(64, 64, 256, 1, 4, 1, 3, wgmma=1, tma=1, fold=1)],
+    "span1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, stages=5)],
 }
 
 
