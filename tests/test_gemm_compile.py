@@ -400,6 +400,39 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
+def test_fold_per_group_keeps_ctas_per_sm(tmp_path):
+    """FOLD_SPAN (a fold per scale group of two blocks) costs registers. It is taken by one-warpgroup tiles
+    of 3-8-bit codes, where those registers cost no CTA per SM; eight-warp tiles (WG_32_DEEP_TWO: one CTA
+    per SM instead of two, 28672x8192 M=32 50 -> 76 us on the H200) and 1-2-bit codes (small stages,
+    CTAs bound by registers) fold per block. Against the HUMMING_FOLD_SPAN=1 build of the same tile: the
+    waits per stage, and the CTAs per SM that registers and shared memory allow."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    def ctas_per_sm(kernel, tile, rec):
+        regs = I.resource_usage(kernel.cubin)["humming_entry"]
+        per_warp = -(-regs["REG"] * 32 // 256) * 256  # (registers are allocated per warp, 256 at a time)
+        assert regs["LOCAL"] == 0
+        return min(65536 // (per_warp * tile.threads // 32), (228 * 1024) // (G.smem_bytes(rec, tile) + 1024))
+
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [(WeightScheme("int4", "group", 128), G.WG_16_DEEP_TWO, 2), (WeightScheme("int3", "group", 128), G.WG_DECODE_TWO, 2),
+             (WeightScheme("int4", "group", 128), G.WG_32_DEEP_TWO, 1), (WeightScheme("int2", "group", 128), G.WG_16_DEEP_TWO, 1),
+             (WeightScheme("int2", "group", 128), G.WG_DECODE, 1), (WeightScheme("uint4", "group", 64, zero_point="int"), G.WG_16_DEEP, 1)]
+    builds = []
+    for scheme, tile, span in cases:
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+        tile = G.fit_tile(G.replace(tile, fold=1), rec, 227 * 1024, 8192)
+        per_block = dataclasses.replace(rec, defines=tuple(rec.defines) + (("HUMMING_FOLD_SPAN", "1"),))
+        builds.append((rec, tile, span, G.kernel_spec(rec, tile), G.kernel_spec(per_block, tile)))
+    rt.warmup([b[3] for b in builds] + [b[4] for b in builds], executor="thread")
+    for rec, tile, span, spec, per_block in builds:
+        k, k1 = rt.kernel(spec), rt.kernel(per_block)
+        assert "C751" not in k.meta["log"], k.meta["log"]
+        waits = I.count(main_loop(I.disassemble(k.cubin)), r"WARPGROUP\.DEPBAR\.LE gsb0, 0x0")
+        assert waits == tile.bk // 64 // span, (rec.bits, tile, waits)
+        assert ctas_per_sm(k, tile, rec) >= ctas_per_sm(k1, tile, rec), (rec.bits, tile)
+
+
 def test_four_block_decode_tiles_machine_code(tmp_path):
     """The H200 plan's decode tiles: the lean rings up to 8 tokens on an 8192-row layer, the four-block
     warpgroup tile (m64n8k16, BK = 256, group scales folded) from one token on a layer of more than
