@@ -44,6 +44,23 @@ gpuhalf() {
     | tee "$OUT/gpu_half$1.log" | tail -6
   return "${PIPESTATUS[0]}"
 }
+# this tree against the trees in TREES (old: old3/, `git archive <commit> | tar -x -C old3`; alt: alt/, a variant a
+# part builds) through the bench, humming alone, alternated ROUNDS times, the rows matching PATTERN echoed:
+# abbench PREFIX ROUNDS "new old [alt]" TIMEOUT PATTERN BENCH-ARGS... (the reports in $OUT/PREFIX-TREE<round>; a
+# tree whose folder is missing is skipped)
+abbench() {
+  local prefix=$1 rounds=$2 trees=$3 limit=$4 pattern=$5 r v pp
+  shift 5
+  [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
+  for r in $(seq "$rounds"); do
+    for v in $trees; do
+      pp=; [ "$v" = old ] && pp=$PWD/old3; [ "$v" = alt ] && pp=$PWD/alt
+      [ -n "$pp" ] && [ ! -d "$pp" ] && continue
+      PYTHONPATH=$pp timeout "$limit" humming bench "$@" --methods humming --repeats 3 --no-plot --no-jit \
+        --out "$OUT/$prefix-$v$r" 2>&1 | tee "$OUT/$prefix-$v$r.log" | grep -E "$pattern"
+    done
+  done
+}
 rc=0
 for part in "${@:-all}"; do
   case "$part" in
@@ -404,19 +421,10 @@ for part in "${@:-all}"; do
              weight_formats or batched_decode or large_shapes or split_k or graph or three_bit or bad_inputs or \
              quant_linear or torch_compile or wgmma_tiles or prefill" 2>&1 | tee "$OUT/cv3_tests.log" | tail -5
            rc=$((rc | PIPESTATUS[0]))
-           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
-           for r in 1 2; do
-             for v in new old; do
-               pp=; [ $v = old ] && pp=$PWD/old3
-               [ $v = old ] && [ ! -d old3 ] && continue
-               PYTHONPATH=$pp timeout 90 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 16,64 \
-                 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit \
-                 --out "$OUT/cv3-int4-$v$r" 2>&1 | tee "$OUT/cv3-int4-$v$r.log" | grep -E "^(== |16 |64 )"
-               PYTHONPATH=$pp timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1,5 --weight e4m3 \
-                 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit \
-                 --out "$OUT/cv3-e4m3-$v$r" 2>&1 | tee "$OUT/cv3-e4m3-$v$r.log" | grep -E "^(== |1 |5 )"
-             done
-           done ;;
+           abbench cv3-int4 2 "new old" 90 "^(== |16 |64 )" --shapes 4096x4096,14336x4096,4096x14336,8192x8192 \
+             --m 16,64 --weight int4 --group-size 128
+           abbench cv3-e4m3 2 "new old" 60 "^(== |1 |5 )" --shapes 8192x8192,4096x14336 --m 1,5 --weight e4m3 \
+             --group-size 0 ;;
     occ)   # 8-bit weight codes on the warpgroup tiles sized for 4-bit ones: gpu_sweep.py groups occ8_16 / occ8_32 /
            # occ8_64 (the planner's tile, fewer stages for more CTAs per SM, the 64-row tile), kernel alone, e4m3 per
            # channel on three shapes and int8 per channel on 28672x8192; then the first half of the GPU tests
@@ -435,22 +443,11 @@ for part in "${@:-all}"; do
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "byte_codes_two or \
              wgmma_two_row_blocks or (wgmma_tiles and (int8 or e4m3))" 2>&1 | tee "$OUT/occ2_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0]))
-           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
-           for r in 1 2; do
-             for v in new old; do
-               pp=; [ $v = old ] && pp=$PWD/old3
-               [ $v = old ] && [ ! -d old3 ] && continue
-               PYTHONPATH=$pp timeout 100 humming bench --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16,64,128 \
-                 --weight e4m3 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit \
-                 --out "$OUT/occ2-e4m3-$v$r" 2>&1 | tee "$OUT/occ2-e4m3-$v$r.log" | grep -E "^(== |16 |64 |128 )|stream "
-               [ $r = 1 ] && PYTHONPATH=$pp timeout 40 humming bench --shapes 4096x14336 --m 256 --weight e4m3 \
-                 --group-size 0 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/occ2-e4m3b-$v" 2>&1 \
-                 | tee "$OUT/occ2-e4m3b-$v.log" | grep -E "^(== |256 )"
-               [ $r = 1 ] && PYTHONPATH=$pp timeout 60 humming bench --shapes 8192x8192,28672x8192 --m 64,128 --weight int8 \
-                 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/occ2-int8-$v" 2>&1 \
-                 | tee "$OUT/occ2-int8-$v.log" | grep -E "^(== |64 |128 )"
-             done
-           done ;;
+           abbench occ2-e4m3 2 "new old" 100 "^(== |16 |64 |128 )|stream " \
+             --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 16,64,128 --weight e4m3 --group-size 0
+           abbench occ2-e4m3b 1 "new old" 40 "^(== |256 )" --shapes 4096x14336 --m 256 --weight e4m3 --group-size 0
+           abbench occ2-int8 1 "new old" 60 "^(== |64 |128 )" --shapes 8192x8192,28672x8192 --m 64,128 --weight int8 \
+             --group-size 128 ;;
     span)  # HUMMING_FOLD_SPAN (folded four-block warpgroup tiles fold once per group of two blocks): kernel alone
            # against a fold per block (the sweep's define; WG_16_DEEP also at 5 and 3 stages, WG_DECODE_TWO at 5), the
            # GPU tests of the folded tiles, then the timelines of the planner's kernels at M=16
@@ -470,20 +467,12 @@ for part in "${@:-all}"; do
            timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \
              stream_k or folded or batched_decode or through_the_planner" 2>&1 | tee "$OUT/spanb_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0]))
-           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
            rm -rf alt && mkdir alt && cp -r humming alt/ && cp -r backends/nvidia alt/humming_nvidia
            sed -i 's/^        tile = WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP$/        tile = WG_16_DEEP_TWO if layer.n > 16384 else replace(WG_16_DEEP, stages=5) if layer.k > 8192 else WG_16_DEEP/' \
              alt/humming_nvidia/gemm_mma_sync.py
            grep -c "layer.n > 16384 else replace(WG_16_DEEP, stages=5)" alt/humming_nvidia/gemm_mma_sync.py
-           for r in 1 2; do
-             for v in new old alt; do
-               pp=; [ $v = old ] && pp=$PWD/old3; [ $v = alt ] && pp=$PWD/alt
-               [ $v = old ] && [ ! -d old3 ] && continue
-               PYTHONPATH=$pp timeout 70 humming bench --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16 \
-                 --weight int4 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit \
-                 --out "$OUT/spanb-$v$r" 2>&1 | tee "$OUT/spanb-$v$r.log" | grep -E "^(== |1 |8 |16 )|stream "
-             done
-           done ;;
+           abbench spanb 2 "new old alt" 70 "^(== |1 |8 |16 )|stream " \
+             --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16 --weight int4 --group-size 128 ;;
     spanf) # the final tree: GPU tests named in gpu_final.ids (every weight format through the planner, the warpgroup
            # and planner paths, the three spanb did not reach); the issue-6 int4 rows at M = 1, 16, 32, 64 with cuBLAS;
            # then folded 17-64-token tiles against the planner's (kernel alone)
@@ -502,15 +491,8 @@ for part in "${@:-all}"; do
            bash "$0" span32; rc=$((rc | $?)) ;;
     span32) # 17-32 tokens on 28672x8192 (WG_32_DEEP_TWO, folded per two blocks) and 14336x4096: this tree against old3/,
            # alternated twice, through the bench
-           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
-           for r in 1 2; do
-             for v in new old; do
-               pp=; [ $v = old ] && pp=$PWD/old3
-               PYTHONPATH=$pp timeout 60 humming bench --shapes 28672x8192,14336x4096 --m 24,32 --weight int4 \
-                 --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/span32-$v$r" 2>&1 \
-                 | tee "$OUT/span32-$v$r.log" | grep -E "^(== |24 |32 )|stream "
-             done
-           done ;;
+           abbench span32 2 "new old" 60 "^(== |24 |32 )|stream " --shapes 28672x8192,14336x4096 --m 24,32 \
+             --weight int4 --group-size 128 ;;
     occ3)  # e4m3 per channel on 28672x8192 at M=16: WG_16_TWO at six, five (wgmma_pair's) and four stages, kernel alone
            timeout 80 python3 scripts/gpu_sweep.py --weight e4m3 --group 0 --m 16 --groups occ8_16b --rounds 5 \
              --shapes 28672x8192 --json "$OUT/occ3.json" 2>&1 | tee "$OUT/occ3.log" | grep -v "^      " ;;

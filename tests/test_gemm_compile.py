@@ -408,11 +408,10 @@ def test_fold_per_group_keeps_ctas_per_sm(tmp_path):
     waits per stage, and the CTAs per SM that registers and shared memory allow."""
     from humming_nvidia import gemm_mma_sync as G
 
-    def ctas_per_sm(kernel, tile, rec):
+    def ctas_per_sm(kernel, tile, rec):  # (the H200's 228 KB of shared memory per SM)
         regs = I.resource_usage(kernel.cubin)["humming_entry"]
-        per_warp = -(-regs["REG"] * 32 // 256) * 256  # (registers are allocated per warp, 256 at a time)
         assert regs["LOCAL"] == 0
-        return min(65536 // (per_warp * tile.threads // 32), (228 * 1024) // (G.smem_bytes(rec, tile) + 1024))
+        return min(G.ctas_by_registers(regs["REG"], tile.threads), (228 * 1024) // (G.smem_bytes(rec, tile) + 1024))
 
     rt = Runtime(cache_dir=tmp_path)
     cases = [(WeightScheme("int4", "group", 128), G.WG_16_DEEP_TWO, 2), (WeightScheme("int3", "group", 128), G.WG_DECODE_TWO, 2),

@@ -407,6 +407,12 @@ def min_blocks(recipe: Recipe, tile: Tile) -> int:
     return occ
 
 
+def ctas_by_registers(regs: int, threads: int) -> int:
+    """CTAs of ``threads`` threads that an SM's 65536 registers hold at ``regs`` per thread (allocated in
+    steps of 8)."""
+    return 65536 // (-(-int(regs) // 8) * 8 * threads)
+
+
 def resident_ctas(recipe: Recipe, tile: Tile, regs: int | None = None) -> int:
     """The CTAs per SM a ring tile's launch splits K for: its ``occupancy``, or fewer where that
     many do not fit the SM's 65536 registers with ``regs`` per thread (the compiled kernel's, in
@@ -415,7 +421,7 @@ def resident_ctas(recipe: Recipe, tile: Tile, regs: int | None = None) -> int:
     128 registers, split for two per SM, ran 1.7 waves on the H200."""
     occ = max(1, tile.occupancy)
     if regs:
-        return max(1, min(occ, 65536 // (-(-int(regs) // 8) * 8 * tile.threads)))
+        return max(1, min(occ, ctas_by_registers(regs, tile.threads)))
     return min(occ, min_blocks(recipe, tile)) if stream_work_regs(recipe, tile) is not None else occ
 
 
@@ -987,7 +993,7 @@ class Launcher:
                 n = min(n, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024))
             regs = _kernel_registers(lp) if lp is not None else None
             if regs:
-                n = min(n, 65536 // (-(-int(regs) // 8) * 8 * tile.threads))
+                n = min(n, ctas_by_registers(regs, tile.threads))
         if self.ctas_per_sm is not None:
             n = min(n, int(self.ctas_per_sm))
         return max(1, n)
