@@ -486,24 +486,9 @@ for part in "${@:-all}"; do
            grep -c "layer.n > 16384 else replace(WG_16_DEEP, stages=5)" alt/humming_nvidia/gemm_mma_sync.py
            abbench spanb 2 "new old alt" 70 "^(== |1 |8 |16 )|stream " \
              --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16 --weight int4 --group-size 128 ;;
-    skall) # the stream-K GPU tests; then the 1-16 token warpgroup tiles data-parallel (base), stream-K on every layer
-           # (HUMMING_STREAM_K=all) and split into K slices of 4 or 8 steps however many waves that makes
-           # (HUMMING_SPLIT_STEPS), through the bench, alternated twice: int4 g128 at
-           # M = 1, 16 on the four large shapes
-           timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_k" 2>&1 \
-             | tee "$OUT/skall_tests.log" | tail -4
-           rc=$((rc | PIPESTATUS[0]))
-           envbench skall 2 "base=X=0 sk=HUMMING_STREAM_K=all s4=HUMMING_SPLIT_STEPS=4 s8=HUMMING_SPLIT_STEPS=8" 75 \
-             "^(== |1 |16 )|stream |wrong" --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16 --weight int4 \
-             --group-size 128 ;;
-    splits) # the warpgroup tiles' K split forced (HUMMING_SPLIT) against the planner's, through the bench, alternated
-           # twice: int4 g128 at M = 16, 32, 64 on 4096x14336 and 8192x8192
-           envbench splits 2 "base=X=0 k2=HUMMING_SPLIT=2 k4=HUMMING_SPLIT=4 k6=HUMMING_SPLIT=6" 75 \
-             "^(== |16 |32 |64 )|stream |wrong" --shapes 4096x14336,8192x8192 --m 16,32,64 --weight int4 --group-size 128 ;;
-    wgdec) # 1-8 token warpgroup tiles of 28672x8192: the planner's (128 rows, 4 stages) against 5 stages and the
-           # 64-row tile at 4 and 5 stages (HUMMING_WG_DECODE), through the bench, alternated twice: int4 g128, M = 1, 8
-           envbench wgdec 2 "base=X=0 t5=HUMMING_WG_DECODE=two:5 o4=HUMMING_WG_DECODE=one:4 o5=HUMMING_WG_DECODE=one:5" 75 \
-             "^(== |1 |8 )|stream |wrong" --shapes 28672x8192 --m 1,8 --weight int4 --group-size 128 ;;
+    skall|splits|wgdec) # the experiment switches these parts measured (HUMMING_STREAM_K=all, HUMMING_SPLIT_STEPS,
+           # HUMMING_SPLIT, HUMMING_WG_DECODE) were removed after the thirtieth session: the parts are in c40d371
+           echo "gpu_run.sh $part: run it from commit c40d371 (git archive c40d371), which has its switches"; rc=1 ;;
     spanf) # the final tree: GPU tests named in gpu_final.ids (every weight format through the planner, the warpgroup
            # and planner paths, the three spanb did not reach); the issue-6 int4 rows at M = 1, 16, 32, 64 with cuBLAS;
            # then folded 17-64-token tiles against the planner's (kernel alone)

@@ -950,14 +950,6 @@ class Launcher:
             smem = stream_smem(tile, m, kps * tile.wk, pw.recipe)
         else:
             split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
-            steps = int(os.environ.get("HUMMING_SPLIT_STEPS", "0"))  # (experiment: K slices of this many steps)
-            if steps and tile.wgmma and not tile.tma and tile.bm <= 16 and max_split > 1:
-                split = min(max_split, -(-ksteps // steps))
-                split = -(-ksteps // -(-ksteps // split))
-            forced = int(os.environ.get("HUMMING_SPLIT", "0"))  # (experiment: this many K slices)
-            if forced and tile.wgmma and max_split > 1:
-                split = min(max_split, forced, ksteps)
-                split = -(-ksteps // -(-ksteps // split))
             kps = -(-ksteps // split)
             most = WG_INT_SLICE // tile.bk
             if tile.wgmma and pw.recipe.op8 == 1 and not wg_fold(pw.recipe) and kps > most:
@@ -1600,12 +1592,7 @@ def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
     ``humming.planner.clear_cache()``)."""
-    return os.environ.get("HUMMING_STREAM_K", "0").lower() in ("1", "on", "true", "yes", "all")
-
-
-def stream_k_all() -> bool:
-    """(Experiment) ``HUMMING_STREAM_K=all``: the 1-16 token warpgroup tiles run stream-K on every layer."""
-    return os.environ.get("HUMMING_STREAM_K", "0").lower() == "all"
+    return os.environ.get("HUMMING_STREAM_K", "0").lower() in ("1", "on", "true", "yes")
 
 
 def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
@@ -1617,10 +1604,6 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)
     if lo <= 8:
         tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
-        xv = os.environ.get("HUMMING_WG_DECODE", "")  # (experiment: "two:S" / "one:S")
-        if xv and recipe.bits != 8:
-            kind, st = xv.split(":")
-            tile = replace(WG_DECODE_TWO if kind == "two" else WG_DECODE, stages=int(st))
     elif lo <= 16 and can_fold(recipe):
         tile = WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
@@ -1630,8 +1613,6 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
-        tile = replace(tile, sk=1)
-    elif stream_k_all() and tile in (WG_DECODE, WG_DECODE_TWO, WG_16_DEEP, WG_16_DEEP_TWO):
         tile = replace(tile, sk=1)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
