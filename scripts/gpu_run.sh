@@ -489,6 +489,25 @@ for part in "${@:-all}"; do
     skall|splits|wgdec) # the experiment switches these parts measured (HUMMING_STREAM_K=all, HUMMING_SPLIT_STEPS,
            # HUMMING_SPLIT, HUMMING_WG_DECODE) were removed after the thirtieth session: the parts are in c40d371
            echo "gpu_run.sh $part: run it from commit c40d371 (git archive c40d371), which has its switches"; rc=1 ;;
+    depth) # the GPU tests of the decode and folded warpgroup tiles; then this tree (the 128-row decode tile at five
+           # stages: decode_depth) against old3/ (`git archive 813503a | tar -x -C old3`) through the bench,
+           # alternated twice: int4 g128 at M = 1, 4, 8 on 28672x8192, e2m1 g32 at M = 4, 8 on 14336x4096
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \
+             stream_k or folded or batched_decode or through_the_planner" 2>&1 | tee "$OUT/depth_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for r in 1 2; do
+             abbench depth-int4-r$r 1 "new old" 70 "^(== |1 |4 |8 )|stream " --shapes 28672x8192 --m 1,4,8 \
+               --weight int4 --group-size 128
+             abbench depth-e2m1-r$r 1 "new old" 70 "^(== |4 |8 )|stream " --shapes 14336x4096 --m 4,8 --weight e2m1 \
+               --group-size 32
+           done ;;
+    depthv) # the final tree of decode_depth: its GPU test, the planner's decode and PDL-chain tests, the four-block
+           # tiles; the 28672x8192 int4 rows at M = 1, 4, 8 with cuBLAS
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "five_stages or \
+             programmatic_dependent_launch_chain or batched_decode or four_block" 2>&1 | tee "$OUT/depthv_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           humming bench --shapes 28672x8192 --m 1,4,8 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+             --repeats 3 --no-plot --no-jit --out "$OUT/depthv-int4" 2>&1 | tee "$OUT/depthv-int4.log" | tail -8 ;;
     spanf) # the final tree: GPU tests named in gpu_final.ids (every weight format through the planner, the warpgroup
            # and planner paths, the three spanb did not reach); the issue-6 int4 rows at M = 1, 16, 32, 64 with cuBLAS;
            # then folded 17-64-token tiles against the planner's (kernel alone)

@@ -805,6 +805,21 @@ def test_wgmma_four_block_stages(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40, 64), x_pad=24)
 
 
+@pytest.mark.parametrize("scheme,k,bf16", [BK256_SCHEMES[0], BK256_SCHEMES[1], BK256_SCHEMES[-1]], ids=_TILE_IDS)
+def test_wgmma_decode_tile_at_five_stages(scheme, k, bf16):
+    """The 128-row decode tile at DECODE_TWO_STAGES stages (decode_depth: the H200 plan's 1-8 tokens of int4 and
+    uint4 layers of more than 16896 rows), group scales folded, K split and not, rows past M."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("wgmma needs sm_90a")
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
+    tile = G.replace(G.WG_DECODE_TWO, stages=G.DECODE_TWO_STAGES, fold=1 if G.can_fold(rec) else 0)
+    run_stream_tiles(scheme, k, bf16, [(1, None, tile)], (1, 3, 8), x_pad=24)
+    run_stream_tiles(scheme, k, bf16, [(1, None, tile)], (1, 8), max_split=1)
+
+
 #: layers for the clustered TMA tiles: folded and not, zero points, 8-bit codes, a K that falls back to BK = 128
 CLUSTER_SCHEMES = [
     (WeightScheme("int4", "group", 128), 4352, False),

@@ -366,7 +366,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(4096, 14336, 8, "h200")
     assert G.DECODE_INT4_LONG_K_WINDOW == dataclasses.replace(G.DECODE_INT4_LONG_K, xwin=2)
     assert tile(4096, 4096, 1, "h200") == G.DECODE_INT4_SHORT_K  # (one token over a short K: the warps along K)
-    assert tile(28672, 8192, 1, "h200") == fold(G.WG_DECODE_TWO) == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
+    deep = G.replace(fold(G.WG_DECODE_TWO), stages=G.DECODE_TWO_STAGES)  # (decode_depth)
+    assert tile(28672, 8192, 1, "h200") == deep == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
     assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(8192, 8192, 9, "h200")
     assert tile(4096, 14336, 16, "h200") == fold(G.WG_16_DEEP)
     assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO) == tile(14336, 4096, 9, "h200")
@@ -422,6 +423,35 @@ def test_byte_codes_keep_two_ctas_per_sm():
     rec_b = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
                          caps_cp_async=True, k8mma=False, target="sm_90a", act_scale=1, op8=1)
     assert G.wgmma_pair(G.WG_64, rec_b, smem) == G.WG_64  # (byte operands: their own tiles)
+
+
+def test_decode_tile_takes_a_stage_where_ctas_per_sm_allow():
+    """The 128-row decode tile with folded group scales takes DECODE_TWO_STAGES stages on layers of more such
+    tiles than SMs where two or more CTAs per SM still fit (decode_depth); unfolded scales, split grids, codes
+    that would lose a CTA per SM (int2: four -> three, int5: two -> one) and other tiles keep their stages,
+    and the rule applied again changes nothing."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    def tile(scheme, n, k, m):
+        p = plan(LayerSpec(n, k, scheme), "h200")
+        return G.tile_from_config(next(r.config for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi)))
+
+    deep = G.replace(G.WG_DECODE_TWO, fold=1, stages=G.DECODE_TWO_STAGES)
+    smem = 227 * 1024
+    for fmt in ("int4", "uint4"):
+        sch = WeightScheme(fmt, "group", 128)
+        assert tile(sch, 28672, 8192, 1) == deep == tile(sch, 28672, 8192, 8), fmt
+        rec = G.recipe_for(sch, bf16=True, out_bf16=True, caps_cp_async=True, k8mma=False, target="sm_90a")
+        assert G.decode_depth(deep, rec, smem) == deep  # (again: unchanged)
+        assert 2 * (G.smem_bytes(rec, deep) + G.STATIC_SMEM_BYTES + 1024) <= smem + 1024
+        assert tile(sch, 28672, 8192, 16).stages == G.WG_16_DEEP_TWO.stages  # (16 tokens: as before)
+    assert tile(WeightScheme("e2m1", "group", 32), 14336, 4096, 8) == G.WG_DECODE_TWO  # (K split, not folded)
+    assert tile(WeightScheme("int4", "channel", scale_fmt="fp32"), 28672, 8192, 8) == G.WG_DECODE_TWO
+    for fmt in ("int2", "int5", "int6"):
+        sch = WeightScheme(fmt, "group", 128)
+        assert tile(sch, 28672, 8192, 8).stages == G.WG_DECODE_TWO.stages, fmt
+        rec = G.recipe_for(sch, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+        assert G.decode_depth(G.replace(G.WG_DECODE_TWO, fold=1), rec, smem).stages == G.WG_DECODE_TWO.stages
 
 
 def test_hopper_decode_and_fold_choices():

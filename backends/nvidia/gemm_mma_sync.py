@@ -1802,6 +1802,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
+            fitted = decode_depth(fitted, recipe, smem)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
@@ -1961,6 +1962,31 @@ def wgmma_pair(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
         if per_sm(recipe, t) >= 2:
             return t
     return tile
+
+
+#: the stages of the 128-row decode tile (WG_DECODE_TWO) with folded group scales on layers of more such tiles
+#: than SMs, where its CTAs per SM allow: one more stage of weights in flight per CTA (H200, gpu_run.sh wgdec and
+#: depth, the bench, alternated, us, four -> five stages: int4 g128 28672x8192 M=1 34.9 / 34.9 / 35.3 / 35.1 ->
+#: 34.4 / 34.5 / 34.8 / 34.8, M=4 32.4 / 32.3 -> 32.0 / 32.0, M=8 32.4 / 32.5 / 32.8 / 32.7 -> 32.3 / 32.3 / 32.5
+#: / 32.4; e2m1 g32 on 14336x4096, scales not folded and K split in two, lost: M = 4, 8 14.4 -> 14.8-14.9; the
+#: 64-row tile lost too: 35.0 and 46 at M=1 at four and five stages)
+DECODE_TWO_STAGES = 5
+
+
+def decode_depth(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
+    """A fitted 1-8 token warpgroup tile of 128 rows (WG_DECODE_TWO) of 16-bit operands with folded group scales,
+    on a layer of more such tiles than SMs (tuning), with DECODE_TWO_STAGES stages where that keeps two or more
+    CTAs per SM by shared memory (``max_smem``: the opt-in limit per block; an SM holds about 1 KB more): int4 and
+    uint4 g128, not int2 (four CTAs per SM -> three) or int5 (two -> one); other tiles as they are. (Applied
+    again, the result does not change.)"""
+    if (not tile.wgmma or not tile.fold or recipe.op8 or tile.bm != 8 or tile.bn != 128 or tile.bk != 256
+            or tile.stages >= DECODE_TWO_STAGES):
+        return tile
+
+    def per_sm(t):
+        return (max_smem + 1024) // (smem_bytes(recipe, t) + STATIC_SMEM_BYTES + 1024)
+    deeper = replace(tile, stages=DECODE_TWO_STAGES)
+    return deeper if per_sm(deeper) >= max(2, per_sm(tile)) else tile
 
 
 def tile_from_config(cfg) -> Tile | None:
