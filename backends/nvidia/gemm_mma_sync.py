@@ -1952,16 +1952,19 @@ def wgmma_pair(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
     (Applied again, or fitted again, the result does not change.)"""
     if recipe.op8 or recipe.wpl <= 4 or tile.bk != 128 or not tile.wgmma:  # (BK = 256 tiles: not measured so)
         return tile
-
-    def per_sm(r, t):
-        return (max_smem + 1024) // (smem_bytes(r, t) + STATIC_SMEM_BYTES + 1024)
-    if per_sm(recipe, tile) >= 2 or per_sm(replace(recipe, bits=4), tile) < 2:
+    if ctas_by_smem(recipe, tile, max_smem) >= 2 or ctas_by_smem(replace(recipe, bits=4), tile, max_smem) < 2:
         return tile
     for stages in range(tile.stages - 1, 2, -1):
         t = replace(tile, stages=stages)
-        if per_sm(recipe, t) >= 2:
+        if ctas_by_smem(recipe, t, max_smem) >= 2:
             return t
     return tile
+
+
+def ctas_by_smem(recipe: Recipe, tile: Tile, max_smem: int) -> int:
+    """CTAs of ``tile`` that an SM's shared memory holds (``max_smem``: the opt-in limit per block; an SM
+    holds about 1 KB more, and each CTA takes 1 KB of the driver's besides its own)."""
+    return (max_smem + 1024) // (smem_bytes(recipe, tile) + STATIC_SMEM_BYTES + 1024)
 
 
 #: the stages of the 128-row decode tile (WG_DECODE_TWO) with folded group scales on layers of more such tiles
@@ -1982,11 +1985,8 @@ def decode_depth(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
     if (not tile.wgmma or not tile.fold or recipe.op8 or tile.bm != 8 or tile.bn != 128 or tile.bk != 256
             or tile.stages >= DECODE_TWO_STAGES):
         return tile
-
-    def per_sm(t):
-        return (max_smem + 1024) // (smem_bytes(recipe, t) + STATIC_SMEM_BYTES + 1024)
     deeper = replace(tile, stages=DECODE_TWO_STAGES)
-    return deeper if per_sm(deeper) >= max(2, per_sm(tile)) else tile
+    return deeper if ctas_by_smem(recipe, deeper, max_smem) >= max(2, ctas_by_smem(recipe, tile, max_smem)) else tile
 
 
 def tile_from_config(cfg) -> Tile | None:
