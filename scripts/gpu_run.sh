@@ -508,6 +508,17 @@ for part in "${@:-all}"; do
            rc=$((rc | PIPESTATUS[0]))
            humming bench --shapes 28672x8192 --m 1,4,8 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
              --repeats 3 --no-plot --no-jit --out "$OUT/depthv-int4" 2>&1 | tee "$OUT/depthv-int4.log" | tail -8 ;;
+    lead)  # cp.async warpgroup tiles of one warpgroup refilled one behind: the GPU tests of those paths; then this
+           # tree against old3/ (`git archive 1127256 | tar -x -C old3`, two behind) through the bench, alternated
+           # twice: int4 g128 at M = 1, 8, 16, 32 on the four large shapes, e4m3 per channel at M = 1, 16
+           timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \
+             five_stages or folded or stream_k or batched_decode or through_the_planner or \
+             programmatic_dependent_launch_chain" 2>&1 | tee "$OUT/lead_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           abbench lead-int4 2 "new old" 60 "^(== |1 |8 |16 |32 )|stream |wrong" \
+             --shapes 14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,32 --weight int4 --group-size 128
+           abbench lead-e4m3 2 "new old" 60 "^(== |1 |16 )|stream |wrong" --shapes 8192x8192,28672x8192 --m 1,16 \
+             --weight e4m3 --group-size 0 ;;
     spanf) # the final tree: GPU tests named in gpu_final.ids (every weight format through the planner, the warpgroup
            # and planner paths, the three spanb did not reach); the issue-6 int4 rows at M = 1, 16, 32, 64 with cuBLAS;
            # then folded 17-64-token tiles against the planner's (kernel alone)
