@@ -508,7 +508,8 @@ for part in "${@:-all}"; do
            rc=$((rc | PIPESTATUS[0]))
            humming bench --shapes 28672x8192 --m 1,4,8 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
              --repeats 3 --no-plot --no-jit --out "$OUT/depthv-int4" 2>&1 | tee "$OUT/depthv-int4.log" | tail -8 ;;
-    lead)  # cp.async warpgroup tiles of one warpgroup refilled one behind: the GPU tests of those paths; then this
+    lead)  # (needs the kernel of 5073fa9, reverted after it: run it from that commit) cp.async warpgroup tiles of
+           # one warpgroup refilled one behind: the GPU tests of those paths; then this
            # tree against old3/ (`git archive 1127256 | tar -x -C old3`, two behind) through the bench, alternated
            # twice: int4 g128 at M = 1, 8, 16, 32 on the four large shapes, e4m3 per channel at M = 1, 16
            timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "four_block or \

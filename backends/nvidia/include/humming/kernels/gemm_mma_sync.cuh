@@ -1558,10 +1558,7 @@ struct GemmMmaSync {
   // arrivals per use), and each CTA's thread 0 waits on its own before refilling. Stages are then
   // refilled two behind: in step it a warpgroup arrives for the stage step it - 1 read, and the
   // refill waits for the arrivals on the stage of step it - 2, a step's slack for the peers.
-  // (Experiment, reverted in the next commit) With cp.async on one warpgroup (WN == 4) a stage is refilled one
-  // behind as well: the refill (`issue` in compute_stage_wg) comes after block 0's or 1's wait of step it, which
-  // retires every group of step it - 1, and a group retires only once all four warps have issued it.
-  static constexpr int LEAD = CLUSTER > 1 || (SYNC_STEP && WN > 4) ? STAGES - 2 : STAGES - 1;
+  static constexpr int LEAD = SYNC_STEP || CLUSTER > 1 ? STAGES - 2 : STAGES - 1;
   static constexpr bool EMPTY_BARS = TMA && (WN > 4 || CLUSTER > 1);
 
   // TMA: thread 0 fills `stage` with k-step `kstep`: the activation atoms through the tensor
