@@ -1172,6 +1172,18 @@ PY
              --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
            cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
            grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
+    onec)  # one token's raw-code correction in one MMA per chunk (one_corr): the ring GPU tests; then this tree
+           # against old3/ (`git archive <commit before it> | tar -x -C old3`) through the bench, alternated twice:
+           # int3 and int4 g128 at M = 1 (and 2) on the ring shapes
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "${ONEC_K:-stream_tiles or \
+             steady_state or register_rings or three_bit_rings or batched_decode}" 2>&1 | tee "$OUT/onec_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for r in 1 2; do
+             abbench one-int3-r$r 1 "new old" 70 "^(== |1 |2 )|stream " \
+               --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight int3 --group-size 128
+             abbench one-int4-r$r 1 "new old" 70 "^(== |1 |2 )|stream " \
+               --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight int4 --group-size 128
+           done ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

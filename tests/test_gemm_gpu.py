@@ -547,6 +547,9 @@ def test_register_rings_activation_window(scheme, k, bf16, max_split):
     (WeightScheme("int4", "group", 256), 6144, True),
     (WeightScheme("int8", "channel", scale_fmt="fp32"), 4160, False),
     (WeightScheme("int4", "group", 512), 8192, False),  # scales addressed per block, not per turn
+    # one token's correction per chunk (one_corr): zero points; a last chunk of two blocks out of four
+    (WeightScheme("uint4", "group", 128, zero_point="int"), 4224, True),
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 4224, False),
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_ring_steady_state_turns(scheme, k, bf16, ring):
     """Long runs per warp (one warp along K, no split), so that most ring turns take the

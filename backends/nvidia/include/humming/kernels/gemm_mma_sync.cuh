@@ -905,6 +905,21 @@ struct GemmMmaSync {
     }
   }
 
+  // Raw codes: the correction MMA's A operand, MAGIC + offset * 2^sub (or MAGIC + z * 2^sub
+  // with integer zero points, from the scale entry `sc`) per row half, the same in every column
+  static HUMMING_DEVICE void raw_corr_operand(const u32 (&sc)[SW], u32 (&ac)[4]) {
+    constexpr bool BF = Cfg::BF16;
+    if constexpr (Cfg::ZP) {  // exact: small integers
+      const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
+      ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
+      ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
+    } else {
+      ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
+      ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
+    }
+    ac[2] = ac[0], ac[3] = ac[1];
+  }
+
   // The A operands of k16 tile kt (a constant once the caller's loop is unrolled)
   // of a streamed block: raw codes (RAW) and the correction MMA's constant operand
   // (MAGIC + offset * 2^sub, or MAGIC + z * 2^sub per row with integer zero
@@ -928,16 +943,7 @@ struct GemmMmaSync {
         case 2: DQ::template tile_raw<2>(w, a); break;
         default: DQ::template tile_raw<3>(w, a); break;
       }
-      constexpr bool BF = Cfg::BF16;
-      if constexpr (Cfg::ZP) {  // exact: small integers
-        const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
-        ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
-        ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
-      } else {
-        ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
-        ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
-      }
-      ac[2] = ac[0], ac[3] = ac[1];
+      raw_corr_operand(sc, ac);
     } else {
       u32 s2[2] = {0u, 0u}, aux[2] = {0u, 0u};
       if constexpr (Cfg::ZP) aux[0] = ptx::dup2(sc[0] >> 16), aux[1] = ptx::dup2(sc[SW - 1] >> 16);
@@ -1230,9 +1236,10 @@ struct GemmMmaSync {
   //
   // Raw integer codes (RAW) carry MAGIC + offset (or + z) times 2^sub in every
   // product: a correction MMA per k16 tile on the constant operand (as in
-  // run_stream) accumulates what each fold takes away. (Summing the activations
-  // once per CTA instead costs ~4 M instructions per block where the MMAs cost
-  // 4 WN: measured slower on the H200 for the decode tiles.)
+  // run_stream) accumulates what each fold takes away; one token takes one MMA
+  // per 128 columns instead (one_corr). (Summing the activations once per CTA
+  // instead costs ~4 M instructions per block where the MMAs cost 4 WN: measured
+  // slower on the H200 for the decode tiles.)
   // a slot: [lane][WPL words] of weights, then [lane][NSC entries][SW words] of scales
   static constexpr int RING_SLOT = WPL * 128 + (Cfg::GSCALE ? 32 * NSC * SW * 4 : 0);
   static constexpr int G64 = Cfg::GROUP / 64;
@@ -1247,7 +1254,7 @@ struct GemmMmaSync {
   // MMA for raw codes); with NSC == 4 the folds inside the block.
   static HUMMING_DEVICE void ring_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
                                         u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
-                                        float (&corr)[MT][4]) {
+                                        float (&corr)[MT][4], bool one) {
     u32 bx[4][MT][2];
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
       u32 r[4];
@@ -1271,7 +1278,9 @@ struct GemmMmaSync {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         mma(part[0][0][mt], a, bx[kt][mt]);
-        if constexpr (RAW) mma(corr[mt], ac, bx[kt][mt]);
+        if constexpr (RAW) {
+          if (!one) mma(corr[mt], ac, bx[kt][mt]);  // (one token: a chunk's correction at once, one_corr)
+        }
       }
       if constexpr (NSC == 4) {  // groups of 16, 32: fold where one ends; 48, 80, ...: every k16 tile
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
@@ -1283,7 +1292,51 @@ struct GemmMmaSync {
     }
   }
 
+  // One token (ONE_CORR: raw codes, group scales of 128 columns or more, or none): the batch's single row
+  // sits in every column of the per-tile correction MMAs' B operand, so one MMA per 128 columns takes
+  // their place -- its B operand holds the chunk's eight k16 tiles side by side, column n the 16
+  // activations of tile n (ldmatrix rows at 16-column steps of the row, `at`: this lane's), and the sum
+  // of a row's eight columns (across the quad) is what the eight per-tile MMAs would have accumulated
+  // in each of theirs. `second`: the chunk's second 128 columns (RING_FP == 4) were multiplied too.
+  static constexpr bool ONE_CORR = RAW && MT == 1 && NSC == 1 && RING_FP >= 2;
+  static HUMMING_DEVICE void one_corr(const u32 (&sc)[SW], u32 at, bool second, float (&corr)[MT][4]) {
+    u32 ac[4];
+    raw_corr_operand(sc, ac);
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if constexpr (RING_FP == 2) {
+      u32 b[2];
+      ptx::ldmatrix_x2(b, at);
+      mma(d, ac, b);
+    } else {
+      u32 r[4];
+      ptx::ldmatrix_x4(r, at);
+      const u32 b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      mma(d, ac, b0);
+      if (second) mma(d, ac, b1);
+    }
+    float s0 = d[0] + d[1], s1 = d[2] + d[3];  // rows g, g + 8
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+    s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+    corr[0][0] = corr[0][1] = s0;
+    corr[0][2] = corr[0][3] = s1;
+  }
+
+  // (a launch of one token takes its own copy of the loop where ONE_CORR applies: the per-tile correction
+  // MMAs left out at compile time, not predicated off)
   static HUMMING_DEVICE void run_ring(const GemmParams& p) {
+    if constexpr (ONE_CORR) {
+      if (p.M == 1) {
+        run_ring_as<true>(p);
+        return;
+      }
+    }
+    run_ring_as<false>(p);
+  }
+
+  template <bool ONE>
+  static HUMMING_DEVICE void run_ring_as(const GemmParams& p) {
     static_assert(NT == 1 && WM == 1 && MT <= 2, "ring tiles: 16 weight rows and at most 16 tokens per warp");
     static_assert(!Cfg::GSCALE || SCALE_ACC, "ring tiles apply group scales to the fp32 partial sums");
     constexpr bool REGS = Cfg::STREAM == 4;  // slots in registers (plain loads), else shared memory (cp.async)
@@ -1432,6 +1485,10 @@ struct GemmMmaSync {
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
     stream_x_offsets(base + xlo * 128, rows, xstride, b_off);
+    // one token (ONE_CORR): a chunk's correction in one MMA (one_corr); this lane's ldmatrix row
+    // at the warp's block 0 (row 0 is not swizzled: 16-byte piece c at c x 16)
+    constexpr bool one = ONE_CORR && ONE;
+    const u32 b_one = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 3) & 1) + 16 * (lane >> 4)) * 16;
 
     float acc[NT][MT][4], corr[MT][4];
     PT part[KC][NT][MT][4];
@@ -1498,7 +1555,11 @@ struct GemmMmaSync {
               }
             }
           }
-          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, corr);
+          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, corr,
+                     one);
+        }
+        if constexpr (one) {
+          one_corr(sc[0], b_one + (xo + c * RING_FP) * 128, !CHECKED || c * RING_FP + 2 < nl, corr);
         }
         if constexpr (NSC == 1) {
           float f[2];
