@@ -1184,6 +1184,31 @@ PY
              abbench one-int4-r$r 1 "new old" 70 "^(== |1 |2 )|stream " \
                --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight int4 --group-size 128
            done ;;
+    one3)  # 3-bit one-token rings after one_corr, kernel alone (gpu_sweep.py group one3): the planner's against
+           # rings of two CTAs per SM, on the four ring shapes
+           timeout 300 python3 scripts/gpu_sweep.py --weight int3 --m 1 --groups one3 --rounds 4 \
+             --shapes 8192x8192,4096x14336,14336x4096,4096x4096 --json "$OUT/one3.json" > "$OUT/one3.log" 2>&1
+           rc=$((rc | $?)); grep -E "stream|us" "$OUT/one3.log" | cut -c1-190 ;;
+    one3b) # one token of 3-bit codes on rings of two CTAs per SM (ring3_one_tile): the 3-bit planner GPU tests; then
+           # this tree against old3/ (`git archive cb9a7e3 | tar -x -C old3`) through the bench, alternated twice
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "three_bit_rings" 2>&1 \
+             | tee "$OUT/one3b_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           abbench one3b 2 "new old" 70 "^(== |1 |2 )|stream " --shapes 8192x8192,14336x4096 --m 1,2 --weight int3 \
+             --group-size 128 ;;
+    onefin) # the thirty-first session's closing figures: the ring GPU tests; the int3 g128 M=1 rows; the
+           # issue-6 widths at M=1 on 8192x8192; the int4 M=1 rows with cuBLAS
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings or \
+             steady_state or warp_layouts or activation_window or three_bit_rings or batched_decode" 2>&1 \
+             | tee "$OUT/onefin_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 90 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 --weight int3 \
+             --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/onefin-int3" 2>&1 \
+             | tee "$OUT/onefin-int3.log" | grep -E "^(== |1 )|stream "
+           widths onefin 8192x8192 "int3:128 int2:128 int8:0 e4m3:0"
+           timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/onefin-int4" 2>&1 | tee "$OUT/onefin-int4.log" | grep -E "^(== |1 )|stream " ;;
     host)  python3 scripts/gpu_host.py --json "$OUT/host.json" 2>&1 | tee "$OUT/host.log"
            rc=$((rc | PIPESTATUS[0])) ;;
     all) bash "$0" tests bench; rc=$((rc | $?)) ;;

@@ -317,6 +317,10 @@ GROUPS = {
                T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],
     # the planner's one-token rings of raw codes on 8192x8192 (int3 g128: 64 rows; int4 g128: 32 rows)
     "corr": [T(8, 64, 256, 1, 4, 4, 4, stream=4), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)],
+    # 3-bit one-token rings after one_corr (a correction MMA per 128 columns): the planner's against rings of two
+    # CTAs per SM (the int4 tiles)
+    "one3": [G.DECODE_INT3_WIDE, G.DECODE_INT3, G.DECODE_INT3_128, G.DECODE_INT4_LONG_K,
+             G.DECODE_LONG_K, G.DECODE_INT4_WIDE, G.DECODE_INT4_SHORT_K, T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2)],
     # ... on layers of 14336 and 28672 rows: the 224- and 112-row rings too
     "wide3v4": [G.DECODE_INT3_WIDE, G.DECODE_INT3_128, G.DECODE_INT3_224, G.DECODE_INT3_112,
                 T(8, 128, 128, 1, 8, 2, 8, stream=4, occupancy=1), T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1)],

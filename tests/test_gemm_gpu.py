@@ -255,13 +255,15 @@ def test_weight_formats(case, act):
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int3", "group", 128), 4096 + 40, 8192),
                                         (WeightScheme("uint3", "group", 64, zero_point="int"), 8192, 4096 + 64),
                                         (WeightScheme("int3", "channel", scale_fmt="fp32"), 1000, 4096),
-                                        (WeightScheme("int3", "group", 128), 14336, 4096)],
+                                        (WeightScheme("int3", "group", 128), 14336, 4096),
+                                        (WeightScheme("int3", "group", 128), 8192 + 64, 4096 + 128)],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     """3-bit codes at 1-4 tokens through the planner on the rings it gives them (raw codes at bit 0 / 3 by row
     half, layout v4's whole fields): the 32-row and 64-row rings on layers of at most
-    RING3_FEW_MAX_N rows, the 112-row ring of 14336 rows, fp16 and bf16; at 5-8 tokens the ring that fills a
-    wave at 8 (v4; the 128-row ring of 8192 rows, the 112-row one of 14336) or the warpgroup tile."""
+    RING3_FEW_MAX_N rows, the 112-row ring of 14336 rows, fp16 and bf16 (one token: the rings of two CTAs per SM
+    on 8256 and 14336 rows, RING3_ONE_TWO); at 5-8 tokens the ring that fills a wave at 8 (v4; the 128-row ring
+    of 8192 rows, the 112-row one of 14336) or the warpgroup tile."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -270,7 +272,10 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     p = plan(layer, "h200")
     for m in (1, 3, 4):
         tile = next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
-        assert tile in (G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_112), (m, p.tuning)
+        assert tile in (G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_112) + (G.RING3_ONE_TWO if m == 1 else ()), \
+            (m, p.tuning)
+    if n > 8192 and scheme.group_size == 128:
+        assert G.tile_from_config(p.tuning[0].config) in G.RING3_ONE_TWO, p.tuning
     run_and_check(qw, act, ms=(1, 3, 4, 6, 8))
 
 

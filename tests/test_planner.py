@@ -479,8 +479,10 @@ def test_hopper_decode_and_fold_choices():
             def at(p, m):
                 return next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
 
-            # (5-8 tokens, v4: the 128-row ring, K split two ways at 8 tokens: 128 CTAs)
-            assert at(p, 1) == at(p, 4) == G.DECODE_INT3_WIDE and at(p, 5) == at(p, 8) == G.DECODE_INT3_128
+            # (5-8 tokens, v4: the 128-row ring, K split two ways at 8 tokens: 128 CTAs; one token: 256 CTAs of
+            # 32 rows, two per SM, RING3_ONE_TWO)
+            assert at(p, 1) == G.DECODE_INT4_LONG_K and at(p, 2) == at(p, 4) == G.DECODE_INT3_WIDE
+            assert at(p, 5) == at(p, 8) == G.DECODE_INT3_128
             assert p.components["mma"].endswith(f"(M >= {G.RING3_MANY_TOKENS + 1})")
             # (4 rows of 14336 columns split K two ways for the activation cap: the 64-row ring from 2 tokens;
             # 8 rows three ways, and no ring fills the wave: the warpgroup tile from 5)
@@ -493,10 +495,12 @@ def test_hopper_decode_and_fold_choices():
             # than RING3_MAX_N, or no ring filling three quarters of a wave: the warpgroup tile from one token)
             # (v4: the 112-row ring first where it fills its waves: 128 CTAs of 14336 rows, 256 of 28672; 14336
             # rows, at most RING3_MANY_MAX_N, keep it to 8 tokens)
+            # (one token of 14336 rows: 224 CTAs of 64 rows, two per SM, RING3_ONE_TWO)
             for n, one, many in ((14336, G.DECODE_INT3_112, True), (28672, G.DECODE_INT3_112, False),
                                  (24576, None, False), (57344, None, False), (11008, None, False)):
                 p, t = tiles(scheme, n=n, k=4096)
-                assert t[1] == (one or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
+                single = G.DECODE_INT4_WIDE if n == 14336 else one
+                assert t[1] == (single or dataclasses.replace(G.WG_DECODE_TWO, fold=1)), (n, t)
                 if one:
                     assert at(p, 2) == at(p, 4) == one, (n, t)
                     assert at(p, 8) == one if many else 5 in t, (n, t)

@@ -1588,6 +1588,26 @@ def ring3_tile(layer, kp: int, sms: int | None, m: int, fallback: bool = True) -
 STREAM_K_FROM_N = 16384
 
 
+#: One token of 3-bit codes whose correction takes one MMA per 128 columns (the kernel's ONE_CORR; here no zero
+#: points and groups of 128 columns or a multiple) runs these rings of two CTAs per SM (no more than 128
+#: registers) where one of them fills at least three quarters of those slots (H200, int3 g128, kernel alone:
+#: 8192x8192 on DECODE_INT4_LONG_K 10.71 us against 11.04 on DECODE_INT3_WIDE; 14336x4096 on DECODE_INT4_WIDE
+#: 10.67 against 11.03 on DECODE_INT3_128). Integer zero points take 164 registers: one CTA per SM.
+RING3_ONE_TWO = (DECODE_INT4_LONG_K, DECODE_INT4_WIDE)
+
+
+def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
+    """The 3-bit ring of one token: the first of RING3_ONE_TWO whose CTAs fill two per SM of ``sms`` to at least
+    three quarters, where the layer's correction is one MMA per 128 columns; else ring3_tile's."""
+    if sms and not recipe.zp and recipe.gscale and recipe.group % 128 == 0:  # (per channel: not measured)
+        n = padded_n(layer.n)
+        for t in RING3_ONE_TWO:
+            ctas = n // t.bn
+            if n % t.bn == 0 and 3 * 2 * sms <= 4 * ctas <= 4 * 2 * sms:
+                return t
+    return ring3_tile(layer, kp, sms, 1)
+
+
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -1777,7 +1797,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # take decode_ring_tile below)
         three = wg and t.stream and hi == 1 and ring3(layer, recipe, sms)
         if three:
-            nominal = ring3_tile(layer, kp, sms, 1)
+            nominal = ring3_one_tile(layer, recipe, kp, sms)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4

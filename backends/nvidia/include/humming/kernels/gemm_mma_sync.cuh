@@ -1324,19 +1324,24 @@ struct GemmMmaSync {
   }
 
   // (a launch of one token takes its own copy of the loop where ONE_CORR applies: the per-tile correction
-  // MMAs left out at compile time, not predicated off)
+  // MMAs left out at compile time, not predicated off; both copies end in the one epilogue)
   static HUMMING_DEVICE void run_ring(const GemmParams& p) {
+    extern __shared__ __align__(16) char smem[];
+    float acc[NT][MT][4];
     if constexpr (ONE_CORR) {
-      if (p.M == 1) {
-        run_ring_as<true>(p);
-        return;
-      }
+      if (p.M == 1) ring_loop<true>(p, acc);
+      else ring_loop<false>(p, acc);
+    } else {
+      ring_loop<false>(p, acc);
     }
-    run_ring_as<false>(p);
+    ptx::trace_at(p.trace, 3);  // (warp 0's loop done)
+    const int warp = threadIdx.x >> 5;
+    reduce_wk_and_finish(p, smem, acc, warp % WN, warp / WN, blockIdx.y * BM, blockIdx.x * BN);
   }
 
+  // run_ring's prologue and main loop: this warp's sums into acc
   template <bool ONE>
-  static HUMMING_DEVICE void run_ring_as(const GemmParams& p) {
+  static HUMMING_DEVICE void ring_loop(const GemmParams& p, float (&acc)[NT][MT][4]) {
     static_assert(NT == 1 && WM == 1 && MT <= 2, "ring tiles: 16 weight rows and at most 16 tokens per warp");
     static_assert(!Cfg::GSCALE || SCALE_ACC, "ring tiles apply group scales to the fp32 partial sums");
     constexpr bool REGS = Cfg::STREAM == 4;  // slots in registers (plain loads), else shared memory (cp.async)
@@ -1490,7 +1495,7 @@ struct GemmMmaSync {
     constexpr bool one = ONE_CORR && ONE;
     const u32 b_one = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 3) & 1) + 16 * (lane >> 4)) * 16;
 
-    float acc[NT][MT][4], corr[MT][4];
+    float corr[MT][4];
     PT part[KC][NT][MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
@@ -1587,8 +1592,6 @@ struct GemmMmaSync {
     for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= RING / G64)
       turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
-    ptx::trace_at(p.trace, 3);  // (warp 0's loop done)
-    reduce_wk_and_finish(p, smem, acc, wn, wk, m0, n0);
   }
 
   // ================================================================== warpgroup MMA (sm_90a)
