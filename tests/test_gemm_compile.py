@@ -728,6 +728,33 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
+    """Rings of raw codes whose folds come every 128 columns or more (groups of 128, per channel, zero points too)
+    hold a second copy of their loop for one token (one_corr): its B operand of eight k16 tiles (ldmatrix .x2 for
+    chunks of 128 columns), its quad sums (SHFL.BFLY), and fewer MMAs than the per-tile loop -- the kernel holds
+    fewer than twice the MMAs of a ring without that copy (groups of 64, one block per chunk: none of it), on
+    sm_90a and sm_80 alike; 2-bit codes (not raw) hold none; nothing spills."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    for target in ("sm_90a", "sm_80"):
+        def sass(scheme):
+            rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+            kern = rt.kernel(G.kernel_spec(rec, G.DECODE_INT4_LONG_K))
+            assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0, (scheme, target)
+            return I.disassemble(kern.cubin)
+
+        plain = sass(WeightScheme("int3", "group", 64))
+        assert plain.count("SHFL.BFLY") == 0 and plain.count("LDSM.16.M88.2") == 0, target
+        for scheme in (WeightScheme("int3", "group", 128), WeightScheme("uint4", "group", 128, zero_point="int"),
+                       WeightScheme("int4", "channel", scale_fmt="fp32")):
+            code = sass(scheme)
+            assert code.count("SHFL.BFLY") >= 8, (scheme, target)
+            assert (code.count("LDSM.16.M88.2") > 0) == (scheme.scale == "group"), (scheme, target)
+            assert plain.count("HMMA") < code.count("HMMA") < 2 * plain.count("HMMA"), (scheme, target)
+        assert sass(WeightScheme("int2", "group", 128)).count("SHFL.BFLY") == 0, target
+
+
 @pytest.mark.parametrize("scheme,bf16", [(WeightScheme("int4", "group", 128), False),
                                          (WeightScheme("int4", "channel", scale_fmt="fp32"), True),
                                          (WeightScheme("uint4", "group", 64, zero_point="int"), True),
