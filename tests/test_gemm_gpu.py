@@ -26,7 +26,9 @@ The decode (stream) tiles give integer codes to the MMA raw (MAGIC + q per
 element) and take ``(MAGIC + offset) * sum x`` out in fp32 at each fold (a group
 end, or every 256 columns): the products stay exact, and the cancellation costs
 about 2^-24 * MAGIC / |q - z| per accumulated term, ~2^-14 relative over a
-256-column fold -- inside the same bound.
+256-column fold -- inside the same bound. (One token: that sum comes from one MMA
+per 128 columns, its eight k16 tiles as eight columns added in fp32 -- the same
+exact products, summed in another order.)
 """
 from __future__ import annotations
 
