@@ -1597,13 +1597,14 @@ RING3_ONE_TWO = (DECODE_INT4_LONG_K, DECODE_INT4_WIDE)
 
 
 def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
-    """The 3-bit ring of one token: the first of RING3_ONE_TWO whose CTAs fill two per SM of ``sms`` to at least
-    three quarters, where the layer's correction is one MMA per 128 columns; else ring3_tile's."""
+    """The 3-bit ring of one token: the first of RING3_ONE_TWO whose CTAs fill its occupancy (two per SM) of
+    ``sms`` to at least three quarters, where the layer's correction is one MMA per 128 columns; else
+    ring3_tile's."""
     if sms and not recipe.zp and recipe.gscale and recipe.group % 128 == 0:  # (per channel: not measured)
         n = padded_n(layer.n)
         for t in RING3_ONE_TWO:
-            ctas = n // t.bn
-            if n % t.bn == 0 and 3 * 2 * sms <= 4 * ctas <= 4 * 2 * sms:
+            ctas, slots = n // t.bn, t.occupancy * sms
+            if n % t.bn == 0 and 3 * slots <= 4 * ctas <= 4 * slots:
                 return t
     return ring3_tile(layer, kp, sms, 1)
 
