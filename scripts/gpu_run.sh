@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1172,6 +1172,52 @@ PY
              --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
            cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
            grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
+    m1tab) # the thirty-second session's table: the int4 M=1 rows with cuBLAS; the issue-6 widths at M=1 on 8192x8192;
+           # int3 g128 at M=1 on 28672x8192
+           timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/m1tab-int4" 2>&1 | tee "$OUT/m1tab-int4.log" | grep -E "^(== |1 )|stream "
+           widths m1tab 8192x8192 "int3:128 int2:128 int8:0 e4m3:0"
+           widths m1tab28 28672x8192 "int3:128" ;;
+    m1ab)  # the final one-token loop (no carried source; the token's column folded on rings of two warps per K run
+           # or more): this tree against old3/ (da685b2) through the bench, int4 g128 at M = 1, 2 and int3 / int2
+           # g128 at M = 1 on the ring shapes; then the ring GPU tests
+           abbench m1ab-int4 1 "new old" 70 "^(== |1 |2 )|stream " \
+             --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight int4 --group-size 128
+           abbench m1ab-int3 1 "new old" 60 "^(== |1 )|stream " \
+             --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1 --weight int3 --group-size 128
+           abbench m1ab-int2 1 "new" 60 "^(== |1 )|stream " --shapes 4096x14336,8192x8192 --m 1 --weight int2 \
+             --group-size 128
+           timeout 250 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings or \
+             steady_state or warp_layouts or activation_window or three_bit_rings or batched_decode" 2>&1 \
+             | tee "$OUT/m1ab_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0])) ;;
+    m1fin) # the thirty-second session's closing figures: the ring GPU tests; int4 g128 at M = 1, 2 against old3/
+           # (da685b2); the issue-6 widths at M=1 on 8192x8192; the int4 M=1 rows with cuBLAS; int3 on 28672x8192
+           timeout 270 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "stream_tiles_rings or \
+             steady_state or warp_layouts or activation_window or three_bit_rings or batched_decode" 2>&1 \
+             | tee "$OUT/m1fin_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           abbench m1f-int4 1 "new old" 70 "^(== |1 |2 )|stream " \
+             --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight int4 --group-size 128
+           widths m1fin 8192x8192 "int3:128 int2:128"
+           timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/m1fin-int4" 2>&1 | tee "$OUT/m1fin-int4.log" | grep -E "^(== |1 )|stream "
+           widths m1fin28 28672x8192 "int3:128" ;;
+    m1trim) # the one-token loop trimmed (activation copies from a carried pointer, the token's column folded only)
+           # and 1-2-bit codes raw in it: the ring GPU tests; then this tree against old3/ (`git archive da685b2 |
+           # tar -x -C old3`) through the bench, int2 / int3 / int4 g128 at M = 1, 2 on the ring shapes
+           timeout "${M1T_TEST_S:-270}" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "${M1T_K:-stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
+             batched_decode}" 2>&1 | tee "$OUT/m1trim_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for r in $(seq "${M1T_ROUNDS:-1}"); do
+             for w in ${M1T_W:-int2 int3 int4}; do
+               abbench m1t-$w-r$r 1 "new old" 70 "^(== |1 |2 )|stream " \
+                 --shapes 4096x4096,14336x4096,4096x14336,8192x8192 --m 1,2 --weight $w --group-size 128
+             done
+           done ;;
     onec)  # one token's raw-code correction in one MMA per chunk (one_corr): the ring GPU tests; then this tree
            # against old3/ (`git archive cc50202 | tar -x -C old3`) through the bench, alternated twice:
            # int3 and int4 g128 at M = 1 (and 2) on the ring shapes

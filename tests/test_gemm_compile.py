@@ -46,18 +46,25 @@ SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6,
               "warpgroup tiles whose CTAs spread evenly)")
 
 
-def main_loop(sass: str) -> str:
-    """The instructions of the K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA)."""
+def loop_bodies(sass: str) -> list[str]:
+    """The instructions of every backward-branch span (a loop's body), in order."""
     lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", l)]
     addr = [int(re.search(r"/\*([0-9a-f]{4,})\*/", l).group(1), 16) for l in lines]
-    best, best_n = "", -1
+    spans = []
     for a, l in zip(addr, lines):
         m = re.search(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)", l)
         if m and int(m.group(1), 16) < a:
-            span = "\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a)
-            n = len(re.findall(r"[HIQ]G?MMA", span))
-            if n > best_n:
-                best, best_n = span, n
+            spans.append("\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a))
+    return spans
+
+
+def main_loop(sass: str) -> str:
+    """The instructions of the K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA)."""
+    best, best_n = "", -1
+    for span in loop_bodies(sass):
+        n = len(re.findall(r"[HIQ]G?MMA", span))
+        if n > best_n:
+            best, best_n = span, n
     return best
 
 
@@ -731,9 +738,11 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
     """Rings of raw codes whose folds come every 128 columns or more (groups of 128, per channel, zero points too)
     hold a second copy of their loop for one token (one_corr): its B operand of eight k16 tiles (ldmatrix .x2 for
-    chunks of 128 columns), its quad sums (SHFL.BFLY), and fewer MMAs than the per-tile loop -- the kernel holds
+    chunks of 128 columns), its quad sums (SHFL.BFLY), folds of the token's column only, and fewer MMAs than the
+    per-tile loop -- the kernel holds
     fewer than twice the MMAs of a ring without that copy (groups of 64, one block per chunk: none of it), on
-    sm_90a and sm_80 alike; 2-bit codes (not raw) hold none; nothing spills."""
+    sm_90a and sm_80 alike. 2-bit codes, dequantized in place elsewhere, go raw in that copy only: its loops
+    hold the quad sums and no packed fma. Nothing spills."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -744,6 +753,11 @@ def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path)
             assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0, (scheme, target)
             return I.disassemble(kern.cubin)
 
+        # the one-token loops fold the token's column only: half the FFMAs of the other loops (4 and 8 a turn)
+        loops = loop_bodies(sass(WeightScheme("int3", "group", 128)))
+        one = [I.count(b, r"^FFMA") for b in loops if "SHFL.BFLY" in b]
+        other = [I.count(b, r"^FFMA") for b in loops if "SHFL.BFLY" not in b and "HMMA" in b]
+        assert one and other and 2 * max(one) == min(other), (one, other, target)
         plain = sass(WeightScheme("int3", "group", 64))
         assert plain.count("SHFL.BFLY") == 0 and plain.count("LDSM.16.M88.2") == 0, target
         for scheme in (WeightScheme("int3", "group", 128), WeightScheme("uint4", "group", 128, zero_point="int"),
@@ -752,7 +766,12 @@ def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path)
             assert code.count("SHFL.BFLY") >= 8, (scheme, target)
             assert (code.count("LDSM.16.M88.2") > 0) == (scheme.scale == "group"), (scheme, target)
             assert plain.count("HMMA") < code.count("HMMA") < 2 * plain.count("HMMA"), (scheme, target)
-        assert sass(WeightScheme("int2", "group", 128)).count("SHFL.BFLY") == 0, target
+        plain2, code2 = sass(WeightScheme("int2", "group", 64)), sass(WeightScheme("int2", "group", 128))
+        assert plain2.count("SHFL.BFLY") == 0 and plain2.count("LDSM.16.M88.2") == 0, target
+        assert code2.count("SHFL.BFLY") >= 8 and code2.count("LDSM.16.M88.2") > 0, target
+        one = [body for body in loop_bodies(code2) if "SHFL.BFLY" in body]
+        assert one and all("HMMA" in body and "HFMA2" not in body for body in one), target
+        assert any("HFMA2" in body for body in loop_bodies(code2)), target  # (the other copy: in place)
 
 
 @pytest.mark.parametrize("scheme,bf16", [(WeightScheme("int4", "group", 128), False),
@@ -817,7 +836,8 @@ def test_ring_launches_split_for_the_ctas_that_fit(tmp_path, weight, group):
 @pytest.mark.parametrize("scheme", [WeightScheme("int2", "group", 128), WeightScheme("int2", "group", 256),
                                     WeightScheme("int2", "channel", scale_fmt="fp32")], ids=lambda s: s.describe())
 def test_two_bit_register_rings_hold_their_register_floor(tmp_path, scheme):
-    """2-bit codes are dequantized on the ring (not raw), yet min_blocks budgets them: a ring of 16
+    """2-bit codes are dequantized on the ring (not raw; raw only in one token's loop, which a floor of 64
+    registers leaves out), yet min_blocks budgets them: a ring of 16
     warps for two CTAs per SM compiles within the 64 registers that leaves, without spills, so the
     launch splits K for the two CTAs the tile promises (resident_ctas) and runs in one wave. Without
     the floor it took 107 registers: one CTA per SM, two waves on the H200 (11.1 against 9.7 us).

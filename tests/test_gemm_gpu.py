@@ -557,6 +557,11 @@ def test_register_rings_activation_window(scheme, k, bf16, max_split):
     # one token's correction per chunk (one_corr): zero points; a last chunk of two blocks out of four
     (WeightScheme("uint4", "group", 128, zero_point="int"), 4224, True),
     (WeightScheme("int4", "channel", scale_fmt="fp32"), 4224, False),
+    # 1- and 2-bit codes, raw in the one-token loop only (RAW_ONE), dequantized in place in the other
+    (WeightScheme("int2", "group", 128), 4224, True),
+    (WeightScheme("int2", "channel", scale_fmt="fp32"), 4224, False),
+    (WeightScheme("uint2", "group", 256, zero_point="int"), 4096, False),
+    (WeightScheme("uint1", "group", 128, zero_point="int"), 2176, True),
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_ring_steady_state_turns(scheme, k, bf16, ring):
     """Long runs per warp (one warp along K, no split), so that most ring turns take the

@@ -133,13 +133,17 @@ struct Dequant {
   //    planes' fields were gathered to bit 0, three shifts and three logic ops per
   //    pair.)
   //  * 5-7-bit codes are gathered to bit 0.
-  //  * 1- and 2-bit codes are not raw: dequantized in place (a packed fma per pair)
-  //    they cost fewer instructions than the correction MMAs raw codes need (H200,
-  //    int2 g128 M=1, raw with a k-half factor: 11.4 against 9.7 us on 8192x8192).
+  //  * 1- and 2-bit codes (at 0 / 1 and 0 / 2 by row half: a shift per two pairs) are
+  //    raw only where the kernel's correction costs one MMA per 128 columns (RAW_ONE_OK:
+  //    a ring's one-token loop, one_corr); dequantized in place (a packed fma per pair)
+  //    they cost fewer instructions than a correction MMA per k16 tile (H200, int2 g128
+  //    M=1: 9.83 against 9.70 us on 8192x8192).
   static constexpr int RAW_SUB1 = BITS == 3 ? 3 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
   static HUMMING_HD constexpr int sub_at(int j) { return RAW_SUB1 * (j & 1); }
-  static constexpr bool RAW_OK = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat && !(ONE_PLANE && BITS <= 2);
-  static_assert(!RAW_OK || sub_at(3) + BITS <= MANT, "raw fields fit the mantissa");
+  static constexpr bool RAW_ANY = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat;
+  static constexpr bool RAW_OK = RAW_ANY && !(ONE_PLANE && BITS <= 2);
+  static constexpr bool RAW_ONE_OK = RAW_ANY && ONE_PLANE && BITS <= 2;
+  static_assert(!RAW_ANY || sub_at(3) + BITS <= MANT, "raw fields fit the mantissa");
   static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8
 
   template <int J>

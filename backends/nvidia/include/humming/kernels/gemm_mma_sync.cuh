@@ -772,6 +772,10 @@ struct GemmMmaSync {
   static constexpr int RING = STAGES;
   static constexpr int STREAM_RED_BYTES = WK * BM * BN_PAD * 4;
   static constexpr bool RAW = Cfg::STREAM && !BYTES && DQ::RAW_OK;
+  // 1- and 2-bit codes: raw in a ring's one-token loop only (one_corr), dequantized elsewhere; not
+  // under a floor of 64 registers (16-warp rings at two CTAs per SM: that copy spilled 8 bytes there)
+  static constexpr int REG_BUDGET = Cfg::MIN_BLOCKS ? 65536 / (Cfg::THREADS * Cfg::MIN_BLOCKS) : 255;
+  static constexpr bool RAW_ONE = Cfg::STREAM && !BYTES && DQ::RAW_ONE_OK && REG_BUDGET > 64;
   static constexpr float RAW_F0 = RAW ? 1.0f / (1 << DQ::SUB0) : 1.0f;  // rows g
   static constexpr float RAW_F1 = RAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g+8
   // weights of block `src` (this lane's WPL words, addressed as load_words says) into registers
@@ -877,7 +881,9 @@ struct GemmMmaSync {
   }
 
   // acc += (sum of the chains - corr) * f_h (rows g: h = 0, rows g + 8: h = 1);
-  // chains and corr = 0
+  // chains and corr = 0. EVEN (one token): only the even columns' sums, the token's
+  // (column 2t of lane t: token 0 in lane 0; the odd ones stay 0, and are never stored).
+  template <bool EVEN = false, bool R = RAW>
   static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
                                          float (&corr)[MT][4], const float (&f)[2]) {
 #pragma unroll
@@ -887,11 +893,11 @@ struct GemmMmaSync {
         float sum = static_cast<float>(part[0][0][mt][q]);
 #pragma unroll
         for (int c = 1; c < KC; ++c) sum += static_cast<float>(part[c][0][mt][q]);
-        if constexpr (RAW) sum -= corr[mt][q];
-        acc[0][mt][q] = fmaf(sum, f[q >> 1], acc[0][mt][q]);
+        if constexpr (R) sum -= corr[mt][q];
+        if (!EVEN || (q & 1) == 0) acc[0][mt][q] = fmaf(sum, f[q >> 1], acc[0][mt][q]);
 #pragma unroll
         for (int c = 0; c < KC; ++c) part[c][0][mt][q] = PT(0);
-        if constexpr (RAW) corr[mt][q] = 0.0f;
+        if constexpr (R) corr[mt][q] = 0.0f;
       }
   }
 
@@ -925,6 +931,7 @@ struct GemmMmaSync {
   // (MAGIC + offset * 2^sub, or MAGIC + z * 2^sub per row with integer zero
   // points), else the dequantized weights (zero points taken away, no scale).
   // sc: the tile's scale entry.
+  template <bool R = RAW>
   static HUMMING_DEVICE void stream_operands(int kt, const u32 (&w)[WPL], const u32 (&sc)[SW], u32 (&a)[4],
                                              u32 (&ac)[4]) {
     if constexpr (BYTES) {
@@ -936,7 +943,7 @@ struct GemmMmaSync {
         default: DQB::template tile<3>(w, a, z0, z1); break;
       }
       ac[0] = ac[1] = ac[2] = ac[3] = 0u;
-    } else if constexpr (RAW) {
+    } else if constexpr (R) {
       switch (kt) {
         case 0: DQ::template tile_raw<0>(w, a); break;
         case 1: DQ::template tile_raw<1>(w, a); break;
@@ -1038,6 +1045,7 @@ struct GemmMmaSync {
     const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
     return base + r * stride * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
   }
+  template <bool ONE = false>  // (one token: row 0 only)
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int stride,
                                           int lo, int n, int j0, int xo, int wn) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
@@ -1068,8 +1076,10 @@ struct GemmMmaSync {
       }
     } else if (wn < rows) {
       row(xdst, xs);
+      if constexpr (!ONE) {
 #pragma unroll 1
-      for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
+        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
+      }
     }
     ptx::cp_async_commit();
   }
@@ -1251,7 +1261,8 @@ struct GemmMmaSync {
   static constexpr bool FAST_SC = Cfg::GSCALE && NSC == 1 && RING_FP % G64 == 0;
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
-  // MMA for raw codes); with NSC == 4 the folds inside the block.
+  // MMA for raw codes, R); with NSC == 4 the folds inside the block.
+  template <bool R = RAW>
   static HUMMING_DEVICE void ring_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
                                         u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
                                         float (&corr)[MT][4], bool one) {
@@ -1274,11 +1285,11 @@ struct GemmMmaSync {
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
       u32 a[4], ac[4];  // the weights' operand, and (RAW) the correction MMA's constant one
-      stream_operands(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
+      stream_operands<R>(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         mma(part[0][0][mt], a, bx[kt][mt]);
-        if constexpr (RAW) {
+        if constexpr (R) {
           if (!one) mma(corr[mt], ac, bx[kt][mt]);  // (one token: a chunk's correction at once, one_corr)
         }
       }
@@ -1286,7 +1297,7 @@ struct GemmMmaSync {
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
           float f[2];
           fold_factors(sc[kt], f);
-          fold_stream(acc, part, corr, f);
+          fold_stream<false, R>(acc, part, corr, f);
         }
       }
     }
@@ -1298,7 +1309,8 @@ struct GemmMmaSync {
   // activations of tile n (ldmatrix rows at 16-column steps of the row, `at`: this lane's), and the sum
   // of a row's eight columns (across the quad) is what the eight per-tile MMAs would have accumulated
   // in each of theirs. `second`: the chunk's second 128 columns (RING_FP == 4) were multiplied too.
-  static constexpr bool ONE_CORR = RAW && MT == 1 && NSC == 1 && RING_FP >= 2;
+  // (RAW_ONE: 1- and 2-bit codes take raw codes and one_corr in that loop only, see Dequant::RAW_ONE_OK)
+  static constexpr bool ONE_CORR = (RAW || RAW_ONE) && MT == 1 && NSC == 1 && RING_FP >= 2;
   static HUMMING_DEVICE void one_corr(const u32 (&sc)[SW], u32 at, bool second, float (&corr)[MT][4]) {
     u32 ac[4];
     raw_corr_operand(sc, ac);
@@ -1476,7 +1488,7 @@ struct GemmMmaSync {
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn);  // the first turn's (the loop waits)
+      stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn);  // the first turn's (the loop waits)
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1493,6 +1505,7 @@ struct GemmMmaSync {
     // one token (ONE_CORR): a chunk's correction in one MMA (one_corr); this lane's ldmatrix row
     // at the warp's block 0 (row 0 is not swizzled: 16-byte piece c at c x 16)
     constexpr bool one = ONE_CORR && ONE;
+    constexpr bool raw = RAW || (one && RAW_ONE);  // raw codes in this copy of the loop
     const u32 b_one = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 3) & 1) + 16 * (lane >> 4)) * 16;
 
     float corr[MT][4];
@@ -1514,7 +1527,7 @@ struct GemmMmaSync {
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
         const int xn = XWIN ? (j0 / RING + 1) % XWIN * RING : j0 + RING;  // (the next turn's place)
-        stage_x_turn(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn);
+        stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn);
       }
       const int xo = XWIN ? j0 / RING % XWIN * RING : j0;  // this turn's place
       const u32 bturn0 = b_off[0] + xo * 128, bturn1 = b_off[1] + xo * 128;
@@ -1560,8 +1573,8 @@ struct GemmMmaSync {
               }
             }
           }
-          ring_block(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part, corr,
-                     one);
+          ring_block<raw>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part,
+                          corr, one);
         }
         if constexpr (one) {
           one_corr(sc[0], b_one + (xo + c * RING_FP) * 128, !CHECKED || c * RING_FP + 2 < nl, corr);
@@ -1574,7 +1587,9 @@ struct GemmMmaSync {
             const u32 none[SW] = {};
             fold_factors(none, f);
           }
-          fold_stream(acc, part, corr, f);
+          // (one token: the token's column only; not on the short-K tile of eight slots, one warp per K
+          // run, which sits at 128 registers: there ptxas then spilled 8 bytes)
+          fold_stream<(one && WN > 1), raw>(acc, part, corr, f);
         }
       }
     };
@@ -1592,6 +1607,10 @@ struct GemmMmaSync {
     for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= RING / G64)
       turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
+    if constexpr (raw && !RAW) {  // (RAW_ONE: the 2^-sub per row half that the epilogue applies to RAW kernels)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[0][0][q] *= (q >> 1) ? 1.0f / (1 << DQ::SUB1) : 1.0f / (1 << DQ::SUB0);
+    }
   }
 
   // ================================================================== warpgroup MMA (sm_90a)
