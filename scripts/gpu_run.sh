@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1172,6 +1172,18 @@ PY
              --out /tmp/bench-m1 > "$OUT/bench_m1.log" 2>&1; rc=$((rc | $?))
            cp /tmp/bench-m1/report.json "$OUT/bench-m1.json" 2>/dev/null
            grep -E "^1 |x stream" "$OUT/bench_m1.log" ;;
+    m1sum) # one token's activation sums by an MMA of ones (one_sums): this tree against old3/ (`git archive 6c6eb8a
+           # | tar -x -C old3`), int3 / int4 g128 at M = 1, 2 and int2 at M = 1; then the ring GPU tests
+           abbench m1s-int3 1 "new old" 50 "^(== |1 |2 )|stream " --shapes 4096x14336,8192x8192 --m 1,2 --weight int3 \
+             --group-size 128
+           abbench m1s-int4 1 "new old" 50 "^(== |1 |2 )|stream " --shapes 4096x14336,8192x8192 --m 1,2 --weight int4 \
+             --group-size 128
+           abbench m1s-int3b 1 "new old" 40 "^(== |1 )|stream " --shapes 8192x8192 --m 1 --weight int3 --group-size 128
+           abbench m1s-int2 1 "new old" 40 "^(== |1 )|stream " --shapes 8192x8192 --m 1 --weight int2 --group-size 128
+           timeout "${M1S_TEST_S:-230}" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
+             batched_decode" 2>&1 | tee "$OUT/m1sum_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0])) ;;
     m1tab) # the thirty-second session's table: the int4 M=1 rows with cuBLAS; the issue-6 widths at M=1 on 8192x8192;
            # int3 g128 at M=1 on 28672x8192
            timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \

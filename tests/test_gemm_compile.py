@@ -737,15 +737,17 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
 
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
     """Rings of raw codes whose folds come every 128 columns or more (groups of 128, per channel, zero points too)
-    hold a second copy of their loop for one token (one_corr): its B operand of eight k16 tiles (ldmatrix .x2 for
-    chunks of 128 columns), its quad sums (SHFL.BFLY), folds of the token's column only, and fewer MMAs than the
-    per-tile loop -- the kernel holds
-    fewer than twice the MMAs of a ring without that copy (groups of 64, one block per chunk: none of it), on
-    sm_90a and sm_80 alike. 2-bit codes, dequantized in place elsewhere, go raw in that copy only: its loops
-    hold the quad sums and no packed fma. Nothing spills."""
+    hold a second copy of their loop for one token: the token's activation sums over 256 columns from one MMA of
+    ones (one_sums: the B operand 1.0 in every half, the sum over rows by shuffles 4, 8 and 16 lanes apart), so
+    that loop holds one MMA per turn of 256 columns besides the weights' (16 + 1 where the other copy holds 32),
+    and folds the token's column only (half the register-operand FFMAs; the corrections' FFMAs take immediates).
+    The kernel holds fewer than twice the MMAs of a ring without that copy (groups of 64, one block per chunk:
+    none of it), on sm_90a and sm_80 alike. 2-bit codes, dequantized in place elsewhere, go raw in that copy
+    only: its loops hold no packed fma. Nothing spills."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
+    ones = "0x3c003c00"  # (fp16 1.0, 1.0)
     for target in ("sm_90a", "sm_80"):
         def sass(scheme):
             rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
@@ -753,24 +755,28 @@ def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path)
             assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0, (scheme, target)
             return I.disassemble(kern.cubin)
 
-        # the one-token loops fold the token's column only: half the FFMAs of the other loops (4 and 8 a turn)
+        def one_token_loops(code):
+            return [b for b in loop_bodies(code) if "HMMA" in b and ones in b and "SHFL.BFLY" in b]
+
         loops = loop_bodies(sass(WeightScheme("int3", "group", 128)))
-        one = [I.count(b, r"^FFMA") for b in loops if "SHFL.BFLY" in b]
-        other = [I.count(b, r"^FFMA") for b in loops if "SHFL.BFLY" not in b and "HMMA" in b]
-        assert one and other and 2 * max(one) == min(other), (one, other, target)
+        one = [b for b in loops if ones in b]
+        other = [b for b in loops if ones not in b and "HMMA" in b]
+        assert one and other, target
+        assert {I.count(b, r"^HMMA") for b in one} == {17} and {I.count(b, r"^HMMA") for b in other} == {32}, target
+        assert all(I.count(b, r"^SHFL\.BFLY PT, R\d+, R\d+, 0x10") == 2 for b in one), target
+        fold = r"^FFMA R\d+, R\d+(\.reuse)?, R\d+(\.reuse)?, R\d+"  # (the folds' FFMAs: registers only)
+        assert 2 * max(I.count(b, fold) for b in one) == min(I.count(b, fold) for b in other), target
         plain = sass(WeightScheme("int3", "group", 64))
-        assert plain.count("SHFL.BFLY") == 0 and plain.count("LDSM.16.M88.2") == 0, target
+        assert plain.count("SHFL.BFLY") == 0 and ones not in plain, target
         for scheme in (WeightScheme("int3", "group", 128), WeightScheme("uint4", "group", 128, zero_point="int"),
                        WeightScheme("int4", "channel", scale_fmt="fp32")):
             code = sass(scheme)
-            assert code.count("SHFL.BFLY") >= 8, (scheme, target)
-            assert (code.count("LDSM.16.M88.2") > 0) == (scheme.scale == "group"), (scheme, target)
+            assert one_token_loops(code), (scheme, target)
             assert plain.count("HMMA") < code.count("HMMA") < 2 * plain.count("HMMA"), (scheme, target)
         plain2, code2 = sass(WeightScheme("int2", "group", 64)), sass(WeightScheme("int2", "group", 128))
-        assert plain2.count("SHFL.BFLY") == 0 and plain2.count("LDSM.16.M88.2") == 0, target
-        assert code2.count("SHFL.BFLY") >= 8 and code2.count("LDSM.16.M88.2") > 0, target
-        one = [body for body in loop_bodies(code2) if "SHFL.BFLY" in body]
-        assert one and all("HMMA" in body and "HFMA2" not in body for body in one), target
+        assert plain2.count("SHFL.BFLY") == 0 and ones not in plain2, target
+        one = one_token_loops(code2)
+        assert one and all("HFMA2" not in body for body in one), target
         assert any("HFMA2" in body for body in loop_bodies(code2)), target  # (the other copy: in place)
 
 

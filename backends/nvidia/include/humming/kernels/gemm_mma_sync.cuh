@@ -1303,26 +1303,59 @@ struct GemmMmaSync {
     }
   }
 
-  // One token (ONE_CORR: raw codes, group scales of 128 columns or more, or none): the batch's single row
-  // sits in every column of the per-tile correction MMAs' B operand, so one MMA per 128 columns takes
-  // their place -- its B operand holds the chunk's eight k16 tiles side by side, column n the 16
-  // activations of tile n (ldmatrix rows at 16-column steps of the row, `at`: this lane's), and the sum
-  // of a row's eight columns (across the quad) is what the eight per-tile MMAs would have accumulated
-  // in each of theirs. `second`: the chunk's second 128 columns (RING_FP == 4) were multiplied too.
-  // (RAW_ONE: 1- and 2-bit codes take raw codes and one_corr in that loop only, see Dequant::RAW_ONE_OK)
+  // One token (ONE_CORR: raw codes, group scales of 128 columns or more, or none): what a chunk's per-tile
+  // correction MMAs would accumulate is (MAGIC + offset x 2^sub) -- or MAGIC + z x 2^sub -- times the sum
+  // S of the token's activations over the chunk, per row half. S comes from one MMA per 256 columns: its
+  // A operand holds the k16 tiles of 128 columns as rows 0-7 and those of the next 128 as rows 8-15 (x4
+  // ldmatrix rows at 16-column steps of the token's row, which is not swizzled; `at`: this lane's), its
+  // B operand ones, so row r of the product is tile r's sum; the sum over the eight rows (lanes four
+  // apart) is S. one_sums: SPLIT (chunks of 128 columns) the two 128-column sums apart, else (chunks of
+  // 256) their sum, the second counted when `both`; `two`: the next 128 columns lie in the warp's run
+  // (else rows 8-15 are zeros, not read). (Before: one MMA per 128 columns whose B operand held the eight tiles
+  // as columns and a constant A, then the quad sums: two more shuffles and the constants' moves.)
+  // (RAW_ONE: 1- and 2-bit codes take raw codes and these sums in that loop only, see Dequant::RAW_ONE_OK)
   static constexpr bool ONE_CORR = (RAW || RAW_ONE) && MT == 1 && NSC == 1 && RING_FP >= 2;
-  static HUMMING_DEVICE void one_corr(const u32 (&sc)[SW], u32 at, bool second, float (&corr)[MT][4]) {
+  template <bool SPLIT>
+  static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
+    u32 a[4];
+    if (two) {
+      ptx::ldmatrix_x4(a, at);
+    } else {  // (`at2`: lanes 0-15 at tiles 0-7)
+      u32 r[2];
+      ptx::ldmatrix_x2(r, at2);
+      a[0] = r[0], a[2] = r[1], a[1] = a[3] = 0u;
+    }
+    const u32 ones[2] = {dequant::f16x2_bits(1.0, Cfg::BF16), dequant::f16x2_bits(1.0, Cfg::BF16)};
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    mma(d, a, ones);
+    if constexpr (SPLIT) {
+      s[0] = d[0], s[1] = d[2];  // tile g of each 128 columns
+#pragma unroll
+      for (int m = 4; m < 32; m *= 2) {
+        s[0] += __shfl_xor_sync(0xffffffffu, s[0], m);
+        s[1] += __shfl_xor_sync(0xffffffffu, s[1], m);
+      }
+    } else {
+      s[0] = both ? d[0] + d[2] : d[0];
+#pragma unroll
+      for (int m = 4; m < 32; m *= 2) s[0] += __shfl_xor_sync(0xffffffffu, s[0], m);
+    }
+  }
+  // one_corr_cols: one MMA per 128 columns whose B operand holds the chunk's eight k16 tiles as its columns
+  // (x2 at `at2`; x4 at `at` with chunks of 256 columns, `second`: the second 128 counted) and A the constant
+  // MAGIC + offset x 2^sub (or + z x 2^sub), then the sums of a row's eight columns across the quad
+  static HUMMING_DEVICE void one_corr_cols(const u32 (&sc)[SW], u32 at2, u32 at, bool second, float (&corr)[MT][4]) {
     u32 ac[4];
     raw_corr_operand(sc, ac);
     float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if constexpr (RING_FP == 2) {
       u32 b[2];
-      ptx::ldmatrix_x2(b, at);
+      ptx::ldmatrix_x2(b, at2);
       mma(d, ac, b);
     } else {
-      u32 r[4];
+      u32 r[4];  // (at: tiles 0-7 k 0-7, tiles 8-15 k 0-7, tiles 0-7 k 8-15, tiles 8-15 k 8-15)
       ptx::ldmatrix_x4(r, at);
-      const u32 b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      const u32 b0[2] = {r[0], r[2]}, b1[2] = {r[1], r[3]};
       mma(d, ac, b0);
       if (second) mma(d, ac, b1);
     }
@@ -1333,6 +1366,17 @@ struct GemmMmaSync {
     s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
     corr[0][0] = corr[0][1] = s0;
     corr[0][2] = corr[0][3] = s1;
+  }
+  // corr <- (MAGIC + offset x 2^sub_h) x S, per row half h (zero points: z_h from the chunk's scale entry)
+  static HUMMING_DEVICE void one_corr(const u32 (&sc)[SW], float sum, float (&corr)[MT][4]) {
+    float c0 = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0));
+    float c1 = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1));
+    if constexpr (Cfg::ZP) {  // (exact: small integers)
+      c0 = fmaf(f16_to_float<Cfg::BF16>(static_cast<u16>(sc[0] >> 16)), float(1 << DQ::SUB0), float(DQ::MAGIC_F));
+      c1 = fmaf(f16_to_float<Cfg::BF16>(static_cast<u16>(sc[SW - 1] >> 16)), float(1 << DQ::SUB1), float(DQ::MAGIC_F));
+    }
+    corr[0][0] = corr[0][1] = c0 * sum;
+    corr[0][2] = corr[0][3] = c1 * sum;
   }
 
   // (a launch of one token takes its own copy of the loop where ONE_CORR applies: the per-tile correction
@@ -1506,9 +1550,13 @@ struct GemmMmaSync {
     // at the warp's block 0 (row 0 is not swizzled: 16-byte piece c at c x 16)
     constexpr bool one = ONE_CORR && ONE;
     constexpr bool raw = RAW || (one && RAW_ONE);  // raw codes in this copy of the loop
-    const u32 b_one = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 3) & 1) + 16 * (lane >> 4)) * 16;
+    // (x4: matrices tiles 0-7 k 0-7, tiles 8-15 k 0-7, tiles 0-7 k 8-15, tiles 8-15 k 8-15 -- the A operand's
+    // registers in order; x2, lanes 0-15: tiles 0-7 k 0-7, k 8-15)
+    const u32 b_one = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 4) & 1) + 16 * ((lane >> 3) & 1)) * 16;
+    const u32 b_one2 = base + xlo * 128 + (2 * (lane & 7) + ((lane >> 3) & 1)) * 16;
+    const u32 b_one_hi = ((lane >> 3) & 1) * 256;  // (the lanes of tiles 8-15 in b_one)
 
-    float corr[MT][4];
+    float corr[MT][4], osum[2];  // (osum: one token's activation sums, one_sums)
     PT part[KC][NT][MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
@@ -1576,8 +1624,22 @@ struct GemmMmaSync {
           ring_block<raw>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part,
                           corr, one);
         }
-        if constexpr (one) {
-          one_corr(sc[0], b_one + (xo + c * RING_FP) * 128, !CHECKED || c * RING_FP + 2 < nl, corr);
+        if constexpr (one) {  // (chunks of 128 columns: the sums of two at the first; of 256: one's)
+          constexpr int NCH = RING / RING_FP;
+          const u32 at = b_one + (xo + c * RING_FP) * 128, at2 = b_one2 + (xo + c * RING_FP) * 128;
+          if constexpr (WN == 1) {  // (the short-K tile of eight slots, one warp per K run, at 128 registers:
+            // one_sums spilled 8-16 bytes in its loops there, on sm_80 and sm_90a; it keeps one_corr_cols)
+            one_corr_cols(sc[0], b_one2 + (xo + c * RING_FP) * 128, at, !CHECKED || c * RING_FP + 2 < nl, corr);
+          } else {
+            if constexpr (RING_FP == 4) {
+              one_sums<false>(at, at2, true, !CHECKED || c * RING_FP + 2 < nl, osum);
+            } else if (c % 2 == 0) {  // (the next chunk read only where it lies in the run -- past it shared
+              // memory may end, the slice being a whole number of chunks, not of pairs: else this one again)
+              const bool in = !CHECKED || (c + 1) * RING_FP < nl;
+              one_sums<true>(in ? at : at - b_one_hi, at2, c + 1 < NCH, true, osum);
+            }
+            one_corr(sc[0], osum[RING_FP == 4 ? 0 : c % 2], corr);
+          }
         }
         if constexpr (NSC == 1) {
           float f[2];
