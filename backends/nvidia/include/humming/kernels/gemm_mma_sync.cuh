@@ -1310,9 +1310,10 @@ struct GemmMmaSync {
   // ldmatrix rows at 16-column steps of the token's row, which is not swizzled; `at`: this lane's), its
   // B operand ones, so row r of the product is tile r's sum; the sum over the eight rows (lanes four
   // apart) is S. one_sums: SPLIT (chunks of 128 columns) the two 128-column sums apart, else (chunks of
-  // 256) their sum, the second counted when `both`; `two`: the next 128 columns lie in the warp's run
-  // (else rows 8-15 are zeros, not read). (Before: one MMA per 128 columns whose B operand held the eight tiles
-  // as columns and a constant A, then the quad sums: two more shuffles and the constants' moves.)
+  // 256) their sum, the second counted when `both`; `two`: the next 128 columns lie in the turn (else
+  // rows 8-15 are zeros, not read; past the warp's run the caller points those lanes at this chunk
+  // again). (Before: one MMA per 128 columns whose B operand held the eight tiles as columns and a
+  // constant A, then the quad sums: two more shuffles and the constants' moves; one_corr_cols.)
   // (RAW_ONE: 1- and 2-bit codes take raw codes and these sums in that loop only, see Dequant::RAW_ONE_OK)
   static constexpr bool ONE_CORR = (RAW || RAW_ONE) && MT == 1 && NSC == 1 && RING_FP >= 2;
   template <bool SPLIT>
@@ -1629,7 +1630,7 @@ struct GemmMmaSync {
           const u32 at = b_one + (xo + c * RING_FP) * 128, at2 = b_one2 + (xo + c * RING_FP) * 128;
           if constexpr (WN == 1) {  // (the short-K tile of eight slots, one warp per K run, at 128 registers:
             // one_sums spilled 8-16 bytes in its loops there, on sm_80 and sm_90a; it keeps one_corr_cols)
-            one_corr_cols(sc[0], b_one2 + (xo + c * RING_FP) * 128, at, !CHECKED || c * RING_FP + 2 < nl, corr);
+            one_corr_cols(sc[0], at2, at, !CHECKED || c * RING_FP + 2 < nl, corr);
           } else {
             if constexpr (RING_FP == 4) {
               one_sums<false>(at, at2, true, !CHECKED || c * RING_FP + 2 < nl, osum);
