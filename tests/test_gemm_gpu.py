@@ -26,9 +26,10 @@ The decode (stream) tiles give integer codes to the MMA raw (MAGIC + q per
 element) and take ``(MAGIC + offset) * sum x`` out in fp32 at each fold (a group
 end, or every 256 columns): the products stay exact, and the cancellation costs
 about 2^-24 * MAGIC / |q - z| per accumulated term, ~2^-14 relative over a
-256-column fold -- inside the same bound. (One token: that sum comes from one MMA
-per 128 columns, its eight k16 tiles as eight columns added in fp32 -- the same
-exact products, summed in another order.)
+256-column fold -- inside the same bound. (One token: sum x comes from an MMA of
+ones, 16 exact values per row summed in fp32 and eight rows added by shuffles,
+then times the constant in fp32: one more rounding of 2^-24 relative to the
+cancelled term -- the same order, inside the same bound.)
 """
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ struct Dequant {
   //  * 5-7-bit codes are gathered to bit 0.
   //  * 1- and 2-bit codes (at 0 / 1 and 0 / 2 by row half: a shift per two pairs) are
   //    raw only where the kernel's correction costs one MMA per 128 columns (RAW_ONE_OK:
-  //    a ring's one-token loop, one_corr); dequantized in place (a packed fma per pair)
+  //    a ring's one-token loop, one_sums); dequantized in place (a packed fma per pair)
   //    they cost fewer instructions than a correction MMA per k16 tile (H200, int2 g128
   //    M=1: 9.83 against 9.70 us on 8192x8192).
   static constexpr int RAW_SUB1 = BITS == 3 ? 3 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);

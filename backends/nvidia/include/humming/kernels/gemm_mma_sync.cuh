@@ -1246,8 +1246,8 @@ struct GemmMmaSync {
   //
   // Raw integer codes (RAW) carry MAGIC + offset (or + z) times 2^sub in every
   // product: a correction MMA per k16 tile on the constant operand (as in
-  // run_stream) accumulates what each fold takes away; one token takes one MMA
-  // per 128 columns instead (one_corr). (Summing the activations once per CTA
+  // run_stream) accumulates what each fold takes away; one token takes the sums
+  // of its activations instead, one MMA of ones per 256 columns (one_sums). (Summing the activations once per CTA
   // instead costs ~4 M instructions per block where the MMAs cost 4 WN: measured
   // slower on the H200 for the decode tiles.)
   // a slot: [lane][WPL words] of weights, then [lane][NSC entries][SW words] of scales
@@ -1547,8 +1547,8 @@ struct GemmMmaSync {
 
     u32 b_off[4];  // ldmatrix addresses at the warp's block 0
     stream_x_offsets(base + xlo * 128, rows, xstride, b_off);
-    // one token (ONE_CORR): a chunk's correction in one MMA (one_corr); this lane's ldmatrix row
-    // at the warp's block 0 (row 0 is not swizzled: 16-byte piece c at c x 16)
+    // one token (ONE_CORR): the chunks' activation sums (one_sums, one_corr_cols); this lane's ldmatrix
+    // row at the warp's block 0 (row 0 is not swizzled: 16-byte piece c at c x 16)
     constexpr bool one = ONE_CORR && ONE;
     constexpr bool raw = RAW || (one && RAW_ONE);  // raw codes in this copy of the loop
     // (x4: matrices tiles 0-7 k 0-7, tiles 8-15 k 0-7, tiles 0-7 k 8-15, tiles 8-15 k 8-15 -- the A operand's
