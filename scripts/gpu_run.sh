@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1184,6 +1184,51 @@ PY
              "stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
              batched_decode" 2>&1 | tee "$OUT/m1sum_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0])) ;;
+    s33e)  # after ring2_short_tile and the per-channel short-K ring of four slots: their GPU tests (the new planner
+           # test, the format tests of 2-bit codes and int4 per channel), then this tree against old3/ through the
+           # bench (int2 g128 and int4 per channel at M=1 over a short K), then the issue-6 int4 rows with cuBLAS
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "short_k_one_token or \
+             (weight_formats and (int2 or uint2 or per-channel))" 2>&1 | tee "$OUT/s33e_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           abbench s33e-int2 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,8192x4096,14336x4096 --m 1 \
+             --weight int2 --group-size 128
+           abbench s33e-int4ch 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,8192x4096 --m 1 --weight int4 \
+             --group-size 0
+           int4rows s33e ;;
+    s33d)  # one token over a short K, kernel alone: 2-bit codes (g128 and per channel) on the register-streaming tiles
+           # against the register rings; int4 per channel on rings of eight slots (spilling) against four
+           for w in int2:128 int2:0; do
+             timeout 150 python3 scripts/gpu_sweep.py --shapes 4096x4096,14336x4096,8192x4096 --m 1 --groups i2short \
+               --weight ${w%%:*} --group ${w##*:} --rounds 5 --json "$OUT/s33d_${w%%:*}_${w##*:}.json" \
+               > "$OUT/s33d_${w%%:*}_${w##*:}.log" 2>&1; rc=$((rc | $?)); grep -E "M=1|us  x" "$OUT/s33d_${w%%:*}_${w##*:}.log"
+           done
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 4096x4096,8192x4096,4096x2048 --m 1 --groups i4ch --weight int4 \
+             --group 0 --rounds 5 --json "$OUT/s33d_i4ch.json" > "$OUT/s33d_i4ch.log" 2>&1; rc=$((rc | $?))
+           grep -E "M=1|us  x" "$OUT/s33d_i4ch.log" ;;
+    s33b)  # the ring test s33a's 60 s cut (it compiles its kernels first); one token on long-K rings of 4, 6, 8
+           # blocks per turn, kernel alone, int2 / int3 / int4 g128 on 8192x8192 and 4096x14336
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "ring_steady_state_turns and uint1" 2>&1 | tee "$OUT/s33b_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           for w in int2 int3 int4; do
+             timeout 100 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336 --m 1 --groups turn8 --weight $w \
+               --rounds 5 --json "$OUT/s33b_$w.json" > "$OUT/s33b_$w.log" 2>&1; rc=$((rc | $?))
+             grep -v "^      " "$OUT/s33b_$w.log" | tail -16
+           done ;;
+    s33a)  # the thirty-third session's first call: the ring test the last session's budget cut; the M=1 table
+           # (m1tab); CTA timelines of int2 / int3 / int4 g128 at M=1 on 8192x8192; ncu of the int2 and int3 rings
+           timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
+             "ring_steady_state_turns and uint1" 2>&1 | tee "$OUT/s33a_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           bash "$0" m1tab; rc=$((rc | $?))
+           for w in int2 int3 int4; do
+             timeout 60 python3 scripts/gpu_trace.py --shapes 8192x8192 --m 1 --weight $w --group 128 \
+               --json "$OUT/s33a_trace_$w.json" 2>&1 | tee "$OUT/s33a_trace_$w.log" | grep -v "^    "
+           done
+           for w in int2 int3; do
+             echo "== ncu $w"; WEIGHT=$w:128 SHAPE=8192x8192 timeout 100 bash scripts/gpu_ncu.sh "" 1 2>&1 \
+               | tee "$OUT/s33a_ncu_$w.log"
+           done ;;
     m1tab) # the thirty-second session's table: the int4 M=1 rows with cuBLAS; the issue-6 widths at M=1 on 8192x8192;
            # int3 g128 at M=1 on 28672x8192
            timeout 100 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1 \

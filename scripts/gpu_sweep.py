@@ -291,6 +291,21 @@ GROUPS = {
            G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
     # the same for layers whose group scales do not fold (per channel): the unfolded warpgroup tiles
     "r4u": [G.WG_DECODE, G.WG_DECODE_TWO, G.DECODE_INT4_WIDE, G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K],
+    # one token on the long-K register ring at 4, 6 and 8 blocks per turn (more bytes in flight per warp, the
+    # turn's fixed work over more blocks), against the 64-column-run ring of eight warps along K
+    "turn8": [T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 6, stream=4, occupancy=2),
+              T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 8, stream=4, occupancy=2),
+              T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)],
+    # one token of 2-bit codes over a short K (at most 4096 columns): the register-streaming tiles the planner took
+    # (stream=1) against the register rings (the int4 wide and short-K rings, the 2-bit long-K ring, the 3-bit one)
+    "i2short": [T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
+                T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), G.DECODE_INT4_WIDE, G.DECODE_INT4_SHORT_K,
+                G.DECODE_INT2_LONG_K, T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)],
+    # one token of int4 per channel over a short K: the rings of eight slots the planner took (they spill 8-32 bytes
+    # in their loops) against the same rings of four slots, and the wide ring
+    "i4ch": [G.DECODE_INT4_SHORT_K, T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2),
+             T(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2),
+             G.DECODE_INT4_WIDE],
     # 3-bit raw codes with the k-half factor (Dequant::RAW_KH) at 1-4 tokens: the long-K ring the planner takes at
     # one token (one CTA per SM), 64-row rings of one CTA per SM (one wave on 8192 rows), a deeper ring, the
     # short-K ring shapes, and the warpgroup decode tiles

@@ -735,6 +735,25 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+def test_short_k_one_token_rings_do_not_spill(tmp_path):
+    """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
+    picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
+    their loops on sm_90a and sm_80), keep everything in registers."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    for dev, scheme, n in (("h200", WeightScheme("int2", "group", 128), 4096),
+                           ("h200", WeightScheme("int2", "channel", scale_fmt="fp32"), 14336),
+                           ("h200", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
+                           ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096)):
+        p = humming.plan(LayerSpec(n, 4096, scheme), dev)
+        assert G.tile_from_config(p.tuning[0].config).stream == 4, (dev, scheme.describe(), p.tuning[0])
+        kern = rt.kernel(p.kernel(1))
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (dev, scheme.describe(), n, usage)
+        assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(I.disassemble(kern.cubin)))
+
+
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
     """Rings of raw codes whose folds come every 128 columns or more (groups of 128, per channel, zero points too)
     hold a second copy of their loop for one token: the token's activation sums over 256 columns from one MMA of

@@ -283,6 +283,27 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k,ring", [(WeightScheme("int2", "group", 128), 4096 + 40, 3712, "DECODE_INT3"),
+                                             (WeightScheme("int2", "channel", scale_fmt="fp32"), 8192 + 40, 4096,
+                                              "DECODE_INT2_LONG_K"),
+                                             (WeightScheme("uint2", "group", 64, zero_point="int"), 14336 + 40, 2048 + 64,
+                                              "DECODE_INT4_WIDE"),
+                                             (WeightScheme("int4", "channel", scale_fmt="fp32"), 4096 + 40, 3712, None)],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_short_k_one_token_rings_through_the_planner(scheme, n, k, ring, act):
+    """One token over a short K: 2-bit codes on the register ring ring2_short_tile picks by rows, int4 per
+    channel on the short-K ring of four slots; with the tokens around it (other tiles)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
+    want = getattr(G, ring) if ring else G.replace(G.DECODE_INT4_SHORT_K, stages=4)
+    assert G.tile_from_config(p.tuning[0].config) == want, p.tuning[0]
+    run_and_check(qw, act, ms=(1, 2, 5))
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4096 + 40, 8192 + 128),
                                         (WeightScheme("uint4", "group", 64, zero_point="int"), 4096, 14336),
                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), 4096 + 40, 8192),

@@ -366,6 +366,15 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(4096, 14336, 8, "h200")
     assert G.DECODE_INT4_LONG_K_WINDOW == dataclasses.replace(G.DECODE_INT4_LONG_K, xwin=2)
     assert tile(4096, 4096, 1, "h200") == G.DECODE_INT4_SHORT_K  # (one token over a short K: the warps along K)
+    # (... per channel, four slots: eight spilled; 2-bit codes over a short K: rings by rows, ring2_short_tile)
+    one = lambda scheme, n, k, dev="h200": G.tile_from_config(plan(LayerSpec(n, k, scheme), dev).tuning[0].config)  # noqa: E731
+    ch4, ch2, g2 = (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int2", "channel", scale_fmt="fp32"),
+                    WeightScheme("int2", "group", 128))
+    assert one(ch4, 4096, 4096) == G.replace(G.DECODE_INT4_SHORT_K, stages=4) == one(ch4, 4096, 2048, "a100")
+    assert one(g2, 14336, 4096) == G.DECODE_INT4_WIDE == one(ch2, 14336, 4096)  # (a 64-row CTA per SM)
+    assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
+    assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)
+    assert one(g2, 8192, 8192) == G.DECODE_INT2_LONG_K and one(g2, 4096, 4096, "a100").stream == 1  # (not measured)
     deep = G.replace(fold(G.WG_DECODE_TWO), stages=G.DECODE_TWO_STAGES)  # (decode_depth)
     assert tile(28672, 8192, 1, "h200") == deep == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
     assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(8192, 8192, 9, "h200")

@@ -1215,6 +1215,13 @@ DECODE_LONG_K = Tile(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)
 #: 8192x8192 10.04 -> 9.70 us, 4096x14336 10.04 -> 9.55; before this session's register floor
 #: for DECODE_LONG_K, 16 warps of 107 registers ran one CTA per SM in two waves: 11.1 us)
 DECODE_INT2_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
+#: ... and over a short K (at most 4096 columns), on cp.async targets: register rings where the register-
+#: streaming tiles ran before (stream=1; since the one-token loop takes 2-bit codes raw), picked by rows as
+#: the 3-bit rings are (ring2_short_tile): the wide ring where the layer has a 64-row block per SM, else the
+#: long-K ring of 32 rows where its CTAs fill three quarters of two per SM, else DECODE_INT3's 32-row ring of
+#: 16 warps, one CTA per SM (H200, gpu_sweep.py i2short, M=1, kernel alone, us, the register-streaming tile
+#: in brackets: int2 g128 4096x4096 4.27 (6.69), 8192x4096 5.87 (8.70), 14336x4096 9.12 (11.94); int2 per
+#: channel 4.34 (6.90), 6.03 (8.51), 9.39 (10.90))
 #: ... and for 3-bit raw codes (then with a k-half factor, v3's Dequant::RAW_KH; 128 registers: one CTA of 16
 #: warps per SM) on layers of at most 8192 rows, any K: 32 rows per CTA where N / 32 CTAs fit one
 #: wave, else 64 (H200, gpu_sweep.py dec3k, int3 g128 M=1 kernel alone, us: 4096x4096 5.91 (the
@@ -1597,6 +1604,15 @@ STREAM_K_FROM_N = 16384
 RING3_ONE_TWO = (DECODE_INT4_LONG_K, DECODE_INT4_WIDE)
 
 
+def ring2_short_tile(layer, sms: int | None) -> Tile:
+    """The one-token register ring of 2-bit codes over a short K (see DECODE_INT2_LONG_K)."""
+    if sms and -(-layer.n // 64) >= sms:
+        return DECODE_INT4_WIDE
+    if sms and 4 * (padded_n(layer.n) // DECODE_INT2_LONG_K.bn) >= 3 * DECODE_INT2_LONG_K.occupancy * sms:
+        return DECODE_INT2_LONG_K
+    return DECODE_INT3
+
+
 def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
     """The 3-bit ring of one token: the first of RING3_ONE_TWO whose CTAs fill its occupancy (two per SM) of
     ``sms`` to at least three quarters, where the layer's correction is one MMA per 128 columns; else
@@ -1787,7 +1803,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             elif kp > 4096:
                 nominal = DECODE_INT4_LONG_K
             elif kp <= 4096 and caps.has("cp_async"):
-                nominal = DECODE_INT4_SHORT_K
+                # (per channel, eight slots spilled 8-32 bytes in the loops: four, H200, gpu_sweep.py i4ch, M=1,
+                # kernel alone, us: 4096x4096 6.11 -> 5.48, 8192x4096 7.63 -> 7.40, 4096x2048 4.31 -> 4.19)
+                nominal = DECODE_INT4_SHORT_K if recipe.gscale else replace(DECODE_INT4_SHORT_K, stages=4)
         elif t.stream and not recipe.op8 and kp > 4096 and layer.n <= 16384 and (not recipe.gscale or
                                                                                 recipe.group % 64 == 0):
             # (codes gathered from two or three planes need more working registers than the 64 that two
@@ -1800,10 +1818,14 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         three = wg and t.stream and hi == 1 and ring3(layer, recipe, sms)
         if three:
             nominal = ring3_one_tile(layer, recipe, kp, sms)
+        two = (t.stream and hi == 1 and recipe.bits == 2 and not recipe.op8 and not recipe.wfloat and kp <= 4096
+               and layer.n <= 16384 and caps.has("cp_async") and (not recipe.gscale or recipe.group % 64 == 0))
+        if two:  # (one token of 2-bit codes over a short K: rings shaped as measured, not by shape_stream_tile)
+            nominal = ring2_short_tile(layer, sms)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
-        elif not three:
+        elif not (three or two):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
