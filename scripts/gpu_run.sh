@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1184,6 +1184,26 @@ PY
              "stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
              batched_decode" 2>&1 | tee "$OUT/m1sum_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0])) ;;
+    s33h)  # after fp4_one_tile: the GPU tests of the one-token rings the planner took this session and the format tests
+           # of e2m1, 2-bit codes and per channel; this tree against old3/ (971d275) through the bench, MXFP4 and NVFP4
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "short_k_one_token or \
+             (weight_formats and (e2m1 or int2 or uint2 or per-channel))" 2>&1 | tee "$OUT/s33h_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for w in 32:e8m0 16:e4m3; do
+             abbench s33h-${w##*:} 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
+               --m 1 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s33g)  # one token of e2m1 codes (MXFP4, NVFP4), kernel alone: the planner's register-streaming tiles against
+           # 16-warp tiles (gpu_sweep.py fp4) on the four ring shapes
+           for w in 32:e8m0 16:e4m3; do
+             timeout 200 python3 scripts/gpu_sweep.py --shapes 8192x8192,4096x14336,14336x4096,4096x4096 --m 1 \
+               --groups fp4 --weight e2m1 --group ${w%%:*} --scale-fmt ${w##*:} --rounds 5 \
+               --json "$OUT/s33g_${w##*:}.json" > "$OUT/s33g_${w##*:}.log" 2>&1; rc=$((rc | $?))
+             grep -E "M=1|us  x" "$OUT/s33g_${w##*:}.log"
+             timeout 60 humming bench --shapes 8192x8192,4096x14336 --m 1,2 --weight e2m1 --group-size ${w%%:*} \
+               --scale-fmt ${w##*:} --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/s33g-bench-${w##*:}" 2>&1 \
+               | tee "$OUT/s33g-bench-${w##*:}.log" | grep -E "^(== |1 |2 )|stream "
+           done ;;
     s33e)  # after ring2_short_tile and the per-channel short-K ring of four slots: their GPU tests (the new planner
            # test, the format tests of 2-bit codes and int4 per channel), then this tree against old3/ through the
            # bench (int2 g128 and int4 per channel at M=1 over a short K), then the issue-6 int4 rows with cuBLAS

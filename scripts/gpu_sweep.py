@@ -301,6 +301,12 @@ GROUPS = {
     "i2short": [T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
                 T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), G.DECODE_INT4_WIDE, G.DECODE_INT4_SHORT_K,
                 G.DECODE_INT2_LONG_K, T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1)],
+    # one token of e2m1 codes (MXFP4 g32 e8m0, NVFP4 g16 e4m3): the register-streaming tiles the planner takes (eight
+    # warps, 199-231 registers: one CTA per SM) against 16-warp tiles of 128 registers, register streaming or rings
+    "fp4": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
+            T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 64, 256, 1, 4, 4, 4, stream=1, occupancy=1),
+            T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1), T(8, 32, 512, 1, 2, 8, 4, stream=1, occupancy=1),
+            T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1), T(8, 128, 128, 1, 8, 2, 4, stream=1, occupancy=1)],
     # one token of int4 per channel over a short K: the rings of eight slots the planner took (they spill 8-32 bytes
     # in their loops) against the same rings of four slots, and the wide ring
     "i4ch": [G.DECODE_INT4_SHORT_K, T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2),
@@ -405,6 +411,7 @@ def main():
     ap.add_argument("--groups", default="decode", help="comma list of " + ",".join(GROUPS))
     ap.add_argument("--weight", default="int4")
     ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
+    ap.add_argument("--scale-fmt", default=None, help="the group scales' format (e8m0 for MXFP4, e4m3 for NVFP4)")
     ap.add_argument("--act", default="fp16", help="fp16, or int8 / e4m3 (dynamic per token: the byte-operand kernels)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
@@ -429,7 +436,8 @@ def main():
                          props.shared_memory_per_multiprocessor)
     target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
     scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
-              WeightScheme(args.weight, "group", args.group))
+              WeightScheme(args.weight, "group", args.group,
+                           **({"scale_fmt": args.scale_fmt} if args.scale_fmt else {})))
     op8 = {"int8": 1, "e4m3": 2}.get(args.act, 0)
     rec = G.recipe_for(scheme, bf16=args.bf16, out_bf16=args.bf16, caps_cp_async=True, k8mma=False, target=target,
                        act_scale=1 if op8 else 0, op8=op8)

@@ -735,17 +735,18 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
-def test_short_k_one_token_rings_do_not_spill(tmp_path):
+def test_one_token_rings_of_session_33_do_not_spill(tmp_path):
     """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
     picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
-    their loops on sm_90a and sm_80), keep everything in registers."""
+    their loops on sm_90a and sm_80), keep everything in registers; so does NVFP4 on fp4_one_tile's ring."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
     for dev, scheme, n in (("h200", WeightScheme("int2", "group", 128), 4096),
                            ("h200", WeightScheme("int2", "channel", scale_fmt="fp32"), 14336),
                            ("h200", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
-                           ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096)):
+                           ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
+                           ("h200", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192)):
         p = humming.plan(LayerSpec(n, 4096, scheme), dev)
         assert G.tile_from_config(p.tuning[0].config).stream == 4, (dev, scheme.describe(), p.tuning[0])
         kern = rt.kernel(p.kernel(1))

@@ -288,11 +288,16 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
                                               "DECODE_INT2_LONG_K"),
                                              (WeightScheme("uint2", "group", 64, zero_point="int"), 14336 + 40, 2048 + 64,
                                               "DECODE_INT4_WIDE"),
-                                             (WeightScheme("int4", "channel", scale_fmt="fp32"), 4096 + 40, 3712, None)],
+                                             (WeightScheme("int4", "channel", scale_fmt="fp32"), 4096 + 40, 3712, None),
+                                             (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 2880 + 8, 2880,
+                                              "DECODE_INT3"),
+                                             (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192 + 40, 4096 + 48,
+                                              "DECODE_INT3_WIDE")],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_short_k_one_token_rings_through_the_planner(scheme, n, k, ring, act):
     """One token over a short K: 2-bit codes on the register ring ring2_short_tile picks by rows, int4 per
-    channel on the short-K ring of four slots; with the tokens around it (other tiles)."""
+    channel on the short-K ring of four slots; MXFP4 and NVFP4 on fp4_one_tile's rings (any K); with the
+    tokens around it (other tiles)."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02

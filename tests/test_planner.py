@@ -375,6 +375,13 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
     assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)
     assert one(g2, 8192, 8192) == G.DECODE_INT2_LONG_K and one(g2, 4096, 4096, "a100").stream == 1  # (not measured)
+    # (one token of MXFP4 / NVFP4 codes: the 16-warp rings of 32 rows where they fit a wave, else 64; fp4_one_tile)
+    mx, nv = WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), WeightScheme("e2m1", "group", 16, scale_fmt="e4m3")
+    assert one(mx, 4096, 4096) == G.DECODE_INT3 == one(nv, 4096, 14336) == one(mx, 2880, 2880)
+    assert one(mx, 8192, 8192) == G.DECODE_INT3_WIDE == one(nv, 14336, 4096)
+    assert one(mx, 28672, 8192).stream == 1 and one(nv, 4096, 4096, "a100").stream == 1  # (not measured)
+    w4a4 = plan(LayerSpec(4096, 4096, nv, ActivationScheme("e2m1", "dynamic_group", 16, "e4m3")), "h200")
+    assert G.tile_from_config(w4a4.tuning[0].config).stream == 1  # (quantized activations: as before, not measured)
     deep = G.replace(fold(G.WG_DECODE_TWO), stages=G.DECODE_TWO_STAGES)  # (decode_depth)
     assert tile(28672, 8192, 1, "h200") == deep == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
     assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(8192, 8192, 9, "h200")

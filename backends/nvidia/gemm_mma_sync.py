@@ -1604,6 +1604,24 @@ STREAM_K_FROM_N = 16384
 RING3_ONE_TWO = (DECODE_INT4_LONG_K, DECODE_INT4_WIDE)
 
 
+#: One token of e2m1 codes in groups of less than 64 (MXFP4: 32, e8m0 scales; NVFP4: 16, e4m3 scales and a global
+#: scale): the 3-bit rings of 16 warps and 128 registers, one CTA per SM, 32 rows per CTA where they fit one wave,
+#: else 64 (fp4_one_tile), where the register-streaming tiles ran before (8 warps of 199-231 registers: one CTA
+#: per SM). H200, gpu_sweep.py fp4, M=1, kernel alone, us, the register-streaming tile in brackets: MXFP4 4096x4096
+#: 5.90 (10.27), 4096x14336 13.06 (19.55), 8192x8192 14.76 on 64 rows (18.97), 14336x4096 16.03 on 64 rows
+#: (20.49); NVFP4 6.68 (11.27), 16.15 (22.66), 18.09 (22.28), 19.57 (24.48). Through the bench (us, before ->
+#: after): MXFP4 8.27 -> 4.73, 19.5 -> 12.2, 18.9 -> 13.9, 17.6 -> 14.8; NVFP4 9.48 -> 5.70, 22.3 -> 15.2, 22.1 ->
+#: 17.3, 20.7 -> 18.2. Larger layers, quantized activations (W4A4) and chips without wgmma: not measured.
+FP4_ONE_MAX_N = 16384
+
+
+def fp4_one_tile(layer, sms: int | None) -> Tile:
+    """The one-token ring of e2m1 codes in small groups (see FP4_ONE_MAX_N)."""
+    if sms and -(-padded_n(layer.n) // DECODE_INT3.bn) <= sms:
+        return DECODE_INT3
+    return DECODE_INT3_WIDE
+
+
 def ring2_short_tile(layer, sms: int | None) -> Tile:
     """The one-token register ring of 2-bit codes over a short K (see DECODE_INT2_LONG_K)."""
     if sms and -(-layer.n // 64) >= sms:
@@ -1818,14 +1836,20 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         three = wg and t.stream and hi == 1 and ring3(layer, recipe, sms)
         if three:
             nominal = ring3_one_tile(layer, recipe, kp, sms)
+        # (these two: measured and GPU-tested with 16-bit activations only; quantized ones keep their tiles)
+        plain = not layer.activation.is_quantized
         two = (t.stream and hi == 1 and recipe.bits == 2 and not recipe.op8 and not recipe.wfloat and kp <= 4096
-               and layer.n <= 16384 and caps.has("cp_async") and (not recipe.gscale or recipe.group % 64 == 0))
+               and layer.n <= 16384 and caps.has("cp_async") and (not recipe.gscale or recipe.group % 64 == 0) and plain)
         if two:  # (one token of 2-bit codes over a short K: rings shaped as measured, not by shape_stream_tile)
             nominal = ring2_short_tile(layer, sms)
+        fp4 = (wg and t.stream and hi == 1 and recipe.wfloat and recipe.bits == 4 and not recipe.op8
+               and layer.n <= FP4_ONE_MAX_N and bool(recipe.gscale) and recipe.group % 64 != 0 and plain)
+        if fp4:
+            nominal = fp4_one_tile(layer, sms)
         if t.stream and recipe.op8 and recipe.bits == 4 and byte_flip(recipe) and caps.has("cp_async"):
             # int4 codes on the int8 MMA: the lean shared-memory ring (kp in units: K <= 4096 values -> 2048)
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
-        elif not (three or two):
+        elif not (three or two or fp4):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
