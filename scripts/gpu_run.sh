@@ -1186,7 +1186,7 @@ PY
            rc=$((rc | PIPESTATUS[0])) ;;
     s33h)  # after fp4_one_tile: the GPU tests of the one-token rings the planner took this session and the format tests
            # of e2m1, 2-bit codes and per channel; this tree against old3/ (971d275) through the bench, MXFP4 and NVFP4
-           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "short_k_one_token or \
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit or \
              (weight_formats and (e2m1 or int2 or uint2 or per-channel))" 2>&1 | tee "$OUT/s33h_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0]))
            for w in 32:e8m0 16:e4m3; do
@@ -1207,7 +1207,7 @@ PY
     s33e)  # after ring2_short_tile and the per-channel short-K ring of four slots: their GPU tests (the new planner
            # test, the format tests of 2-bit codes and int4 per channel), then this tree against old3/ through the
            # bench (int2 g128 and int4 per channel at M=1 over a short K), then the issue-6 int4 rows with cuBLAS
-           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "short_k_one_token or \
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit or \
              (weight_formats and (int2 or uint2 or per-channel))" 2>&1 | tee "$OUT/s33e_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0]))
            abbench s33e-int2 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,8192x4096,14336x4096 --m 1 \

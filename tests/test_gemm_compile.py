@@ -735,7 +735,7 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
-def test_one_token_rings_of_session_33_do_not_spill(tmp_path):
+def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_path):
     """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
     picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
     their loops on sm_90a and sm_80), keep everything in registers; so does NVFP4 on fp4_one_tile's ring."""

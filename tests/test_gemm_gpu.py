@@ -294,10 +294,11 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
                                              (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192 + 40, 4096 + 48,
                                               "DECODE_INT3_WIDE")],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
-def test_short_k_one_token_rings_through_the_planner(scheme, n, k, ring, act):
-    """One token over a short K: 2-bit codes on the register ring ring2_short_tile picks by rows, int4 per
-    channel on the short-K ring of four slots; MXFP4 and NVFP4 on fp4_one_tile's rings (any K); with the
-    tokens around it (other tiles)."""
+def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_through_the_planner(scheme, n, k, ring, act):
+    """One token through the planner on the H200: 2-bit codes over a short K on the register ring
+    ring2_short_tile picks by rows, int4 per channel over a short K on the ring of four slots, MXFP4 and NVFP4
+    on fp4_one_tile's rings (any K); odd N and K, with the tokens around it (other tiles). (The format tests
+    run MXFP4 and NVFP4 with their global scales on the 32-row ring at one token too.)"""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
