@@ -1503,6 +1503,12 @@ RING_LONG_MAX = 6
 DECODE_INT4_LONG_K_WINDOW = replace(DECODE_INT4_LONG_K, xwin=2)
 
 
+def wide_layer(layer, sms: int | None) -> bool:
+    """Whether the layer has a 64-row block per SM or more (``sms`` known): its one-token rings are
+    DECODE_INT4_WIDE's 64 rows per CTA (int4, and 2-bit codes over a short K)."""
+    return bool(sms) and -(-layer.n // 64) >= sms
+
+
 def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
     """The register ring of the Hopper decode range starting at ``lo`` tokens (2 to RING_DECODE_MAX; see
     above), or None where the warpgroup tiles take it: int4 codes that go into the MMA raw (the layer's
@@ -1527,7 +1533,7 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
     if not (int4 or int2):
         return None
-    if sms and -(-layer.n // 64) >= sms:
+    if wide_layer(layer, sms):
         return DECODE_INT4_WIDE
     if lo <= RING_LONG_MAX or kp <= 4096:
         return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
@@ -1624,7 +1630,7 @@ def fp4_one_tile(layer, sms: int | None) -> Tile:
 
 def ring2_short_tile(layer, sms: int | None) -> Tile:
     """The one-token register ring of 2-bit codes over a short K (see DECODE_INT2_LONG_K)."""
-    if sms and -(-layer.n // 64) >= sms:
+    if wide_layer(layer, sms):
         return DECODE_INT4_WIDE
     if sms and 4 * (padded_n(layer.n) // DECODE_INT2_LONG_K.bn) >= 3 * DECODE_INT2_LONG_K.occupancy * sms:
         return DECODE_INT2_LONG_K
@@ -1816,7 +1822,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
         if t.stream and recipe.bits == 4 and raw_codes(recipe):
-            if sms and -(-layer.n // 64) >= sms:
+            if wide_layer(layer, sms):
                 nominal = DECODE_INT4_WIDE
             elif kp > 4096:
                 nominal = DECODE_INT4_LONG_K
@@ -1838,8 +1844,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = ring3_one_tile(layer, recipe, kp, sms)
         # (these two: measured and GPU-tested with 16-bit activations only; quantized ones keep their tiles)
         plain = not layer.activation.is_quantized
-        two = (t.stream and hi == 1 and recipe.bits == 2 and not recipe.op8 and not recipe.wfloat and kp <= 4096
-               and layer.n <= 16384 and caps.has("cp_async") and (not recipe.gscale or recipe.group % 64 == 0) and plain)
+        two = (wg and t.stream and hi == 1 and recipe.bits == 2 and not recipe.op8 and not recipe.wfloat
+               and kp <= 4096 and layer.n <= 16384 and caps.has("cp_async")
+               and (not recipe.gscale or recipe.group % 64 == 0) and plain)
         if two:  # (one token of 2-bit codes over a short K: rings shaped as measured, not by shape_stream_tile)
             nominal = ring2_short_tile(layer, sms)
         fp4 = (wg and t.stream and hi == 1 and recipe.wfloat and recipe.bits == 4 and not recipe.op8
