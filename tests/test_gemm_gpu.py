@@ -590,6 +590,9 @@ def test_register_rings_activation_window(scheme, k, bf16, max_split):
     (WeightScheme("int2", "channel", scale_fmt="fp32"), 4224, False),
     (WeightScheme("uint2", "group", 256, zero_point="int"), 4096, False),
     (WeightScheme("uint1", "group", 128, zero_point="int"), 2176, True),
+    # groups of 16 and 32: each block's scale entries from the turn's pointer (FAST_SC4), past the last group too
+    (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 4160, True),
+    (WeightScheme("uint4", "group", 16, zero_point="int"), 2112, False),
 ], ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_ring_steady_state_turns(scheme, k, bf16, ring):
     """Long runs per warp (one warp along K, no split), so that most ring turns take the

@@ -1257,8 +1257,14 @@ struct GemmMmaSync {
   // groups that neither divide 64 nor are multiples of it: a fold per k16 tile
   static constexpr bool FOLD_EVERY_TILE = NSC == 4 && 64 % Cfg::GROUP != 0;
   // scale entries addressed from one pointer per ring turn (see run_ring): group scales of
-  // 64, 128 or 256 columns (a whole number of groups per fold chunk)
+  // 64, 128 or 256 columns (a whole number of groups per fold chunk: FAST_SC), or of 16 or 32
+  // (whole groups per block, GPB of them: FAST_SC4, each block's entries of its own groups)
   static constexpr bool FAST_SC = Cfg::GSCALE && NSC == 1 && RING_FP % G64 == 0;
+  static constexpr bool FAST_SC4 = Cfg::GSCALE && NSC == 4 && 64 % Cfg::GROUP == 0;
+  static constexpr int GPB = FAST_SC4 ? 64 / Cfg::GROUP : 1;  // groups per block (FAST_SC4)
+  static constexpr int EPG = FAST_SC4 ? Cfg::GROUP / 16 : 1;  // ... and k16 entries per group
+  // the group of the warp's block jb (FAST_SC, FAST_SC4), counted from the group of its block 0
+  static HUMMING_DEVICE constexpr int block_group(int jb) { return FAST_SC4 ? jb * GPB : jb / (FAST_SC ? G64 : 1); }
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
   // MMA for raw codes, R); with NSC == 4 the folds inside the block.
@@ -1459,31 +1465,39 @@ struct GemmMmaSync {
     u32 wreg[REGS ? RING : 1][WPL], sreg[REGS ? RING : 1][NSC][SW];  // the register slots (REGS)
     // FAST_SC: the warp's blocks start on a group boundary, so its block jb lies in group
     // gw + jb / G64 and a chunk's scale words sit at sw0 + (jb / G64) x np_bytes: one
-    // multiply-add per chunk from a pointer per ring turn. Past the last group (the padded
-    // K, whose activations are zeros) nothing is loaded: a register slot keeps a finite
-    // scale (zeroed first), a shared one is zero-filled.
-    const int gw = FAST_SC ? kb0 / G64 : 0;
+    // multiply-add per chunk from a pointer per ring turn. FAST_SC4 alike: block jb holds
+    // groups gw + jb x GPB + i (i < GPB), at sw0 + (jb x GPB + i) x np_bytes. Past the last
+    // group (the padded K, whose activations are zeros) nothing is loaded: a register slot
+    // keeps a finite scale (zeroed first), a shared one is zero-filled.
+    const int gw = FAST_SC ? kb0 / G64 : FAST_SC4 ? kb0 * GPB : 0;
     const int gleft = p.groups - gw;  // groups from the warp's first on
     const char* sw0 = srow + static_cast<u64>(gw) * np_bytes;
-    if constexpr (REGS && FAST_SC) {
+    if constexpr (REGS && (FAST_SC || FAST_SC4)) {
 #pragma unroll
-      for (int d = 0; d < RING; ++d) sreg[d][0][0] = sreg[d][0][SW - 1] = 0u;
+      for (int d = 0; d < RING; ++d)
+#pragma unroll
+        for (int e = 0; e < NSC; ++e) sreg[d][e][0] = sreg[d][e][SW - 1] = 0u;
     }
     // issue block `jb` (this lane's weight words at `src`) into slot `d` if `ok` (jb < n:
     // no bytes are read past the warp's last block; cp.async zero-fills, a group per
-    // block). FAST_SC: the scale words at `sat` if `sin`.
+    // block). FAST_SC, FAST_SC4: the scale words of the block's first group at `sat`, the
+    // first `gin` of its groups lying before the last group's end.
     // (`early`, a literal at every call: the loads issued ahead of the activations' barrier)
-    auto issue = [&](bool early, int d, const u32* src, int jb, bool ok, bool scales, const char* sat, bool sin) {
+    auto issue = [&](bool early, int d, const u32* src, int jb, bool ok, bool scales, const char* sat, int gin) {
       const u32 slot = ring + d * RING_SLOT;
       if constexpr (REGS) {
         if (ok) early ? stream_words<true>(src, wreg[d]) : stream_words<false>(src, wreg[d]);
         if constexpr (Cfg::GSCALE) {
           if (scales) {
-            if constexpr (FAST_SC) {
-              if (sin) {
-                sreg[d][0][0] = early ? ptx::ld_nc_u32<true>(sat) : ptx::ld_nc_u32<false>(sat);
-                if constexpr (Cfg::ZP)
-                  sreg[d][0][SW - 1] = early ? ptx::ld_nc_u32<true>(sat + 4) : ptx::ld_nc_u32<false>(sat + 4);
+            if constexpr (FAST_SC || FAST_SC4) {  // (FAST_SC4: entry e of group e / EPG, loaded at its first)
+#pragma unroll
+              for (int e = 0; e < NSC; e += EPG) {
+                const char* at = sat + static_cast<u64>(e / EPG) * np_bytes;
+                if (e / EPG < gin) {
+                  sreg[d][e][0] = early ? ptx::ld_nc_u32<true>(at) : ptx::ld_nc_u32<false>(at);
+                  if constexpr (Cfg::ZP)
+                    sreg[d][e][SW - 1] = early ? ptx::ld_nc_u32<true>(at + 4) : ptx::ld_nc_u32<false>(at + 4);
+                }
               }
             } else if (ok) {
 #pragma unroll
@@ -1503,9 +1517,13 @@ struct GemmMmaSync {
       copy_words(slot + w_at, src, ok);
       if constexpr (Cfg::GSCALE) {
         if (scales) {
-          if constexpr (FAST_SC) {
-            if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at, sat, sin);
-            else ptx::cp_async4_if(slot + s_at, sat, sin);
+          if constexpr (FAST_SC || FAST_SC4) {
+#pragma unroll
+            for (int e = 0; e < NSC; e += EPG) {
+              const char* at = sat + static_cast<u64>(e / EPG) * np_bytes;
+              if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, e / EPG < gin);
+              else ptx::cp_async4_if(slot + s_at + e * 4, at, e / EPG < gin);
+            }
           } else {
 #pragma unroll
             for (int e = 0; e < NSC; ++e) {  // rows g, g + 8: one aligned word (two with zero points)
@@ -1524,8 +1542,8 @@ struct GemmMmaSync {
     constexpr bool EVERY = NSC > 1 || RING_FP == 1;
 #pragma unroll
     for (int d = 0; d < RING - 1; ++d)
-      issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0, sw0 + static_cast<u64>(d / G64) * np_bytes,
-            d < n && d / G64 < gleft);
+      issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0,
+            sw0 + static_cast<u64>(block_group(d)) * np_bytes, d < n ? gleft - block_group(d) : 0);
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
     const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
     const int xleft = p.K - xcol;
@@ -1599,21 +1617,24 @@ struct GemmMmaSync {
             if constexpr (Cfg::GSCALE) {
               if (EVERY || b == 0) {
 #pragma unroll
-                for (int e = 0; e < NSC; ++e)
+                for (int e = 0; e < NSC; ++e)  // (FAST_SC4: a group's entries from its first)
 #pragma unroll
-                  for (int i = 0; i < SW; ++i) sc[e][i] = sreg[d][e][i];
+                  for (int i = 0; i < SW; ++i) sc[e][i] = sreg[d][e / EPG * EPG][i];
               }
             }
           }
           issue(false, ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, !CHECKED || ahead < nl,
-                EVERY || ahead % RING_FP == 0, sturn + static_cast<u64>(ahead / G64) * np_bytes,
-                !CHECKED || (ahead < nl && ahead / G64 < gl));
+                EVERY || ahead % RING_FP == 0, sturn + static_cast<u64>(block_group(ahead)) * np_bytes,
+                !CHECKED ? GPB : ahead < nl ? gl - block_group(ahead) : 0);
           if constexpr (!REGS) ring_read(rd + w_at, w);
           if constexpr (Cfg::GSCALE && !REGS) {
             if (EVERY || b == 0) {
 #pragma unroll
               for (int e = 0; e < NSC; ++e) {
-                if constexpr (Cfg::ZP) {
+                if (e % EPG != 0) {  // (FAST_SC4: a group's entries from its first)
+#pragma unroll
+                  for (int i = 0; i < SW; ++i) sc[e][i] = sc[e - e % EPG][i];
+                } else if constexpr (Cfg::ZP) {
                   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
                                : "=r"(sc[e][0]), "=r"(sc[e][SW - 1]) : "r"(rd + s_at + e * 8));
                 } else {
@@ -1658,16 +1679,17 @@ struct GemmMmaSync {
     };
     const u32* wturn = wsrc;
     const char* sturn = sw0;
-    const u64 sstep = static_cast<u64>(RING / G64) * np_bytes;  // (FAST_SC: RING is a multiple of G64)
+    const u64 sstep = static_cast<u64>(block_group(RING)) * np_bytes;  // (FAST_SC: RING is a multiple of G64)
     int j0 = 0, nl = n, gl = gleft;  // blocks and groups left from the turn's first block on
-    // (without FAST_SC the scale loads clamp their group themselves)
-    constexpr int GL_STEADY = FAST_SC ? (2 * RING - 2) / G64 : -(1 << 30);
+    // (without FAST_SC or FAST_SC4 the scale loads clamp their group themselves; with them the steady
+    // turns' loads, up to block 2 RING - 2's last group, lie before the last group's end)
+    constexpr int GL_STEADY = FAST_SC || FAST_SC4 ? block_group(2 * RING - 2) + GPB - 1 : -(1 << 30);
 #pragma unroll 1
     for (; nl >= 2 * RING - 1 && gl > GL_STEADY; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING,
-                                                 gl -= RING / G64)
+                                                 gl -= block_group(RING))
       turn(j0, wturn, sturn, nl, gl, false);
 #pragma unroll 1
-    for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= RING / G64)
+    for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= block_group(RING))
       turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
     if constexpr (raw && !RAW) {  // (RAW_ONE: the 2^-sub per row half that the epilogue applies to RAW kernels)
