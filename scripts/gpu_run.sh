@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1184,6 +1184,16 @@ PY
              "stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
              batched_decode" 2>&1 | tee "$OUT/m1sum_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0])) ;;
+    s34b)  # layout v5 (e2m1 codes as magnitude and sign fields): every GPU test of e2m1 weights or fp4 activations
+           # (formats, rings, prefill and warpgroup tiles, W4A4, checkpoints, the module); this tree against old3/
+           # (FAST_SC4 alone) through the bench, MXFP4 and NVFP4 at M = 1, 16, 64
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests -k "e2m1 or fp4 or nvfp4 or mxfp4 or \
+             checkpoints or quant_linear" 2>&1 | tee "$OUT/s34b_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for w in 32:e8m0 16:e4m3; do
+             abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
+               --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
     s34a)  # scale entries of groups of 16 and 32 from one pointer per ring turn (FAST_SC4): the ring GPU tests of
            # those groups and of the one-entry path it shares (groups of 64-128, padded K), the format tests of
            # e2m1 and groups of 16 / 32, the planner's one-token rings; this tree against old3/ through the bench

@@ -516,6 +516,7 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
     (WeightScheme("int4", "group", 48), 3696, False),  # groups across blocks: a fold per k16 tile
     (WeightScheme("int4", "group", 512), 8192, False),  # folds inside a group (4 blocks a chunk)
     (WeightScheme("int2", "group", 16), 1088, True),
+    (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 1088, False),  # layout v5's magnitude and sign fields
     (WeightScheme("int2", "group", 128), 4224, False),  # dequantized codes under a register floor (min_blocks)
     (WeightScheme("uint4", "channel", zero_point="int"), 2112, False),  # one group spanning K
     # 3-bit raw codes (layout v4's whole fields), with and without zero points

@@ -148,6 +148,18 @@ int main() {
 """
 
 
+def cells(runs) -> set:
+    """The (word, bit) places the field runs of a layout take, both halves; no place twice."""
+    used = set()
+    for rs in runs:
+        for word, pos, vb, width in rs:
+            for b in range(width):
+                for half in (0, 16):
+                    assert (word, pos + b + half) not in used
+                    used.add((word, pos + b + half))
+    return used
+
+
 def test_three_bit_fields_are_whole_and_in_reach(tmp_path):
     """v4: 3-bit pair j < 15 is one whole field of its word (the header's word3 / pos3 agree with Python),
     pair 15 takes the spare bit 15 of the three words, and together they fill the 96 bits once. The
@@ -156,15 +168,9 @@ def test_three_bit_fields_are_whole_and_in_reach(tmp_path):
     got = host_numbers(tmp_path, FIELDS3_PROGRAM)
     runs = L.fields3()
     assert [(r[0][0], r[0][1]) for r in runs[:15]] == list(zip(got[0::2], got[1::2]))
-    used = set()
     for j, rs in enumerate(runs):
         assert sum(w for *_, w in rs) == 3 and len(rs) == (1 if j < 15 else 3)
-        for word, pos, vb, width in rs:
-            for b in range(width):
-                for half in (0, 16):
-                    assert (word, pos + b + half) not in used
-                    used.add((word, pos + b + half))
-    assert len(used) == 96
+    assert len(cells(runs)) == 96
     shifts = {w: set() for w in range(3)}
     for j, rs in enumerate(runs[:15]):
         word, pos = rs[0][:2]
@@ -173,6 +179,71 @@ def test_three_bit_fields_are_whole_and_in_reach(tmp_path):
     assert shifts == {0: {0, 6, 12}, 1: {0, 6, 12}, 2: {0, 6, 9}}
     assert runs[15][0] == (0, 15, 0, 1) and 15 - 12 == 3  # (w0 >> 12: bit 15 -> bit 3)
     assert L.slots(7, 2).tolist() == list(range(16)) and L.slots(2, 0).tolist() == [j % 8 for j in range(16)]
+
+
+FLOAT4_PROGRAM = r"""
+#include <cstdio>
+#include "humming/gemm/layout.cuh"
+template <int MS, int J>
+void emit(const unsigned (&w)[4]) {
+  unsigned x = humming::layout::float4_pair<J, MS>(w);
+  std::printf("%u %u\n", x & 0xffffu, x >> 16);
+  if constexpr (J + 1 < 16) emit<MS, J + 1>(w);
+}
+int main() {
+  for (int q = 0; q < 4; ++q)
+    std::printf("%d %d %d %d\n", humming::layout::f4_mag(q, 9), humming::layout::f4_sign(q, 9),
+                humming::layout::f4_mag(q, 6), humming::layout::f4_sign(q, 6));
+  unsigned w[4];
+  while (std::scanf("%u %u %u %u", &w[0], &w[1], &w[2], &w[3]) == 4) emit<9, 0>(w), emit<6, 0>(w);
+}
+"""
+
+
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+def test_float4_fields_give_the_16_bit_floats(tmp_path, bf16):
+    """v5: e2m1 codes are stored as magnitude and sign fields (fields4) that fill each 16-bit half once; the
+    header's positions agree with Python's, packing round-trips, and the header's float4_pair turns each
+    lane's words into the fp16 (magnitude at bit 9) / bf16 (bit 6) bits of its pairs -- the magnitude bits
+    there, the sign at bit 15, nothing else -- which the exponent re-bias factor makes the e2m1 values; two
+    of the four pairs of a word move whole."""
+    from humming.dtypes import get_format
+    from humming_nvidia import gemm_mma_sync as G
+    from humming.scheme import WeightScheme
+
+    ms = 6 if bf16 else 9
+    runs = L.fields4(ms)
+    for j, rs in enumerate(runs):
+        assert [(vb, width) for _, _, vb, width in rs] == [(0, 3), (3, 1)] and {r[0] for r in rs} == {j // 4}
+    assert len(cells(runs)) == 128
+    whole = [j for j, (m, sg) in enumerate(runs) if sg[1] - m[1] == 15 - ms]
+    assert [j % 4 for j in whole[:2]] == [0, 2]
+    rec = G.recipe_for(WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), bf16=bf16, out_bf16=bf16,
+                       caps_cp_async=True, k8mma=False, target="sm_90a")
+    assert rec.fields == runs
+    assert G.recipe_for(WeightScheme("e4m3", "channel", scale_fmt="fp32"), bf16=bf16, out_bf16=bf16,
+                        caps_cp_async=True, k8mma=False, target="sm_90a").fields is None
+    v = torch.randint(0, 16, (32, 128), generator=torch.Generator().manual_seed(11 + ms))
+    p = L.pack(v, 4, runs)
+    assert torch.equal(L.unpack(p, 4, runs), v) and not torch.equal(p, L.pack(v, 4))
+    lanes = p.reshape(-1, 4)
+    text = "\n".join(" ".join(str(int(x) & 0xFFFFFFFF) for x in row) for row in lanes.tolist())
+    src, exe = tmp_path / "f4.cpp", tmp_path / "f4"
+    src.write_text(FLOAT4_PROGRAM)
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    subprocess.run([cxx, "-std=c++17", "-O1", f"-I{INCLUDE}", str(src), "-o", str(exe)], check=True)
+    out = [int(x) for x in subprocess.run([str(exe)], input=text, capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    pos = torch.tensor(out[:16]).view(4, 4)[:, (2, 3) if bf16 else (0, 1)]
+    assert pos.tolist() == [[runs[q][0][1], runs[q][1][1]] for q in range(4)]
+    got = torch.tensor(out[16:]).view(-1, 2, 16, 2)[:, 1 if bf16 else 0].reshape(2, 2, 32, 16, 2)
+    row, col = L._fragment_index("cpu")
+    code = v.view(2, 16, 2, 64).permute(0, 2, 1, 3)[:, :, row, col]  # [NB, KB, lane, pair, elem]
+    assert torch.equal(got, ((code & 7) << ms) | ((code & 8) << 12))
+    e2m1 = get_format("e2m1")
+    bits16 = got.to(torch.int16).view(torch.bfloat16 if bf16 else torch.float16).float()
+    values = e2m1.decode(torch.arange(16)).float()
+    assert torch.equal(bits16 * 2.0 ** ((127 if bf16 else 15) - e2m1.bias), values[code])
 
 
 def test_scale_rows_pair_up_for_each_lane_group():
@@ -198,7 +269,7 @@ def test_packed_weight_stores_paired_scale_rows():
     qw = R.quantize(torch.randn(40, 256) * 0.02, WeightScheme("uint4", "group", 64, zero_point="int"))
     rec = G.recipe_for(qw.scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
     pw = G.pack_weight(qw, rec, "cpu")
-    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 4
+    assert pw.descriptor["version"] == L.LAYOUT_VERSION == 5 and pw.descriptor["fields"] is None
     sz = L.unpair_scale_rows(pw.sz)  # [groups, Np] of scale | zero << 16
     s16 = (sz & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T * pw.out_mul
     z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T

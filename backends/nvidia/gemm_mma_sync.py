@@ -243,6 +243,15 @@ class Recipe:
     def via_fp32(self) -> bool:
         return (not self.wfloat) and self.bf16 and self.bits == 8
 
+    @property
+    def fields(self):
+        """How the 16-bit operand's words hold the codes where they are fields, not planes (layout.fields_for:
+        3-bit values; e2m1 codes re-biased into fp16 / bf16, their magnitude at bit 9 / 6), else None."""
+        if self.op8:
+            return None
+        mshift = (7 if self.bf16 else 10) - self.fman
+        return layout.fields_for(self.bits, self.wfloat and not self.fcvt, mshift)
+
 
 def _gs_rows(group: int, bk: int) -> int:
     if group % bk == 0:
@@ -571,7 +580,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             vals ^= 0x80
         w = layout.pack_bytes(vals, recipe.bits).reshape(-1).contiguous()
     else:
-        w = layout.to_storage(layout.pack(vals, recipe.bits), recipe.bits).reshape(-1).contiguous()
+        w = layout.to_storage(layout.pack(vals, recipe.bits, recipe.fields), recipe.bits).reshape(-1).contiguous()
 
     f64 = torch.float64
     bias16 = 127 if recipe.bf16 else 15
@@ -638,7 +647,8 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
-            "block": f"16x{64 * recipe.ku}"}
+            "block": f"16x{64 * recipe.ku}",
+            "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
     return PackedWeight(recipe, n, k, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc)
 
 

@@ -1,4 +1,4 @@
-"""The prepared weight layout ``mma_sync_fragment`` (v4), on the host side.
+"""The prepared weight layout ``mma_sync_fragment`` (v5), on the host side.
 
 See ``include/humming/gemm/layout.cuh`` for the definition; this module packs
 unsigned B-bit values ``[N, K]`` into it (and unpacks, for tests), with torch on
@@ -14,8 +14,9 @@ LAYOUT_NAME = "mma_sync_fragment"
 # v2: scale rows g and g + 8 of each 16-row block side by side; v3: the words of 3-, 5-, 6- and
 # 7-bit blocks stored plane by plane (`to_storage`); v4: 3-bit values as whole fields, five per
 # 16-bit half (`fields3`: one LOP3 per pair in the dequantizer, where v3's 2-bit and 1-bit planes
-# took two)
-LAYOUT_VERSION = 4
+# took two); v5: 4-bit float codes (e2m1) as magnitude and sign fields (`fields4`: 11 operations per four
+# pairs in the dequantizer, where nibbles took 15)
+LAYOUT_VERSION = 5
 BLOCK_ROWS, BLOCK_COLS, LANES, PAIRS = 16, 64, 32, 16
 
 
@@ -54,6 +55,34 @@ def fields3() -> list[list[tuple[int, int, int, int]]]:
     return out
 
 
+def float4_fields(bits: int, mshift: int) -> bool:
+    """Whether ``bits``-bit float codes whose magnitude goes to bit ``mshift`` of a 16-bit half (``mantissa
+    bits of the compute type - the format's``) are stored as fields (layout.cuh's ``float4_fields``): e2m1 in
+    fp16 (9) and bf16 (6)."""
+    return bits == 4 and mshift in (6, 9)
+
+
+def fields4(mshift: int) -> list[list[tuple[int, int, int, int]]]:
+    """Where the bits of 4-bit float pair j (0..15) sit (layout.cuh's ``f4_mag`` / ``f4_sign``), as
+    :func:`fields3` gives them: pair j in word j // 4, q = j % 4, its magnitude (value bits 0-2) at bit
+    0, 3, mshift, 12 and its sign (value bit 3) at 15 - mshift + 0, 1, -, 2 (q = 2: bit 15) of each half."""
+    if not float4_fields(4, mshift):
+        raise ValueError(f"layout.fields4: 4-bit float fields exist for magnitudes at bit 6 or 9, not {mshift}")
+    mag = (0, 3, mshift, 12)
+    sign = (15 - mshift, 16 - mshift, 15, 17 - mshift)
+    return [[(j // 4, mag[j % 4], 0, 3), (j // 4, sign[j % 4], 3, 1)] for j in range(PAIRS)]
+
+
+def fields_for(bits: int, wfloat: bool = False, mshift: int = 0):
+    """The field runs of a width stored as fields (:func:`fields3` for 3 bits, :func:`fields4` for 4-bit
+    floats that :func:`float4_fields` names), else None (power-of-two planes)."""
+    if bits == 3:
+        return fields3()
+    if wfloat and float4_fields(bits, mshift):
+        return fields4(mshift)
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def _fragment_index(device_type: str, per: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
     """(row, col) inside a block of element e of register j of lane l: [32, 16, per].
@@ -72,8 +101,9 @@ def _fragment_index(device_type: str, per: int = 2) -> tuple[torch.Tensor, torch
     return row.expand(LANES, PAIRS, per).contiguous(), col.expand(LANES, PAIRS, per).contiguous()
 
 
-def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
-    """Pack unsigned ``bits``-bit values ``[N, K]`` (any int dtype) -> int32 ``[N/16, K/64, 32, bits]``."""
+def pack(values: torch.Tensor, bits: int, fields=None) -> torch.Tensor:
+    """Pack unsigned ``bits``-bit values ``[N, K]`` (any int dtype) -> int32 ``[N/16, K/64, 32, bits]``.
+    ``fields``: the runs of a width stored as fields (:func:`fields_for`); 3-bit values always are."""
     n, k = values.shape
     if n % BLOCK_ROWS or k % BLOCK_COLS:
         raise ValueError(f"layout.pack: N={n} must be a multiple of 16 and K={k} of 64 (pad first)")
@@ -83,9 +113,11 @@ def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
     flat = v.reshape(n // 16, k // 64, 16 * 64)
     idx = (row * 64 + col).view(-1)
     frag = flat[:, :, idx].view(n // 16, k // 64, LANES, PAIRS, 2)  # [NB, KB, lane, pair, elem]
-    if bits == 3:
-        allw = torch.zeros(n // 16, k // 64, LANES, 3, dtype=torch.int64, device=dev)
-        for j, runs in enumerate(fields3()):
+    if bits == 3 and fields is None:
+        fields = fields3()
+    if fields is not None:
+        allw = torch.zeros(n // 16, k // 64, LANES, bits, dtype=torch.int64, device=dev)
+        for j, runs in enumerate(fields):
             for word, pos, vb, width in runs:
                 f = ((frag[..., j, :] >> vb) & ((1 << width) - 1)) << pos  # [NB, KB, lane, 2]
                 allw[..., word] |= f[..., 0] | (f[..., 1] << 16)
@@ -219,19 +251,20 @@ def unpair_scale_rows(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(g, np_ // 16, 8, 2).transpose(-1, -2).reshape(g, np_).contiguous()
 
 
-def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
+def unpack(packed: torch.Tensor, bits: int, fields=None) -> torch.Tensor:
     """Inverse of :func:`pack` (for tests): int32 ``[N/16, K/64, 32, bits]`` -> int64 ``[N, K]``."""
     nb, kb, lanes, b = packed.shape
     assert b == bits and lanes == LANES
     dev = packed.device
     w = packed.to(torch.int64) & 0xFFFFFFFF
     frag = torch.zeros(nb, kb, LANES, PAIRS, 2, dtype=torch.int64, device=dev)
-    if bits == 3:
-        for j, runs in enumerate(fields3()):
-            for word, pos, vb, width in runs:
-                for e in range(2):
-                    frag[..., j, e] |= ((w[..., word] >> (pos + 16 * e)) & ((1 << width) - 1)) << vb
-    for i, (p, off) in enumerate(planes(bits) if bits != 3 else ()):  # (other widths: plane by plane)
+    if bits == 3 and fields is None:
+        fields = fields3()
+    for j, runs in enumerate(fields or ()):
+        for word, pos, vb, width in runs:
+            for e in range(2):
+                frag[..., j, e] |= ((w[..., word] >> (pos + 16 * e)) & ((1 << width) - 1)) << vb
+    for i, (p, off) in enumerate(planes(bits) if fields is None else ()):  # (other widths: plane by plane)
         per_word = 16 // p
         pw = w[..., off:off + p]  # this plane's words [NB, KB, lane, p]
         j = torch.arange(PAIRS, device=dev)

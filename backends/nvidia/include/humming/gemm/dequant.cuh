@@ -16,7 +16,9 @@
 //   float_rebias : signed float formats of at most 8 bits. Moving the sign to bit
 //                  15 and the exponent-mantissa bits up to align the mantissas
 //                  gives a 16-bit float equal to value * 2^(bias16 - bias); the
-//                  host folds that constant into the scales.
+//                  host folds that constant into the scales. e2m1 codes (layout v5)
+//                  are stored as magnitude and sign fields placed for this: 11
+//                  operations per four pairs where nibbles took 15.
 //   native_cvt   : e4m3 codes into fp16 where the chip converts them in one
 //                  instruction (sm_89 on): a PRMT and a cvt per pair, no factor. (The
 //                  code takes e5m2 too; the host keeps those re-biased, which is cheaper.)
@@ -183,11 +185,16 @@ struct Dequant {
       if constexpr (SCALE_W) return ptx::hmul2<BF16>(r, s);
       else return r;
     } else if constexpr (Cfg::WFLOAT) {
-      const u32 x = layout::extract_pair<BITS, J>(w);
-      constexpr u32 MAG = ((1u << (BITS - 1)) - 1u) * 0x00010001u;
-      constexpr u32 SIGN = (1u << (BITS - 1)) * 0x00010001u;
       constexpr int MSHIFT = MANT - Cfg::FMAN;
-      const u32 r = ((x & MAG) << MSHIFT) | ((x & SIGN) << (16 - BITS));
+      u32 r;
+      if constexpr (layout::float4_fields(BITS, MSHIFT)) {  // (v5: magnitude and sign fields, a shift each)
+        r = layout::float4_pair<J, MSHIFT>(w);
+      } else {
+        const u32 x = layout::extract_pair<BITS, J>(w);
+        constexpr u32 MAG = ((1u << (BITS - 1)) - 1u) * 0x00010001u;
+        constexpr u32 SIGN = (1u << (BITS - 1)) * 0x00010001u;
+        r = ((x & MAG) << MSHIFT) | ((x & SIGN) << (16 - BITS));
+      }
       if constexpr (SCALE_W) return ptx::hmul2<BF16>(r, s);
       else return r;
     } else if constexpr (VIA_FP32) {

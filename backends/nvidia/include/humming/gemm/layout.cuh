@@ -1,4 +1,4 @@
-// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 4.
+// humming/gemm/layout.cuh -- the prepared weight layout "mma_sync_fragment", version 5.
 //
 // The weight W[N, K] is cut into warp blocks of 16 rows x 64 columns. In a block,
 // lane l = 4*g + t of a warp owns 32 values: for k16 tile kt (0..3) and register
@@ -24,6 +24,9 @@
 // where pair 15's bit 0 lands too): one LOP3 per pair (three for pair 15) and
 // eight shifts per block. (v3 stored them as a 2-bit and a 1-bit plane: two
 // LOP3s per pair.)
+//
+// 4-bit float codes (v5, e2m1 in fp16 and bf16) keep the 4-bit plane's words, but in each 16-bit half a
+// code's magnitude and sign are two fields placed for the dequantizer (float4_fields, below), not a nibble.
 //
 // Storage: a block (B*128 bytes) is stored plane by plane (v3): plane q's P
 // words of lane l at word 32*off_q + l*P of the block (word_index), so each lane
@@ -119,6 +122,41 @@ HUMMING_HD unsigned field3(const unsigned (&w)[3]) {
     return ((w[0] >> (15 - SUB)) & ((1u << SUB) * H)) | ((w[1] >> (14 - SUB)) & ((2u << SUB) * H)) |
            ((w[2] >> (13 - SUB)) & ((4u << SUB) * H));
   }
+}
+
+// 4-bit float codes in a 16-bit compute type whose magnitude goes to bit MS (v5: e2m1, MS = 9 in fp16 and 6
+// in bf16): a code's magnitude (value bits 0-2) and sign (bit 3) are two fields, so that its fp16 / bf16 bits
+// (magnitude at MS, sign at 15) are a shift and a mask away. Pair j sits in word j / 4, in each 16-bit half
+// (q = j % 4) its magnitude at bit f4_mag(q) and its sign at f4_sign(q):
+//     q       0        1        2    3
+//     mag     0        3        MS   12
+//     sign    15 - MS  16 - MS  15   17 - MS
+// which fill the 16 bits once for MS = 6 and 9. Pairs 0 and 2 move whole (one shift and one LOP3; pair 2 no
+// shift), pairs 1 and 3 as two fields (two shifts, two LOP3s): five shifts and six LOP3s per word, where the
+// nibbles of the 4-bit plane took seven and eight. (No placement of the four fields of a word moves more than
+// two codes whole: a search over all of them, for both MS.)
+HUMMING_HD constexpr bool float4_fields(int bits, int ms) { return bits == 4 && (ms == 6 || ms == 9); }
+HUMMING_HD constexpr int f4_mag(int q, int ms) { return q == 0 ? 0 : q == 1 ? 3 : q == 2 ? ms : 12; }
+HUMMING_HD constexpr int f4_sign(int q, int ms) { return q == 2 ? 15 : 15 - ms + (q == 3 ? 2 : q); }
+
+// x >> S for S >= 0, x << -S else
+template <int S>
+HUMMING_HD unsigned shift_right(unsigned x) {
+  if constexpr (S > 0) return x >> S;
+  else if constexpr (S < 0) return x << -S;
+  else return x;
+}
+
+// Pair J of 4-bit float codes (float4_fields) with each element's magnitude at bit MS of its half and its
+// sign at bit 15, the other bits zero: the 16-bit float's bits up to the exponent re-bias.
+template <int J, int MS>
+HUMMING_HD unsigned float4_pair(const unsigned (&w)[4]) {
+  static_assert(float4_fields(4, MS), "4-bit float fields: magnitudes at bit 6 or 9");
+  constexpr unsigned H = 0x00010001u, MAG = (7u << MS) * H, SIGN = 0x8000u * H;
+  constexpr int q = J % 4, a = f4_mag(q, MS) - MS, b = f4_sign(q, MS) - 15;
+  const unsigned x = w[J / 4];
+  if constexpr (a == b) return shift_right<a>(x) & (MAG | SIGN);
+  else return (shift_right<a>(x) & MAG) | (shift_right<b>(x) & SIGN);
 }
 
 // Both elements of pair J, each in the low bits of one 16-bit half.
