@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1184,6 +1184,29 @@ PY
              "stream_tiles_rings or steady_state or warp_layouts or activation_window or three_bit_rings or \
              batched_decode" 2>&1 | tee "$OUT/m1sum_tests.log" | tail -4
            rc=$((rc | PIPESTATUS[0])) ;;
+    s34e)  # after the one-token copy of the loop for groups of 32 (folds of the token's column) and the scale
+           # bounds' rewrite: the ring GPU tests of groups of 16-128, the format tests of e2m1 and groups of 16 / 32,
+           # the planner's one-token rings; this tree against old3/ (9b4ea48) through the bench, MXFP4 at M=1;
+           # int2 / int3 / int4 g128 at M=1 on 8192x8192
+           timeout 260 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "((rings or steady_state) \
+             and (g16 or g32 or g64 or g128)) or one_token_rings_of_2_bit or (weight_formats and (e2m1 or g16 or g32))" \
+             2>&1 | tee "$OUT/s34e_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           abbench s34e-e8m0 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
+             --m 1 --weight e2m1 --group-size 32 --scale-fmt e8m0
+           widths s34e 8192x8192 "int3:128 int2:128 int4:128" ;;
+    s34d)  # the session's last kernel change (two MMA chains for MXFP4's rings): the GPU tests of e2m1 weights, fp4
+           # activations and the steady-state rings; this tree against old3/ (dffda50, the session's start) through
+           # the bench, MXFP4 and NVFP4 at M = 1, 16; the issue-6 int4 rows with cuBLAS; int2 / int3 at M=1
+           timeout 280 python3 -m pytest -q -p no:cacheprovider -m gpu tests -k "e2m1 or fp4 or steady_state" \
+             2>&1 | tee "$OUT/s34d_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for w in 32:e8m0 16:e4m3; do
+             abbench s34d-${w##*:} 1 "new old" 80 "^(== |1 |16 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
+               --m 1,16 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done
+           int4rows s34d
+           widths s34d 8192x8192 "int3:128 int2:128" ;;
     s34b)  # layout v5 (e2m1 codes as magnitude and sign fields): every GPU test of e2m1 weights or fp4 activations
            # (formats, rings, prefill and warpgroup tiles, W4A4, checkpoints, the module); this tree against old3/
            # (FAST_SC4 alone) through the bench, MXFP4 and NVFP4 at M = 1, 16, 64

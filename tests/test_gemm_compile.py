@@ -738,7 +738,9 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
 def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_path):
     """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
     picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
-    their loops on sm_90a and sm_80), keep everything in registers; so does NVFP4 on fp4_one_tile's ring."""
+    their loops on sm_90a and sm_80), keep everything in registers; so do NVFP4 and MXFP4 (two MMA chains) on
+    fp4_one_tile's rings, whose loops dequantize the e2m1 codes from layout v5's fields: at most 7 logic ops per
+    MMA (6 per four pairs and a few besides; 8.9 from the nibbles of v4)."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -746,13 +748,18 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_pat
                            ("h200", WeightScheme("int2", "channel", scale_fmt="fp32"), 14336),
                            ("h200", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
                            ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
-                           ("h200", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192)):
+                           ("h200", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192),
+                           ("h200", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192)):
         p = humming.plan(LayerSpec(n, 4096, scheme), dev)
         assert G.tile_from_config(p.tuning[0].config).stream == 4, (dev, scheme.describe(), p.tuning[0])
         kern = rt.kernel(p.kernel(1))
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (dev, scheme.describe(), n, usage)
-        assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(I.disassemble(kern.cubin)))
+        code = I.disassemble(kern.cubin)
+        assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(code))
+        if scheme.fmt == "e2m1":
+            loop = main_loop(code)
+            assert I.count(loop, r"^LOP3") <= 7 * I.count(loop, r"^HMMA"), (scheme.describe(), loop)
 
 
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):

@@ -120,7 +120,13 @@ struct GemmMmaSync {
   // With few MMA tiles per warp, one accumulator per k16 position keeps four
   // independent MMA chains in flight (an MMA waits for the previous one that
   // updates the same registers); they are summed when a group (or the slice) ends.
-  static constexpr int KC = (Cfg::STREAM >= 3 || Cfg::WG) ? 1 : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
+  // The rings (STREAM >= 3) keep one chain, except for 4-bit float codes in groups of 32 (MXFP4), whose
+  // loops dequantize longest and fold every two k16 tiles: two chains there (H200, M=1, kernel alone: 5 %
+  // faster on the planner's rings; int2 / int3 / int4 g128 within 1 %). (Groups of 16 fold after every
+  // tile: a second chain would only add the sums.)
+  static constexpr int KC = Cfg::WG ? 1
+                            : Cfg::STREAM >= 3 ? ((Cfg::WFLOAT && Cfg::BITS == 4 && Cfg::GSCALE && Cfg::GROUP == 32) ? 2 : 1)
+                            : (NT * MT <= 2) ? (Cfg::STREAM ? 2 : 4) : 1;
   // integer MMAs (int8, int4) always accumulate int32 partial sums, folded into the fp32
   // accumulators at the end of each group and at least every FOLD8 units (|sum| < 2^31:
   // products are below 2^14 in magnitude, so 2^16 values per fold leave room)
@@ -1267,8 +1273,8 @@ struct GemmMmaSync {
   static HUMMING_DEVICE constexpr int block_group(int jb) { return FAST_SC4 ? jb * GPB : jb / (FAST_SC ? G64 : 1); }
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
-  // MMA for raw codes, R); with NSC == 4 the folds inside the block.
-  template <bool R = RAW>
+  // MMA for raw codes, R); with NSC == 4 the folds inside the block (EVEN: one token's column only).
+  template <bool R = RAW, bool EVEN = false>
   static HUMMING_DEVICE void ring_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
                                         u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
                                         float (&corr)[MT][4], bool one) {
@@ -1294,7 +1300,7 @@ struct GemmMmaSync {
       stream_operands<R>(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        mma(part[0][0][mt], a, bx[kt][mt]);
+        mma(part[kt % KC][0][mt], a, bx[kt][mt]);
         if constexpr (R) {
           if (!one) mma(corr[mt], ac, bx[kt][mt]);  // (one token: a chunk's correction at once, one_corr)
         }
@@ -1303,7 +1309,7 @@ struct GemmMmaSync {
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
           float f[2];
           fold_factors(sc[kt], f);
-          fold_stream<false, R>(acc, part, corr, f);
+          fold_stream<EVEN, R>(acc, part, corr, f);
         }
       }
     }
@@ -1322,6 +1328,10 @@ struct GemmMmaSync {
   // constant A, then the quad sums: two more shuffles and the constants' moves; one_corr_cols.)
   // (RAW_ONE: 1- and 2-bit codes take raw codes and these sums in that loop only, see Dequant::RAW_ONE_OK)
   static constexpr bool ONE_CORR = (RAW || RAW_ONE) && MT == 1 && NSC == 1 && RING_FP >= 2;
+  // One token of codes in groups of 32 (MXFP4 among them), folded twice per block, takes its own copy of the
+  // loop too, whose folds take the token's column only (EVEN): half their FMAs. (Groups of 16, NVFP4: with
+  // that copy the 16-warp ring spilled 8 bytes at its 128 registers on sm_90a.)
+  static constexpr bool ONE_FOLD = NSC == 4 && MT == 1 && Cfg::GROUP == 32;
   template <bool SPLIT>
   static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
     u32 a[4];
@@ -1391,7 +1401,7 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void run_ring(const GemmParams& p) {
     extern __shared__ __align__(16) char smem[];
     float acc[NT][MT][4];
-    if constexpr (ONE_CORR) {
+    if constexpr (ONE_CORR || ONE_FOLD) {
       if (p.M == 1) ring_loop<true>(p, acc);
       else ring_loop<false>(p, acc);
     } else {
@@ -1480,10 +1490,10 @@ struct GemmMmaSync {
     }
     // issue block `jb` (this lane's weight words at `src`) into slot `d` if `ok` (jb < n:
     // no bytes are read past the warp's last block; cp.async zero-fills, a group per
-    // block). FAST_SC, FAST_SC4: the scale words of the block's first group at `sat`, the
-    // first `gin` of its groups lying before the last group's end.
+    // block). FAST_SC, FAST_SC4: the scale words of the block's first group at `sat`; its group i
+    // (from the turn's first) is `g0` + i, loaded where that is below `gl`.
     // (`early`, a literal at every call: the loads issued ahead of the activations' barrier)
-    auto issue = [&](bool early, int d, const u32* src, int jb, bool ok, bool scales, const char* sat, int gin) {
+    auto issue = [&](bool early, int d, const u32* src, int jb, bool ok, bool scales, const char* sat, int g0, int gl) {
       const u32 slot = ring + d * RING_SLOT;
       if constexpr (REGS) {
         if (ok) early ? stream_words<true>(src, wreg[d]) : stream_words<false>(src, wreg[d]);
@@ -1493,7 +1503,7 @@ struct GemmMmaSync {
 #pragma unroll
               for (int e = 0; e < NSC; e += EPG) {
                 const char* at = sat + static_cast<u64>(e / EPG) * np_bytes;
-                if (e / EPG < gin) {
+                if (g0 + e / EPG < gl) {
                   sreg[d][e][0] = early ? ptx::ld_nc_u32<true>(at) : ptx::ld_nc_u32<false>(at);
                   if constexpr (Cfg::ZP)
                     sreg[d][e][SW - 1] = early ? ptx::ld_nc_u32<true>(at + 4) : ptx::ld_nc_u32<false>(at + 4);
@@ -1521,8 +1531,8 @@ struct GemmMmaSync {
 #pragma unroll
             for (int e = 0; e < NSC; e += EPG) {
               const char* at = sat + static_cast<u64>(e / EPG) * np_bytes;
-              if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, e / EPG < gin);
-              else ptx::cp_async4_if(slot + s_at + e * 4, at, e / EPG < gin);
+              if constexpr (Cfg::ZP) ptx::cp_async8_if(slot + s_at + e * 8, at, g0 + e / EPG < gl);
+              else ptx::cp_async4_if(slot + s_at + e * 4, at, g0 + e / EPG < gl);
             }
           } else {
 #pragma unroll
@@ -1543,7 +1553,7 @@ struct GemmMmaSync {
 #pragma unroll
     for (int d = 0; d < RING - 1; ++d)
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0,
-            sw0 + static_cast<u64>(block_group(d)) * np_bytes, d < n ? gleft - block_group(d) : 0);
+            sw0 + static_cast<u64>(block_group(d)) * np_bytes, block_group(d), d < n ? gleft : 0);
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
     const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
     const int xleft = p.K - xcol;
@@ -1580,7 +1590,11 @@ struct GemmMmaSync {
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[0][j][q] = corr[j][q] = 0.0f, part[0][0][j][q] = PT(0);
+      for (int q = 0; q < 4; ++q) {
+        acc[0][j][q] = corr[j][q] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < KC; ++c) part[c][0][j][q] = PT(0);
+      }
 
     // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
     // turn sits in slot d; once it has landed, block d + STAGES - 1 goes into the
@@ -1625,7 +1639,7 @@ struct GemmMmaSync {
           }
           issue(false, ahead % RING, wturn + ahead * (WPL * 32), j0 + ahead, !CHECKED || ahead < nl,
                 EVERY || ahead % RING_FP == 0, sturn + static_cast<u64>(block_group(ahead)) * np_bytes,
-                !CHECKED ? GPB : ahead < nl ? gl - block_group(ahead) : 0);
+                block_group(ahead), !CHECKED ? (1 << 30) : ahead < nl ? gl : 0);
           if constexpr (!REGS) ring_read(rd + w_at, w);
           if constexpr (Cfg::GSCALE && !REGS) {
             if (EVERY || b == 0) {
@@ -1643,8 +1657,8 @@ struct GemmMmaSync {
               }
             }
           }
-          ring_block<raw>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128, bturn3 + d * 128, acc, part,
-                          corr, one);
+          ring_block<raw, ONE && ONE_FOLD>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128,
+                                           bturn3 + d * 128, acc, part, corr, one);
         }
         if constexpr (one) {  // (chunks of 128 columns: the sums of two at the first; of 256: one's)
           constexpr int NCH = RING / RING_FP;
