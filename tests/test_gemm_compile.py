@@ -738,9 +738,10 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
 def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_path):
     """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
     picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
-    their loops on sm_90a and sm_80), keep everything in registers; so do NVFP4 and MXFP4 (two MMA chains) on
-    fp4_one_tile's rings, whose loops dequantize the e2m1 codes from layout v5's fields: at most 7 logic ops per
-    MMA (6 per four pairs and a few besides; 8.9 from the nibbles of v4)."""
+    their loops on sm_90a and sm_80), keep everything in registers; so do NVFP4 and MXFP4 (two MMA chains, and
+    a one-token copy of the loop whose folds take half the FMAs) on fp4_one_tile's rings, whose loops dequantize
+    the e2m1 codes from layout v5's fields: at most 7 logic ops per MMA (6 per four pairs and a few besides; 8.9
+    from the nibbles of v4)."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -760,6 +761,9 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_pat
         if scheme.fmt == "e2m1":
             loop = main_loop(code)
             assert I.count(loop, r"^LOP3") <= 7 * I.count(loop, r"^HMMA"), (scheme.describe(), loop)
+            # groups of 32 (ONE_FOLD): one token's copy of the loop folds its column only, half the FFMAs
+            ffma = sorted({I.count(b, r"^FFMA") for b in loop_bodies(code) if I.count(b, r"^HMMA") >= 16})
+            assert ffma == ([16, 32] if scheme.group_size == 32 else [64]), (scheme.describe(), ffma)
 
 
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
