@@ -307,6 +307,15 @@ GROUPS = {
             T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 64, 256, 1, 4, 4, 4, stream=1, occupancy=1),
             T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1), T(8, 32, 512, 1, 2, 8, 4, stream=1, occupancy=1),
             T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1), T(8, 128, 128, 1, 8, 2, 4, stream=1, occupancy=1)],
+    # one token of e2m1 codes (MXFP4 / NVFP4) on the wide layers: the planner's tiles (the register-streaming tile of
+    # three CTAs per SM above 16384 rows, the 32- and 64-row rings below) against rings of 112, 128 and 224 rows
+    "fp4w": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_112,
+             G.DECODE_INT3_128, G.DECODE_INT3_224],
+    # one token of 3-bit codes on the register-streaming tiles Ampere and Ada take (three CTAs per SM: 80 registers,
+    # where sm_80 and sm_89 spill in the loop) against two CTAs per SM
+    "i3occ": [T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=2),
+              T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=2),
+              T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=3), T(8, 64, 128, 1, 4, 2, 4, stream=1, occupancy=2)],
     # one token of int4 per channel over a short K: the rings of eight slots the planner took (they spill 8-32 bytes
     # in their loops) against the same rings of four slots, and the wide ring
     "i4ch": [G.DECODE_INT4_SHORT_K, T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2),

@@ -735,27 +735,59 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
+    """The kernels the planner picks for 1-8 tokens of the common low-bit formats (int4 in groups of 16-128 and per
+    channel, uint4 with zero points, int3, int2, MXFP4, NVFP4) on layers of 4096-14336 rows over a short K, on the
+    H200, A100 and L40S, hold no local-memory load or store in any loop. A session's sweep of 662 such kernels
+    found 43 that did on these targets (the short-K int4 ring of eight slots, the 3-bit register-streaming tiles
+    of three CTAs per SM on sm_80 and sm_89); at most 8 bytes spilled once outside the loops remain."""
+    rt = Runtime(cache_dir=tmp_path)
+    schemes = [WeightScheme("int4", "group", g) for g in (16, 32, 64, 128)] + [
+        WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 16, zero_point="int"),
+        WeightScheme("int3", "group", 128), WeightScheme("int2", "group", 128),
+        WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), WeightScheme("e2m1", "group", 16, scale_fmt="e4m3")]
+    picks = {}
+    for dev in ("h200", "a100", "l40s"):
+        for scheme in schemes:
+            for n in (4096, 8192, 14336):
+                p = humming.plan(LayerSpec(n, 4096, scheme), dev)
+                for m in (1, 8):
+                    picks.setdefault(p.kernel(m), (dev, scheme.describe(), n, m))
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] <= 8, (what, usage)
+        if usage["STACK"]:
+            assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(I.disassemble(kern.cubin))), what
+
+
 def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_path):
     """One token over a short K: 2-bit codes (groups and per channel) on the register rings ring2_short_tile
-    picks on the H200, and int4 per channel on the short-K ring of four slots (eight spilled 8-32 bytes in
-    their loops on sm_90a and sm_80), keep everything in registers; so do NVFP4 and MXFP4 (two MMA chains, and
-    a one-token copy of the loop whose folds take half the FMAs) on fp4_one_tile's rings, whose loops dequantize
-    the e2m1 codes from layout v5's fields: at most 7 logic ops per MMA (6 per four pairs and a few besides; 8.9
-    from the nibbles of v4)."""
+    picks on the H200, and int4 on the short-K ring of four slots (eight spilled 8-32 bytes in their loops on
+    sm_80, sm_89 and sm_90a, per channel and in groups of 16-128; groups of 16 and 32 on twice the rows), keep
+    their loops in registers (a spill of 8 bytes outside them at most, where noted); so do NVFP4 and MXFP4 (two
+    MMA chains, and a one-token copy of the loop whose folds take half the FMAs) on fp4_one_tile's rings of 32-112
+    rows, whose loops dequantize the e2m1 codes from layout v5's fields: at most 7 logic ops per MMA (6 per four
+    pairs and a few besides; 8.9 from the nibbles of v4)."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
-    for dev, scheme, n in (("h200", WeightScheme("int2", "group", 128), 4096),
-                           ("h200", WeightScheme("int2", "channel", scale_fmt="fp32"), 14336),
-                           ("h200", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
-                           ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096),
-                           ("h200", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192),
-                           ("h200", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192)):
+    for dev, scheme, n, stack in (("h200", WeightScheme("int2", "group", 128), 4096, 0),
+                                  ("h200", WeightScheme("int2", "channel", scale_fmt="fp32"), 14336, 0),
+                                  ("h200", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096, 0),
+                                  ("a100", WeightScheme("int4", "channel", scale_fmt="fp32"), 4096, 0),
+                                  ("h200", WeightScheme("int4", "group", 16), 8192, 0),
+                                  ("a100", WeightScheme("uint4", "group", 16, zero_point="int"), 4096, 0),
+                                  ("l40s", WeightScheme("int4", "group", 64), 8192, 8),
+                                  ("h200", WeightScheme("e2m1", "group", 16, scale_fmt="e4m3"), 8192, 0),
+                                  ("h200", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192, 0),
+                                  ("h200", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 14336, 8)):
         p = humming.plan(LayerSpec(n, 4096, scheme), dev)
         assert G.tile_from_config(p.tuning[0].config).stream == 4, (dev, scheme.describe(), p.tuning[0])
         kern = rt.kernel(p.kernel(1))
         usage = I.resource_usage(kern.cubin)["humming_entry"]
-        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (dev, scheme.describe(), n, usage)
+        assert usage["LOCAL"] == 0 and usage["STACK"] <= stack, (dev, scheme.describe(), n, usage)
         code = I.disassemble(kern.cubin)
         assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(code))
         if scheme.fmt == "e2m1":
@@ -763,7 +795,7 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_pat
             assert I.count(loop, r"^LOP3") <= 7 * I.count(loop, r"^HMMA"), (scheme.describe(), loop)
             # groups of 32 (ONE_FOLD): one token's copy of the loop folds its column only, half the FFMAs
             ffma = sorted({I.count(b, r"^FFMA") for b in loop_bodies(code) if I.count(b, r"^HMMA") >= 16})
-            assert ffma == ([16, 32] if scheme.group_size == 32 else [64]), (scheme.describe(), ffma)
+            assert ffma == ([16, 32] if scheme.group_size == 32 else [64]), (scheme.describe(), n, ffma)
 
 
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):

@@ -365,21 +365,36 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     # (7-8 tokens over a long K: the long-K ring keeps a window of activations instead of splitting K for them)
     assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(4096, 14336, 8, "h200")
     assert G.DECODE_INT4_LONG_K_WINDOW == dataclasses.replace(G.DECODE_INT4_LONG_K, xwin=2)
-    assert tile(4096, 4096, 1, "h200") == G.DECODE_INT4_SHORT_K  # (one token over a short K: the warps along K)
-    # (... per channel, four slots: eight spilled; 2-bit codes over a short K: rings by rows, ring2_short_tile)
+    # (one token over a short K: the warps along K; 16 rows of fp16 groups of 128 keep eight slots)
+    assert tile(4096, 4096, 1, "h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)
+    # (... four register slots, any scales: eight spilled; groups of 16 and 32: twice the rows, short_k_ring; 2-bit
+    # codes over a short K: rings by rows, ring2_short_tile)
     one = lambda scheme, n, k, dev="h200": G.tile_from_config(plan(LayerSpec(n, k, scheme), dev).tuning[0].config)  # noqa: E731
     ch4, ch2, g2 = (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int2", "channel", scale_fmt="fp32"),
                     WeightScheme("int2", "group", 128))
-    assert one(ch4, 4096, 4096) == G.replace(G.DECODE_INT4_SHORT_K, stages=4) == one(ch4, 4096, 2048, "a100")
+    assert G.DECODE_INT4_SHORT_K.stages == 4 and G.DECODE_INT4_SHORT_K.wn * G.DECODE_INT4_SHORT_K.wk == 8
+    assert one(ch4, 4096, 4096) == G.DECODE_INT4_SHORT_K == one(ch4, 4096, 2048, "a100")
+    ring32, ring64 = (G.replace(G.DECODE_INT4_SHORT_K, bn=16 * w, wn=w, wk=8 // w, bk=512 // w) for w in (2, 4))
+    g16, g32, g64 = (WeightScheme("int4", "group", g) for g in (16, 32, 64))
+    assert one(g16, 4096, 4096) == ring32 == one(g32, 4096, 2048) == one(WeightScheme("uint4", "group", 16,
+                                                                                        zero_point="int"), 4096, 4096)
+    assert one(g16, 8192, 4096) == ring64 == one(g32, 8192, 4096) and one(g64, 4096, 4096) == G.DECODE_INT4_SHORT_K
+    assert one(g64, 8192, 4096) == ring32 == one(g16, 8192, 4096, "a100")  # (108 SMs: 16 rows doubled)
+    bf = plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128), ActivationScheme("bf16"), out_dtype="bf16"), "h200")
+    assert G.tile_from_config(bf.tuning[0].config) == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256),
+                                                                                   4096, 4096)  # (eight spilled)
     assert one(g2, 14336, 4096) == G.DECODE_INT4_WIDE == one(ch2, 14336, 4096)  # (a 64-row CTA per SM)
     assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
     assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)
     assert one(g2, 8192, 8192) == G.DECODE_INT2_LONG_K and one(g2, 4096, 4096, "a100").stream == 1  # (not measured)
-    # (one token of MXFP4 / NVFP4 codes: the 16-warp rings of 32 rows where they fit a wave, else 64; fp4_one_tile)
+    # (one token of MXFP4 / NVFP4 codes: the 16-warp rings of 32 rows where they fit a wave, else of 64, 112 or 128
+    # rows, the fewest on the busiest SM; fp4_one_tile)
     mx, nv = WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), WeightScheme("e2m1", "group", 16, scale_fmt="e4m3")
     assert one(mx, 4096, 4096) == G.DECODE_INT3 == one(nv, 4096, 14336) == one(mx, 2880, 2880)
-    assert one(mx, 8192, 8192) == G.DECODE_INT3_WIDE == one(nv, 14336, 4096)
-    assert one(mx, 28672, 8192).stream == 1 and one(nv, 4096, 4096, "a100").stream == 1  # (not measured)
+    assert one(mx, 8192, 8192) == G.DECODE_INT3_WIDE == one(nv, 5120, 2880)
+    assert one(nv, 14336, 4096) == G.DECODE_INT3_112 == one(mx, 28672, 8192)  # (128 CTAs; 256, two waves)
+    assert one(mx, 16384, 4096) == G.DECODE_INT3_128 == one(nv, 12288, 2048)  # (112 rows do not divide them)
+    assert one(mx, 57344, 8192).stream == 1 and one(nv, 4096, 4096, "a100").stream == 1  # (not measured)
     w4a4 = plan(LayerSpec(4096, 4096, nv, ActivationScheme("e2m1", "dynamic_group", 16, "e4m3")), "h200")
     assert G.tile_from_config(w4a4.tuning[0].config).stream == 1  # (quantized activations: as before, not measured)
     deep = G.replace(fold(G.WG_DECODE_TWO), stages=G.DECODE_TWO_STAGES)  # (decode_depth)

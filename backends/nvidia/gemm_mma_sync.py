@@ -395,6 +395,13 @@ def stream_work_regs(recipe: Recipe, tile: Tile) -> int | None:
         work = (48 if tile.bm <= 8 else 72) if tile.stream >= 3 else 56
         if recipe.bits not in (1, 2, 4, 8):  # (gathered from planes: more live words; int7 per channel
             work += 8                        # spilled 8-16 bytes at the 85-register floor of three CTAs)
+        if recipe.bits == 3 and tile.stream == 1:  # (3-bit codes on the register-streaming tiles: at the 85-register
+            # floor of three CTAs sm_80 and sm_89 spilled 16-24 bytes in the loop (sm_90a did not). Two CTAs per SM
+            # were as fast or faster on the H200 for the tiles the planner takes there (gpu_sweep.py i3occ, int3
+            # g128, kernel alone, us, three -> two CTAs: M=1 4096x4096 16 rows 7.78 -> 7.71, 8192x4096 32 rows
+            # 10.04 -> 9.38, 14336x4096 64 rows 15.26 -> 14.10; M=8 16 rows 16.11 -> 17.44, 64 rows 12.91 ->
+            # 12.12 and 22.94 -> 22.49))
+            work += 8
         return work
     if (tile.stream == 4 and tile.bm <= 8 and recipe.bits == 2 and not recipe.bf16 and not recipe.wfloat
             and not recipe.zp and not recipe.via_fp32 and not recipe.op8 and (not recipe.gscale or recipe.group % 128 == 0)):
@@ -1203,8 +1210,13 @@ DECODE_INT4_LONG_K = Tile(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2)
 #: ... and over a short K (<= 4096) on cp.async targets: the lean register ring, 8 warps
 #: along K, split between N and K per layer by shape_stream_tile (H200, M=1, traced with
 #: PDL after XTURN: 4096x4096 7.17 us with the shared-memory ring of 16 warps this tile
-#: replaced, 4.61 with it)
-DECODE_INT4_SHORT_K = Tile(8, 16, 512, 1, 1, 8, 8, stream=4, occupancy=2)
+#: replaced, 4.61 with it). Four register slots: eight spilled in their loops at 128 registers
+#: (255 for groups of 16 and 32) on sm_80, sm_89 and sm_90a, and four were as fast or faster
+#: kernel alone (H200, gpu_sweep.py i4ch, M=1, us, eight -> four slots: int4 g128 4096x4096 5.43
+#: -> 5.38, 8192x4096 7.71 -> 7.15; g64 6.31 -> 5.38, 9.99 -> 7.75; per channel 6.11 -> 5.48,
+#: 7.63 -> 7.40). short_k_ring below: groups of 16 and 32 on twice the rows of shape_stream_tile's
+#: pick, eight slots where they do not spill and were faster.
+DECODE_INT4_SHORT_K = Tile(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2)
 #: the shared-memory ring of 16 warps the short-K int4 decode took before (kept for int4 codes on
 #: the int8 MMA over K <= 4096 values, whose activations are int8 codes: not measured against it)
 BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
@@ -1627,15 +1639,31 @@ RING3_ONE_TWO = (DECODE_INT4_LONG_K, DECODE_INT4_WIDE)
 #: 5.90 (10.27), 4096x14336 13.06 (19.55), 8192x8192 14.76 on 64 rows (18.97), 14336x4096 16.03 on 64 rows
 #: (20.49); NVFP4 6.68 (11.27), 16.15 (22.66), 18.09 (22.28), 19.57 (24.48). Through the bench (us, before ->
 #: after): MXFP4 8.27 -> 4.73, 19.5 -> 12.2, 18.9 -> 13.9, 17.6 -> 14.8; NVFP4 9.48 -> 5.70, 22.3 -> 15.2, 22.1 ->
-#: 17.3, 20.7 -> 18.2. Larger layers, quantized activations (W4A4) and chips without wgmma: not measured.
-FP4_ONE_MAX_N = 16384
+#: 17.3, 20.7 -> 18.2. Quantized activations (W4A4) and chips without wgmma: not measured.
+#: On layers of more 64-row blocks than SMs, the rings of 112 rows (14 warps) or 128 (16): fp4_one_tile takes the
+#: rows that put the fewest on the busiest SM (H200, gpu_sweep.py fp4w, M=1, kernel alone, us, 64 rows -> 112 -> 128;
+#: the register-streaming tile in brackets): MXFP4 14336x4096 13.60 -> 12.38 -> 12.38, 28672x8192 42.64 -> 40.15
+#: -> 42.03 (62.76); NVFP4 15.92 -> 14.52 -> 15.74, 55.89 -> 54.62 -> 54.81 (71.87). Above 28672 rows: not measured.
+FP4_ONE_MAX_N = 28672
+FP4_ONE_WIDE = (DECODE_INT3_WIDE, DECODE_INT3_112, DECODE_INT3_128)
 
 
 def fp4_one_tile(layer, sms: int | None) -> Tile:
-    """The one-token ring of e2m1 codes in small groups (see FP4_ONE_MAX_N)."""
-    if sms and -(-padded_n(layer.n) // DECODE_INT3.bn) <= sms:
+    """The one-token ring of e2m1 codes in small groups (see FP4_ONE_MAX_N): 32 rows where its CTAs fit one wave,
+    else of FP4_ONE_WIDE (one CTA per SM each) the one whose busiest SM holds the fewest rows (its waves times
+    its rows), the fewer waves on a tie; 112 rows only where they divide the layer's."""
+    n = padded_n(layer.n)
+    if not sms:
+        return DECODE_INT3_WIDE
+    if -(-n // DECODE_INT3.bn) <= sms:
         return DECODE_INT3
-    return DECODE_INT3_WIDE
+
+    def waves(t: Tile) -> int:
+        ctas = -(-n // t.bn)
+        return -(-ctas // sms)
+
+    fits = [t for t in FP4_ONE_WIDE if t.bn != DECODE_INT3_112.bn or n % t.bn == 0]
+    return min(fits, key=lambda t: (waves(t) * t.bn, waves(t)))
 
 
 def ring2_short_tile(layer, sms: int | None) -> Tile:
@@ -1831,15 +1859,14 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     for lo, hi, t in ranges:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
+        short4 = False  # (the short-K int4 ring, shaped below)
         if t.stream and recipe.bits == 4 and raw_codes(recipe):
             if wide_layer(layer, sms):
                 nominal = DECODE_INT4_WIDE
             elif kp > 4096:
                 nominal = DECODE_INT4_LONG_K
             elif kp <= 4096 and caps.has("cp_async"):
-                # (per channel, eight slots spilled 8-32 bytes in the loops: four, H200, gpu_sweep.py i4ch, M=1,
-                # kernel alone, us: 4096x4096 6.11 -> 5.48, 8192x4096 7.63 -> 7.40, 4096x2048 4.31 -> 4.19)
-                nominal = DECODE_INT4_SHORT_K if recipe.gscale else replace(DECODE_INT4_SHORT_K, stages=4)
+                nominal, short4 = DECODE_INT4_SHORT_K, True
         elif t.stream and not recipe.op8 and kp > 4096 and layer.n <= 16384 and (not recipe.gscale or
                                                                                 recipe.group % 64 == 0):
             # (codes gathered from two or three planes need more working registers than the 64 that two
@@ -1868,6 +1895,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = BYTE_DECODE_INT4_SHORT_K if kp <= 2048 else BYTE_DECODE_INT4
         elif not (three or two or fp4):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
+            if short4:
+                nominal = short_k_ring(nominal, recipe)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
@@ -1939,6 +1968,30 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     warps = tile.wn * tile.wk
     np_ = padded_n(n)
     wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
+    return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
+
+
+#: The short-K ring's slots for its 16-row form with fp16 group scales of 128 columns: eight, where
+#: DECODE_INT4_SHORT_K has four. It spills nothing there (sm_80, sm_89, sm_90a; groups of 256 and bf16 do), and
+#: through the bench (programmatic launches: a launch loads its ring's first blocks before it waits for the
+#: previous kernel) eight ran faster (H200, int4 g128 4096x4096 M=1: 4.06 us with eight slots, 4.36 with four;
+#: kernel alone 5.43 and 5.38)
+SHORT_K_DEEP_STAGES = 8
+
+
+def short_k_ring(tile: Tile, recipe: "Recipe") -> Tile:
+    """The short-K int4 ring as shape_stream_tile shaped it: eight slots on 16 rows of fp16 groups of 128
+    columns (SHORT_K_DEEP_STAGES); twice the rows (up to 64) for group scales of 16 or 32 columns, so that
+    each warp runs half as many columns per turn, so half the scale entries (H200,
+    gpu_sweep.py i4ch, M=1, kernel alone, four slots, us, shape_stream_tile's rows -> twice: int4 g16
+    4096x4096 9.45 -> 6.66, 8192x4096 11.99 -> 10.36, 4096x2048 6.75 -> 4.86; g32 8.21 -> 5.91, 10.25 ->
+    9.09, 5.84 -> 4.31; groups of 64 and 128 lose with them: g64 5.38 -> 6.89 and 7.75 -> 9.36)."""
+    if tile.wn == 1 and recipe.gscale and recipe.group == 128 and not recipe.bf16:
+        return replace(tile, stages=SHORT_K_DEEP_STAGES)
+    if not recipe.gscale or recipe.group % 64 == 0 or tile.wn >= 4:
+        return tile
+    warps = tile.wn * tile.wk
+    wn = 2 * tile.wn
     return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
 
 

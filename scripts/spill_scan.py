@@ -1,0 +1,77 @@
+"""Compile the kernels the planner picks for 1-8 tokens over many weight schemes, shapes and targets, on the CPU,
+and list those that spill (a stack, and how many local loads / stores sit inside a loop).
+
+python3 scripts/spill_scan.py --devices h200,a100,l40s [--cache DIR]
+
+The kernels are compiled once into DIR (NVRTC; about 660 for the three targets above, some minutes on two cores;
+a second run reads them back). A spill outside the loops (a few bytes, once per CTA) is listed too; the compile
+test test_planned_decode_kernels_keep_their_loops_in_registers holds a subset of these to no loop spill.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import humming
+from humming.jit import Runtime, inspect as I
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from test_gemm_compile import loop_bodies  # noqa: E402
+
+SHAPES = [(4096, 4096), (8192, 4096), (4096, 2048), (4096, 14336), (8192, 8192), (14336, 4096), (28672, 8192),
+          (7392, 3696)]
+
+
+def schemes():
+    out = []
+    for fmt in ("int4", "uint4", "int3", "int2", "int8", "uint8"):
+        zp = "none" if fmt.startswith("int") else "int"
+        out += [WeightScheme(fmt, "group", g, zero_point=zp) for g in (16, 32, 64, 128)]
+        if zp == "none":
+            out.append(WeightScheme(fmt, "channel", scale_fmt="fp32"))
+    return out + [WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+                  WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"),
+                  WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+                  WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--devices", default="h200,a100,l40s")
+    ap.add_argument("--m", default="1,2,4,8")
+    ap.add_argument("--cache", default=None, help="kernel cache folder (default: humming's)")
+    a = ap.parse_args()
+    rt = Runtime(cache_dir=a.cache) if a.cache else Runtime()
+    picks = {}
+    for dev in a.devices.split(","):
+        for s in schemes():
+            for act in ("fp16", "bf16"):
+                for n, k in SHAPES:
+                    try:
+                        p = humming.plan(LayerSpec(n, k, s, ActivationScheme(act), out_dtype=act), dev)
+                    except humming.errors.HummingError:
+                        continue  # (a shape the scheme does not divide)
+                    if not p.runnable or p.family != "mma_sync":
+                        continue
+                    for m in map(int, a.m.split(",")):
+                        picks.setdefault(p.kernel(m), []).append((dev, s.describe(), act, f"{n}x{k}", m))
+    specs = list(picks)
+    print(f"{len(specs)} distinct kernels", flush=True)
+    rt.warmup(specs, executor="thread")
+    found = 0
+    for spec in specs:
+        kern = rt.kernel(spec)
+        u = I.resource_usage(kern.cubin)["humming_entry"]
+        if not (u["LOCAL"] or u["STACK"]):
+            continue
+        found += 1
+        in_loops = sum(I.count(b, r"^(LDL|STL)") for b in loop_bodies(I.disassemble(kern.cubin)))
+        cfg = dict(spec.config)
+        tile = {x: cfg[x] for x in ("BN", "BK", "WN", "WK", "STAGES", "STREAM") if x in cfg}
+        print(f"{picks[spec][0]} (+{len(picks[spec]) - 1} more): {u['REG']} registers, stack {u['STACK']} B, "
+              f"local {u['LOCAL']} B, {in_loops} LDL/STL in loops; {tile}", flush=True)
+    print(f"{found} of {len(specs)} spill")
+
+
+if __name__ == "__main__":
+    main()
