@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -377,6 +377,7 @@ for part in "${@:-all}"; do
              -k "e4m3 or fp8 or e5m2" 2>&1 | tee "$OUT/cv_tests.log" | tail -6; rc=$((rc | PIPESTATUS[0]))
            timeout 120 python3 scripts/gpu_pdl_probe.py --formats int4,int3,e4m3 --m 1,5,8,16,64 --json "$OUT/cv_probe.json" \
              2>&1 | tee "$OUT/cv_probe.log" | grep -E "crowded=True|Error|error"
+           [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
            [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
            for v in new old; do
              pp=; [ $v = old ] && pp=$PWD/old3
@@ -1216,6 +1217,67 @@ PY
            for w in 32:e8m0 16:e4m3; do
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s35e)  # s35d's stream-tile ring tests again after the fix of their M-range test (open-ended ranges), with the
+           # planner's one-token rings; the int2 bound probe at the final raw-code term
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit \
+             or stream_tiles_rings" 2>&1 | tee "$OUT/s35e_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 60 python3 scripts/gpu_bound_probe.py --trials 6 2>&1 | tee "$OUT/s35e_probe_int2.log" | cut -c1-60 ;;
+    s35d)  # after the tests' raw-code term and two CTAs per SM for 3-bit register-streaming tiles (not on Hopper): the
+           # planner's one-token rings, the stream-tile rings and the format tests of groups of 16 / 32, e2m1 and 2-3
+           # bit codes; the bound probe (int2 per channel, int4 g128); MXFP4 / NVFP4 at M=1 through the bench
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit \
+             or stream_tiles_rings or (weight_formats and (g16 or g32 or e2m1 or int2 or uint2))" 2>&1 \
+             | tee "$OUT/s35d_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 60 python3 scripts/gpu_bound_probe.py --trials 6 2>&1 | tee "$OUT/s35d_probe_int2.log" | cut -c1-60
+           timeout 60 python3 scripts/gpu_bound_probe.py --weight int4 --group 128 --n 4136 --k 4096 --trials 3 2>&1 \
+             | tee "$OUT/s35d_probe_int4.log" | cut -c1-60
+           for w in 32:e8m0 16:e4m3; do
+             timeout 120 humming bench --shapes 4096x4096,4096x14336,8192x8192,14336x4096,28672x8192 --m 1 --weight e2m1 \
+               --group-size ${w%%:*} --scale-fmt ${w##*:} --methods humming --repeats 3 --no-plot --no-jit \
+               --out "$OUT/s35d-${w##*:}" 2>&1 | tee "$OUT/s35d-${w##*:}.log" | grep -E "^(== |1 )|stream "
+           done ;;
+    s35c)  # the int2 per-channel one-token failure of s35b (1.08 x the bound, fp16, 8232x4096, DECODE_INT2_LONG_K):
+           # fresh random data, this tree and old3/ (the session's start); then the short-K ring's eight slots kept for
+           # 16 rows of fp16 g128, this tree against old3/ through the bench, two rounds
+           for v in new old; do
+             pp=; [ $v = old ] && pp=$PWD/old3
+             echo "== $v"; PYTHONPATH=$pp timeout 60 python3 scripts/gpu_bound_probe.py --trials 6 2>&1 | tail -18
+           done
+           for g in 128 64; do
+             abbench s35c-i4-$g 2 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,4096x2048,8192x4096 --m 1 \
+               --weight int4 --group-size $g
+           done ;;
+    s35b)  # after the short-K ring of four slots (groups of 16 / 32 on twice the rows) and fp4_one_tile's rings of 112 and
+           # 128 rows: the planner's one-token ring GPU tests and the format tests of groups of 16 / 32 and e2m1; this
+           # tree against old3/ through the bench; 3-bit codes on the register-streaming tiles at three and two CTAs
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit \
+             or (weight_formats and (g16 or g32 or e2m1))" 2>&1 | tee "$OUT/s35b_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for g in 16 32 64 128; do
+             abbench s35b-i4-$g 1 "new old" 60 "^(== |1 )|stream " --shapes 4096x4096,8192x4096 --m 1 --weight int4 \
+               --group-size $g
+           done
+           for w in 32:e8m0 16:e4m3; do
+             abbench s35b-${w##*:} 1 "new old" 90 "^(== |1 )|stream " --shapes 14336x4096,28672x8192 --m 1 --weight e2m1 \
+               --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done
+           timeout 100 python3 scripts/gpu_sweep.py --shapes 4096x4096,8192x4096,14336x4096 --m 1,8 --groups i3occ \
+             --weight int3 --group 128 --rounds 3 --json "$OUT/s35b_i3occ.json" > "$OUT/s35b_i3occ.log" 2>&1
+           rc=$((rc | $?)); grep -E "M=|us  x" "$OUT/s35b_i3occ.log" ;;
+    s35a)  # one token of int4 in groups of 16-128 over a short K, kernel alone: the planner's rings of eight slots (they
+           # spill in their loops) against four slots; MXFP4 / NVFP4 on the wide layers against rings of 112-224 rows
+           for g in 16 64 128 32; do
+             timeout 110 python3 scripts/gpu_sweep.py --shapes 4096x4096,8192x4096,4096x2048 --m 1 --groups i4ch \
+               --weight int4 --group $g --rounds 3 --json "$OUT/s35a_i4_$g.json" > "$OUT/s35a_i4_$g.log" 2>&1
+             rc=$((rc | $?)); grep -E "M=1|us  x" "$OUT/s35a_i4_$g.log"
+           done
+           for w in 32:e8m0 16:e4m3; do
+             timeout 120 python3 scripts/gpu_sweep.py --shapes 14336x4096,28672x8192 --m 1 --groups fp4w --weight e2m1 \
+               --group ${w%%:*} --scale-fmt ${w##*:} --rounds 3 --json "$OUT/s35a_fp4_${w%%:*}.json" \
+               > "$OUT/s35a_fp4_${w%%:*}.log" 2>&1; rc=$((rc | $?)); grep -E "M=1|us  x" "$OUT/s35a_fp4_${w%%:*}.log"
            done ;;
     s34a)  # scale entries of groups of 16 and 32 from one pointer per ring turn (FAST_SC4): the ring GPU tests of
            # those groups and of the one-entry path it shares (groups of 64-128, padded K), the format tests of
