@@ -753,6 +753,9 @@ def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
                 p = humming.plan(LayerSpec(n, 4096, scheme), dev)
                 for m in (1, 8):
                     picks.setdefault(p.kernel(m), (dev, scheme.describe(), n, m))
+        for scheme in schemes[:4]:  # (bf16: the short-K ring of eight slots spilled on sm_89 where fp16 did not)
+            p = humming.plan(LayerSpec(4096, 4096, scheme, ActivationScheme("bf16"), out_dtype="bf16"), dev)
+            picks.setdefault(p.kernel(1), (dev, scheme.describe() + " bf16", 4096, 1))
     rt.warmup(list(picks), executor="thread")
     for spec, what in picks.items():
         kern = rt.kernel(spec)

@@ -380,9 +380,10 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
                                                                                         zero_point="int"), 4096, 4096)
     assert one(g16, 8192, 4096) == ring64 == one(g32, 8192, 4096) and one(g64, 4096, 4096) == G.DECODE_INT4_SHORT_K
     assert one(g64, 8192, 4096) == ring32 == one(g16, 8192, 4096, "a100")  # (108 SMs: 16 rows doubled)
-    bf = plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128), ActivationScheme("bf16"), out_dtype="bf16"), "h200")
-    assert G.tile_from_config(bf.tuning[0].config) == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256),
-                                                                                   4096, 4096)  # (eight spilled)
+    bf = lambda dev: G.tile_from_config(plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128),  # noqa: E731
+                                                     ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
+    assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)
+    assert bf("h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)  # (bf16: Hopper alone)
     assert one(g2, 14336, 4096) == G.DECODE_INT4_WIDE == one(ch2, 14336, 4096)  # (a 64-row CTA per SM)
     assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
     assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)

@@ -1896,7 +1896,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         elif not (three or two or fp4):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
             if short4:
-                nominal = short_k_ring(nominal, recipe)
+                nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
@@ -1971,22 +1971,24 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
 
 
-#: The short-K ring's slots for its 16-row form with fp16 group scales of 128 columns: eight, where
-#: DECODE_INT4_SHORT_K has four. It spills nothing there (sm_80, sm_89, sm_90a; groups of 256 and bf16 do), and
-#: through the bench (programmatic launches: a launch loads its ring's first blocks before it waits for the
-#: previous kernel) eight ran faster (H200, int4 g128 4096x4096 M=1: 4.06 us with eight slots, 4.36 with four;
-#: kernel alone 5.43 and 5.38)
+#: The short-K ring's slots for its 16-row form with group scales of 128 columns: eight, where DECODE_INT4_SHORT_K
+#: has four. In fp16 it spills nothing there (sm_80, sm_86, sm_89, sm_90a, sm_100a, sm_120a, int4 and uint4 with
+#: zero points; groups of 256 do), in bf16 on sm_80, sm_90a and sm_120a only (sm_86, sm_89 and sm_100a spilled 2-22
+#: accesses in the loop), so bf16 keeps eight on Hopper, where it had them before (not measured). Through the bench
+#: (programmatic launches: a launch loads its ring's first blocks before it waits for the previous kernel) eight ran
+#: faster (H200, int4 g128 fp16 4096x4096 M=1: 4.06 us with eight slots, 4.36 with four; kernel alone 5.43 and 5.38)
 SHORT_K_DEEP_STAGES = 8
 
 
-def short_k_ring(tile: Tile, recipe: "Recipe") -> Tile:
-    """The short-K int4 ring as shape_stream_tile shaped it: eight slots on 16 rows of fp16 groups of 128
-    columns (SHORT_K_DEEP_STAGES); twice the rows (up to 64) for group scales of 16 or 32 columns, so that
+def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
+    """The short-K int4 ring as shape_stream_tile shaped it: eight slots on 16 rows of groups of 128 columns in
+    fp16, or in bf16 on Hopper (SHORT_K_DEEP_STAGES); twice the rows (up to 64) for group scales of 16 or 32
+    columns, so that
     each warp runs half as many columns per turn, so half the scale entries (H200,
     gpu_sweep.py i4ch, M=1, kernel alone, four slots, us, shape_stream_tile's rows -> twice: int4 g16
     4096x4096 9.45 -> 6.66, 8192x4096 11.99 -> 10.36, 4096x2048 6.75 -> 4.86; g32 8.21 -> 5.91, 10.25 ->
     9.09, 5.84 -> 4.31; groups of 64 and 128 lose with them: g64 5.38 -> 6.89 and 7.75 -> 9.36)."""
-    if tile.wn == 1 and recipe.gscale and recipe.group == 128 and not recipe.bf16:
+    if tile.wn == 1 and recipe.gscale and recipe.group == 128 and (not recipe.bf16 or hopper):
         return replace(tile, stages=SHORT_K_DEEP_STAGES)
     if not recipe.gscale or recipe.group % 64 == 0 or tile.wn >= 4:
         return tile
