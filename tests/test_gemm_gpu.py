@@ -31,7 +31,7 @@ sum|x| over the row (``s`` its scale), which the weight term above does not cove
 where a row's codes are mostly at their zero point (2-bit codes per channel: the
 one-token ring's error reached 1.1-2.3x the bound without it in a third of the
 trials, H200, 8232 x 4096, ``scripts/gpu_bound_probe.py``). Where a stream tile
-runs, the bound adds ``2^-23 MAGIC s_row sum|x|`` (``bound(raw=True)``; ``s_row``
+runs, the bound adds ``2^-23 MAGIC s_row sum|x|`` (``bound(raw=MAGIC)``; ``s_row``
 the row's largest scale): two fp32 ulps of that magnitude, about 12x the worst of
 six trials there (2^-26.6 MAGIC s_row sum|x|). (One token: sum
 x comes from an MMA of ones, 16 exact values per row summed in fp32 and eight rows
@@ -205,7 +205,9 @@ def _id(case):
 
 
 def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: float, out_mul: float,
-          raw: bool = False):
+          raw: float = 0.0):
+    """The per-element bound above; ``raw``: MAGIC of the raw integer codes where a stream tile runs (1024 for
+    fp16 operands, 128 for bf16), else 0."""
     W = R.dequantize(qw).to(x_eff.device, torch.float64).abs()
     s = qw.scheme
     if s.zero_point == "float":
@@ -216,11 +218,10 @@ def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: fl
     xa = x_eff.double().abs()
     sub = 2.0 ** -25 * out_mul * xa.sum(-1, keepdim=True)
     if raw and not s.is_float:  # (raw integer codes on a stream tile: the cancellation of MAGIC, see above)
-        magic = 128.0 if eps > 2.0 ** -11 else 1024.0
         row_scale = R.expand_scales(qw.scales, s, qw.n, qw.k).to(x_eff.device, torch.float64).abs().amax(-1)
         if qw.global_scale is not None:
             row_scale = row_scale * qw.global_scale.to(x_eff.device, torch.float64).abs().reshape(-1)
-        sub = sub + 2.0 ** -23 * magic * xa.sum(-1, keepdim=True) * row_scale
+        sub = sub + 2.0 ** -23 * raw * xa.sum(-1, keepdim=True) * row_scale
     return 4 * eps * (xa @ W.T) + eps * ref.double().abs() + sub + 1e-6
 
 
@@ -248,7 +249,8 @@ def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=No
         else:
             x_eff = x.float()
         stream = bool(pw.plan.tuning_for(m).config.get("stream")) and not act.is_quantized
-        b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul, raw=stream)
+        magic = (128.0 if pw.compute_dtype == torch.bfloat16 else 1024.0) if stream else 0.0
+        b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul, raw=magic)
         assert not torch.isnan(y).any(), f"M={m}: {int(torch.isnan(y).sum())} outputs not written (or NaN)"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
@@ -526,8 +528,8 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
         launcher(x, y)
         torch.cuda.synchronize()
         ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul, raw=any(lo <= m and (hi is None or m <= hi) and t.stream
-                                                               for lo, hi, t in ranges))
+        stream = any(lo <= m and (hi is None or m <= hi) and t.stream for lo, hi, t in ranges)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul, raw=(128.0 if bf16 else 1024.0) if stream else 0.0)
         assert not torch.isnan(y).any(), f"M={m}: outputs not written"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
