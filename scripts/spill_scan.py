@@ -8,15 +8,10 @@ a second run reads them back). A spill outside the loops (a few bytes, once per 
 test test_planned_decode_kernels_keep_their_loops_in_registers holds a subset of these to no loop spill.
 """
 import argparse
-import sys
-from pathlib import Path
 
 import humming
 from humming.jit import Runtime, inspect as I
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_gemm_compile import loop_bodies  # noqa: E402
 
 SHAPES = [(4096, 4096), (8192, 4096), (4096, 2048), (4096, 14336), (8192, 8192), (14336, 4096), (28672, 8192),
           (7392, 3696)]
@@ -65,7 +60,7 @@ def main():
         if not (u["LOCAL"] or u["STACK"]):
             continue
         found += 1
-        in_loops = sum(I.count(b, r"^(LDL|STL)") for b in loop_bodies(I.disassemble(kern.cubin)))
+        in_loops = I.local_in_loops(I.disassemble(kern.cubin))
         cfg = dict(spec.config)
         tile = {x: cfg[x] for x in ("BN", "BK", "WN", "WK", "STAGES", "STREAM") if x in cfg}
         print(f"{picks[spec][0]} (+{len(picks[spec]) - 1} more): {u['REG']} registers, stack {u['STACK']} B, "

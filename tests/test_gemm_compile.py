@@ -19,6 +19,7 @@ import pytest
 
 import humming
 from humming.jit import Runtime, inspect as I
+from humming.jit.inspect import loop_bodies, main_loop
 from humming.jit.codegen import render
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 
@@ -44,28 +45,6 @@ N_OF = {"int4-g128-longk": 8192}  # (and more than 4096 rows: Hopper's 16-token 
 #: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
 SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
               "warpgroup tiles whose CTAs spread evenly)")
-
-
-def loop_bodies(sass: str) -> list[str]:
-    """The instructions of every backward-branch span (a loop's body), in order."""
-    lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", l)]
-    addr = [int(re.search(r"/\*([0-9a-f]{4,})\*/", l).group(1), 16) for l in lines]
-    spans = []
-    for a, l in zip(addr, lines):
-        m = re.search(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)", l)
-        if m and int(m.group(1), 16) < a:
-            spans.append("\n".join(x for b, x in zip(addr, lines) if int(m.group(1), 16) <= b <= a))
-    return spans
-
-
-def main_loop(sass: str) -> str:
-    """The instructions of the K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA)."""
-    best, best_n = "", -1
-    for span in loop_bodies(sass):
-        n = len(re.findall(r"[HIQ]G?MMA", span))
-        if n > best_n:
-            best, best_n = span, n
-    return best
 
 
 @pytest.fixture(scope="module")
@@ -735,6 +714,23 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+def test_loop_spans_of_a_listing():
+    """inspect.loop_bodies: each backward branch's span, addresses inclusive; local_in_loops counts the spills
+    inside them (a forward branch and a spill outside a loop do not count)."""
+    listing = """
+        /*0000*/                   STL [R1], R4 ;
+        /*0010*/                   HMMA.16816.F32 R8, R12, R14, R8 ;
+        /*0020*/                   LDL R4, [R1] ;
+        /*0030*/              @P0 BRA 0x10 ;
+        /*0040*/                   BRA 0x60 ;
+        /*0050*/                   HMMA.16816.F32 R8, R12, R14, R8 ;
+        /*0060*/                   EXIT ;
+    """
+    spans = I.loop_bodies(listing)
+    assert len(spans) == 1 and spans[0].count("\n") == 2 and "HMMA" in spans[0] and "STL" not in spans[0]
+    assert I.main_loop(listing) == spans[0] and I.local_in_loops(listing) == 1
+
+
 def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
     """The kernels the planner picks for 1-8 tokens of the common low-bit formats (int4 in groups of 16-128 and per
     channel, uint4 with zero points, int3, int2, MXFP4, NVFP4) on layers of 4096-14336 rows over a short K, on the
@@ -762,7 +758,7 @@ def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] <= 8, (what, usage)
         if usage["STACK"]:
-            assert all(I.count(b, r"^(LDL|STL)") == 0 for b in loop_bodies(I.disassemble(kern.cubin))), what
+            assert I.local_in_loops(I.disassemble(kern.cubin)) == 0, what
 
 
 def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_path):

@@ -374,12 +374,14 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
                     WeightScheme("int2", "group", 128))
     assert G.DECODE_INT4_SHORT_K.stages == 4 and G.DECODE_INT4_SHORT_K.wn * G.DECODE_INT4_SHORT_K.wk == 8
     assert one(ch4, 4096, 4096) == G.DECODE_INT4_SHORT_K == one(ch4, 4096, 2048, "a100")
-    ring32, ring64 = (G.replace(G.DECODE_INT4_SHORT_K, bn=16 * w, wn=w, wk=8 // w, bk=512 // w) for w in (2, 4))
+    ring32, ring64 = (G.split_warps(G.DECODE_INT4_SHORT_K, w) for w in (2, 4))
+    assert ring32.bn == 32 and ring32.wk == 4 and ring32.bk == 256 and ring64.bk == 128
     g16, g32, g64 = (WeightScheme("int4", "group", g) for g in (16, 32, 64))
     assert one(g16, 4096, 4096) == ring32 == one(g32, 4096, 2048) == one(WeightScheme("uint4", "group", 16,
                                                                                         zero_point="int"), 4096, 4096)
     assert one(g16, 8192, 4096) == ring64 == one(g32, 8192, 4096) and one(g64, 4096, 4096) == G.DECODE_INT4_SHORT_K
-    assert one(g64, 8192, 4096) == ring32 == one(g16, 8192, 4096, "a100")  # (108 SMs: 16 rows doubled)
+    # (the A100's 108 SMs make 8192 rows a wide layer: DECODE_INT4_WIDE as shape_stream_tile shapes it, any group)
+    assert one(g64, 8192, 4096) == ring32 == one(g16, 8192, 4096, "a100")
     bf = lambda dev: G.tile_from_config(plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128),  # noqa: E731
                                                      ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
     assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)

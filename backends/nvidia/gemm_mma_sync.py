@@ -1968,6 +1968,12 @@ def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     warps = tile.wn * tile.wk
     np_ = padded_n(n)
     wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
+    return split_warps(tile, wn)
+
+
+def split_warps(tile: Tile, wn: int) -> Tile:
+    """A stream tile's warps split ``wn`` along N (16 rows each) and the rest along K (64 columns each)."""
+    warps = tile.wn * tile.wk
     return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
 
 
@@ -1983,8 +1989,7 @@ SHORT_K_DEEP_STAGES = 8
 def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
     """The short-K int4 ring as shape_stream_tile shaped it: eight slots on 16 rows of groups of 128 columns in
     fp16, or in bf16 on Hopper (SHORT_K_DEEP_STAGES); twice the rows (up to 64) for group scales of 16 or 32
-    columns, so that
-    each warp runs half as many columns per turn, so half the scale entries (H200,
+    columns, so that each warp runs half as many columns per turn, so half the scale entries (H200,
     gpu_sweep.py i4ch, M=1, kernel alone, four slots, us, shape_stream_tile's rows -> twice: int4 g16
     4096x4096 9.45 -> 6.66, 8192x4096 11.99 -> 10.36, 4096x2048 6.75 -> 4.86; g32 8.21 -> 5.91, 10.25 ->
     9.09, 5.84 -> 4.31; groups of 64 and 128 lose with them: g64 5.38 -> 6.89 and 7.75 -> 9.36)."""
@@ -1992,9 +1997,7 @@ def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
         return replace(tile, stages=SHORT_K_DEEP_STAGES)
     if not recipe.gscale or recipe.group % 64 == 0 or tile.wn >= 4:
         return tile
-    warps = tile.wn * tile.wk
-    wn = 2 * tile.wn
-    return replace(tile, bn=16 * wn, wn=wn, wk=warps // wn, bk=64 * (warps // wn))
+    return split_warps(tile, 2 * tile.wn)
 
 
 def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:

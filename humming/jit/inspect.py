@@ -93,6 +93,37 @@ def opcodes(sass: str) -> collections.Counter:
     return c
 
 
+_ADDR = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/")
+_BACK_BRANCH = re.compile(r"BRA\S*\s+(?:\S+, )?(0x[0-9a-f]+)")
+
+
+def loop_bodies(sass: str) -> list[str]:
+    """The SASS lines of every backward-branch span (a loop's body), in order."""
+    lines = [(int(m.group(1), 16), line) for line in sass.splitlines() if (m := _ADDR.match(line))]
+    spans = []
+    for a, line in lines:
+        m = _BACK_BRANCH.search(line)
+        if m and int(m.group(1), 16) < a:
+            start = int(m.group(1), 16)
+            spans.append("\n".join(x for b, x in lines if start <= b <= a))
+    return spans
+
+
+def main_loop(sass: str) -> str:
+    """The K loop: the backward-branch span holding the most MMAs (HMMA, IMMA, QMMA, HGMMA)."""
+    best, best_n = "", -1
+    for span in loop_bodies(sass):
+        n = len(re.findall(r"[HIQ]G?MMA", span))
+        if n > best_n:
+            best, best_n = span, n
+    return best
+
+
+def local_in_loops(sass: str) -> int:
+    """Local-memory loads and stores (LDL / STL: spills) inside loops."""
+    return sum(count(span, r"^(LDL|STL)") for span in loop_bodies(sass))
+
+
 _RES_FUNC = re.compile(r"Function ([^\s:]+):\s*\n\s*(.*)")
 _RES_ITEM = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
 
