@@ -802,7 +802,10 @@ def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path)
     and folds the token's column only (half the register-operand FFMAs; the corrections' FFMAs take immediates).
     The kernel holds fewer than twice the MMAs of a ring without that copy (groups of 64, one block per chunk:
     none of it), on sm_90a and sm_80 alike. 2-bit codes, dequantized in place elsewhere, go raw in that copy
-    only: its loops hold no packed fma. Nothing spills."""
+    only: its loops hold no packed fma, and (one magic number per register, Dequant::FIELD_MAGIC) one shift per
+    word of codes -- eight 32-bit words per turn, 64 LOP3s -- where a factor per row half took three; their
+    correction is one MMA of the constant operand per 128 columns (one_corr_cols), summed over the quad by
+    shuffles 1 and 2 lanes apart, not the sums of ones. Nothing spills."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -834,8 +837,11 @@ def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path)
             assert plain.count("HMMA") < code.count("HMMA") < 2 * plain.count("HMMA"), (scheme, target)
         plain2, code2 = sass(WeightScheme("int2", "group", 64)), sass(WeightScheme("int2", "group", 128))
         assert plain2.count("SHFL.BFLY") == 0 and ones not in plain2, target
-        one = one_token_loops(code2)
-        assert one and all("HFMA2" not in body for body in one), target
+        one = [b for b in loop_bodies(code2) if "HMMA" in b and "SHFL.BFLY" in b]
+        assert one and all("HFMA2" not in body and ones not in body for body in one), target
+        for body in one:
+            assert I.count(body, r"^LOP3") == 64 and I.count(body, r"^SHF\.") + I.count(body, r"^IMAD\.SHL") <= 8, target
+            assert I.count(body, r"^SHFL\.BFLY PT, R\d+, R\d+, 0x1,") == I.count(body, r"^SHFL\.BFLY") // 2, target
         assert any("HFMA2" in body for body in loop_bodies(code2)), target  # (the other copy: in place)
 
 

@@ -367,7 +367,8 @@ def raw_codes(recipe: Recipe) -> bool:
     integers not through fp32, no float zero points, not 1 or 2 bits). 3-, 4- and 8-bit fields sit at an
     offset that depends only on the row half of a pair (3-bit: 0 / 3, layout v4), 5-7-bit ones are
     gathered to bit 0; 1- and 2-bit codes are dequantized in place (cheaper than the correction MMAs), except
-    in a ring's one-token loop, whose correction (one MMA of ones per 256 columns) makes them raw too (``RAW_ONE``)."""
+    in a ring's one-token loop, whose correction (one MMA of the constant operand per 128 columns) makes them raw
+    too (``RAW_ONE``: a magic number per fragment register, ``Dequant::FIELD_MAGIC``)."""
     return not (recipe.op8 or recipe.wfloat or recipe.via_fp32 or recipe.zp == 2 or recipe.bits in (1, 2))
 
 

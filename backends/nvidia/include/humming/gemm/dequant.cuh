@@ -135,35 +135,48 @@ struct Dequant {
   //    planes' fields were gathered to bit 0, three shifts and three logic ops per
   //    pair.)
   //  * 5-7-bit codes are gathered to bit 0.
-  //  * 1- and 2-bit codes (at 0 / 1 and 0 / 2 by row half: a shift per two pairs) are
-  //    raw only where the kernel's correction costs one MMA per 128 columns (RAW_ONE_OK:
-  //    a ring's one-token loop, one_sums); dequantized in place (a packed fma per pair)
-  //    they cost fewer instructions than a correction MMA per k16 tile (H200, int2 g128
-  //    M=1: 9.83 against 9.70 us on 8192x8192).
-  static constexpr int RAW_SUB1 = BITS == 3 ? 3 : (ONE_PLANE && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
+  //  * 1- and 2-bit codes are raw only where the kernel's correction costs one MMA per 128 columns
+  //    (RAW_ONE_OK: a ring's one-token loop, one_corr_cols); dequantized in place (a packed fma per
+  //    pair) they cost fewer instructions than a correction MMA per k16 tile (H200, int2 g128 M=1:
+  //    9.83 against 9.70 us on 8192x8192). They take no factor: register r of a k16 tile (r = J % 4)
+  //    has its field at raw_pos(r) = min(BITS r, MANT - BITS) in each half and, OR-ed on, the
+  //    exponent of raw_magic(r) = 2^(MANT - raw_pos(r)), whose mantissa step is 1: the half is
+  //    raw_magic(r) + v exactly. The tiles of a word share those places, so one shift serves a
+  //    tile (2-bit fp16: one per word; 1-bit: three) where a factor per row half took three
+  //    (2-bit) and seven (1-bit); the correction operand then differs per register (k half too:
+  //    one_corr_cols, not one_sums). (At 0 / 2 by row half the fp16 2-bit loop took 24 SHF per
+  //    ring turn beside its 64 LOP3s: the integer pipe, at half the issue rate, bound it.)
+  static constexpr bool FIELD_MAGIC = !Cfg::WFLOAT && ONE_PLANE && BITS <= 2;
+  static constexpr int RAW_SUB1 =
+      BITS == 3 ? 3 : (ONE_PLANE && !FIELD_MAGIC && MANT / BITS * BITS > BITS ? BITS % (MANT / BITS * BITS) : 0);
   static HUMMING_HD constexpr int sub_at(int j) { return RAW_SUB1 * (j & 1); }
+  // register r's field place and magic number (MAGIC, with the factor 2^sub_at(r), where not FIELD_MAGIC)
+  static HUMMING_HD constexpr int raw_pos(int r) {
+    return FIELD_MAGIC ? (BITS * r < MANT - BITS ? BITS * r : MANT - BITS) : sub_at(r);
+  }
+  static HUMMING_HD constexpr double raw_magic(int r) {
+    return FIELD_MAGIC ? double(1 << (MANT - raw_pos(r))) : MAGIC_F;
+  }
   static constexpr bool RAW_ANY = !Cfg::WFLOAT && !VIA_FP32 && Cfg::ZP != kZpFloat;
   static constexpr bool RAW_OK = RAW_ANY && !(ONE_PLANE && BITS <= 2);
   static constexpr bool RAW_ONE_OK = RAW_ANY && ONE_PLANE && BITS <= 2;
-  static_assert(!RAW_ANY || sub_at(3) + BITS <= MANT, "raw fields fit the mantissa");
+  static_assert(!RAW_ANY || raw_pos(3) + BITS <= MANT, "raw fields fit the mantissa");
   static constexpr int SUB0 = sub_at(0), SUB1 = sub_at(1);  // rows g, rows g+8
 
   template <int J>
   static HUMMING_DEVICE u32 raw_pair(const u32 (&w)[BITS]) {
-    constexpr u32 M2 = MAGIC * 0x00010001u;
-    constexpr int sub = sub_at(J);
     if constexpr (ONE_PLANE) {
-      constexpr int P = BITS, PER_WORD = 16 / P;
-      constexpr int shift = P * (J % PER_WORD) - sub;  // the field's place in its half, down to sub
+      constexpr int P = BITS, PER_WORD = 16 / P, pos = raw_pos(J & 3);
+      constexpr int shift = P * (J % PER_WORD) - pos;  // the field's place in its half, down to pos
       static_assert(shift >= 0, "raw fields move down");
-      constexpr u32 MASK = (((1u << P) - 1u) << sub) * 0x00010001u;
+      constexpr u32 MASK = (((1u << P) - 1u) << pos) * 0x00010001u;
       const u32 src = shift ? (w[J / PER_WORD] >> shift) : w[J / PER_WORD];
-      return ptx::and_or(src, MASK, M2);
+      return ptx::and_or(src, MASK, f16x2_bits(raw_magic(J & 3), BF16));
     } else if constexpr (BITS == 3) {
       return code3<J>(w);
     } else {
-      static_assert(sub == 0, "codes gathered from planes land at bit 0");
-      return layout::extract_pair<BITS, J>(w) | M2;
+      static_assert(sub_at(J) == 0, "codes gathered from planes land at bit 0");
+      return layout::extract_pair<BITS, J>(w) | (MAGIC * 0x00010001u);
     }
   }
   template <int KT>

@@ -917,19 +917,22 @@ struct GemmMmaSync {
     }
   }
 
-  // Raw codes: the correction MMA's A operand, MAGIC + offset * 2^sub (or MAGIC + z * 2^sub
-  // with integer zero points, from the scale entry `sc`) per row half, the same in every column
+  // Raw codes: the correction MMA's A operand, register r's magic number + offset * 2^sub (or + z * 2^sub
+  // with integer zero points, from the scale entry `sc`; rows g: r = 0, 2, rows g+8: 1, 3), the same in
+  // every column (Dequant::raw_magic: MAGIC, except for 1- and 2-bit codes)
   static HUMMING_DEVICE void raw_corr_operand(const u32 (&sc)[SW], u32 (&ac)[4]) {
     constexpr bool BF = Cfg::BF16;
     if constexpr (Cfg::ZP) {  // exact: small integers
-      const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
-      ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), DQ::MAGIC * 0x00010001u);
-      ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), DQ::MAGIC * 0x00010001u);
+      const u32 z[2] = {ptx::dup2(sc[0] >> 16), ptx::dup2(sc[SW - 1] >> 16)};
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        ac[r] = ptx::hfma2<BF>(z[r & 1], dequant::f16x2_bits(1 << DQ::sub_at(r), BF),
+                               dequant::f16x2_bits(DQ::raw_magic(r), BF));
     } else {
-      ac[0] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0), BF);
-      ac[1] = dequant::f16x2_bits(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1), BF);
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        ac[r] = dequant::f16x2_bits(DQ::raw_magic(r) + double(Cfg::OFFSET) * (1 << DQ::sub_at(r)), BF);
     }
-    ac[2] = ac[0], ac[3] = ac[1];
   }
 
   // The A operands of k16 tile kt (a constant once the caller's loop is unrolled)
@@ -1386,6 +1389,7 @@ struct GemmMmaSync {
   }
   // corr <- (MAGIC + offset x 2^sub_h) x S, per row half h (zero points: z_h from the chunk's scale entry)
   static HUMMING_DEVICE void one_corr(const u32 (&sc)[SW], float sum, float (&corr)[MT][4]) {
+    static_assert(!DQ::FIELD_MAGIC, "one magic number per row half");
     float c0 = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB0));
     float c1 = float(DQ::MAGIC_F + double(Cfg::OFFSET) * (1 << DQ::SUB1));
     if constexpr (Cfg::ZP) {  // (exact: small integers)
@@ -1663,8 +1667,10 @@ struct GemmMmaSync {
         if constexpr (one) {  // (chunks of 128 columns: the sums of two at the first; of 256: one's)
           constexpr int NCH = RING / RING_FP;
           const u32 at = b_one + (xo + c * RING_FP) * 128, at2 = b_one2 + (xo + c * RING_FP) * 128;
-          if constexpr (WN == 1) {  // (the short-K tile of eight slots, one warp per K run, at 128 registers:
-            // one_sums spilled 8-16 bytes in its loops there, on sm_80 and sm_90a; it keeps one_corr_cols)
+          if constexpr (WN == 1 || DQ::FIELD_MAGIC) {  // (the short-K tile of eight slots, one warp per K run,
+            // at 128 registers: one_sums spilled 8-16 bytes in its loops there, on sm_80 and sm_90a; it keeps
+            // one_corr_cols. 1- and 2-bit codes: their magic numbers differ by k half, which one_sums' sums
+            // of the activations cannot take)
             one_corr_cols(sc[0], at2, at, !CHECKED || c * RING_FP + 2 < nl, corr);
           } else {
             if constexpr (RING_FP == 4) {
