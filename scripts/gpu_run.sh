@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1218,6 +1218,26 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s36c)  # two MMA chains in the rings' one-token loop only (ONE_KC) where folds come every 256 columns: the rings' GPU
+           # tests of those formats, then this tree against old3/ (one chain) through the bench, M = 1 and 4, one round
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "(ring_steady_state_turns \
+             or stream_tiles_rings or one_token_rings_of_2_bit) and (channel or 256 or 512)" 2>&1 \
+             | tee "$OUT/s36c_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0]))
+           for w in int2:0 int4:0 int3:0 int4:256; do
+             abbench s36c-${w%%:*}-${w##*:} 1 "new old" 90 "^(== |1 |4 )|stream " \
+               --shapes 4096x4096,8192x8192,4096x14336,14336x4096 --m 1,4 --weight ${w%%:*} --group-size ${w##*:}
+           done ;;
+    s36b)  # two MMA chains on the rings whose folds come every 256 columns (per channel, groups of 256 or more):
+           # this tree against old3/ (one chain) through the bench, M = 1 and 4, two rounds; then their GPU ring tests
+           for w in int2:0:2 int4:0:2 int3:0:1 int4:256:1; do
+             abbench s36b-${w%%:*}-$(echo $w | cut -d: -f2) ${w##*:} "new old" 90 "^(== |1 |4 )|stream " \
+               --shapes 4096x4096,8192x8192,4096x14336,14336x4096 --m 1,4 --weight ${w%%:*} --group-size $(echo $w | cut -d: -f2)
+           done
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "(ring_steady_state_turns \
+             or stream_tiles_rings or one_token_rings_of_2_bit) and (channel or 256 or 512)" 2>&1 \
+             | tee "$OUT/s36b_tests.log" | tail -4
+           rc=$((rc | PIPESTATUS[0])) ;;
     s36a)  # 1- and 2-bit raw codes at one magic number per register (one shift per word for 2-bit fp16): the GPU tests
            # of 1-2-bit codes (the planner's one-token rings, the steady-state and stream-tile rings, the formats), the
            # bound probe, then this tree against old3/ through the bench, int2 at M=1, two rounds

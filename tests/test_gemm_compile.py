@@ -904,6 +904,41 @@ def test_ring_launches_split_for_the_ctas_that_fit(tmp_path, weight, group):
     assert seen, "no ring tile planned"
 
 
+def _longest_mma_chain(body: str) -> int:
+    """The most MMAs in a loop body that each accumulate onto the one before (C = the previous D)."""
+    chain, best = {}, 0
+    for d, c in re.findall(r"HMMA\.16816\.F32 (R\d+), R\d+(?:\.reuse)?, R\d+(?:\.reuse)?, (R\w+)", body):
+        chain[d] = chain.get(c, 0) + 1 if c != "RZ" else 1
+        best = max(best, chain[d])
+    return best
+
+
+def test_one_token_loops_keep_two_mma_chains_between_folds_of_256_columns(tmp_path):
+    """Where a ring folds every 256 columns (per channel, groups of 256 or more), its one-token loop spreads the
+    16 weight MMAs between folds over two accumulator chains (GemmMmaSync::ONE_KC): no MMA waits on more than
+    seven before it, where one chain made 16 dependent ones; the copy for more tokens keeps one chain, as does
+    the short-K tile of one warp per K run, and groups of 128 (a fold per 128 columns: eight) keep one in both."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+
+    def chains(scheme, tile, target):
+        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target)
+        kern = rt.kernel(G.kernel_spec(rec, tile))
+        assert I.resource_usage(kern.cubin)["humming_entry"]["LOCAL"] == 0, (scheme, tile, target)
+        loops = [b for b in loop_bodies(I.disassemble(kern.cubin)) if "HMMA" in b]
+        one = {_longest_mma_chain(b) for b in loops if "SHFL.BFLY" in b}
+        other = {_longest_mma_chain(b) for b in loops if "SHFL.BFLY" not in b}
+        return one, other
+
+    for target in ("sm_90a", "sm_80"):
+        for scheme in (WeightScheme("int2", "channel", scale_fmt="fp32"), WeightScheme("int4", "channel", scale_fmt="fp32"),
+                       WeightScheme("int4", "group", 256)):
+            assert chains(scheme, G.DECODE_INT4_LONG_K, target) == ({8}, {16}), (scheme, target)
+        assert chains(WeightScheme("int4", "group", 128), G.DECODE_INT4_LONG_K, target) == ({8}, {8}), target
+        assert chains(WeightScheme("int4", "channel", scale_fmt="fp32"), G.DECODE_INT4_SHORT_K, target)[0] == {16}, target
+
+
 @pytest.mark.parametrize("scheme", [WeightScheme("int2", "group", 128), WeightScheme("int2", "group", 256),
                                     WeightScheme("int2", "channel", scale_fmt="fp32")], ids=lambda s: s.describe())
 def test_two_bit_register_rings_hold_their_register_floor(tmp_path, scheme):

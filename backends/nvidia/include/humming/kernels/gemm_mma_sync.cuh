@@ -889,8 +889,9 @@ struct GemmMmaSync {
   // acc += (sum of the chains - corr) * f_h (rows g: h = 0, rows g + 8: h = 1);
   // chains and corr = 0. EVEN (one token): only the even columns' sums, the token's
   // (column 2t of lane t: token 0 in lane 0; the odd ones stay 0, and are never stored).
-  template <bool EVEN = false, bool R = RAW>
-  static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
+  // (KN: the chains, KC, or a ring's one-token loop's ONE_KC)
+  template <bool EVEN = false, bool R = RAW, int KN = KC>
+  static HUMMING_DEVICE void fold_stream(float (&acc)[NT][MT][4], PT (&part)[KN][NT][MT][4],
                                          float (&corr)[MT][4], const float (&f)[2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -898,11 +899,11 @@ struct GemmMmaSync {
       for (int q = 0; q < 4; ++q) {
         float sum = static_cast<float>(part[0][0][mt][q]);
 #pragma unroll
-        for (int c = 1; c < KC; ++c) sum += static_cast<float>(part[c][0][mt][q]);
+        for (int c = 1; c < KN; ++c) sum += static_cast<float>(part[c][0][mt][q]);
         if constexpr (R) sum -= corr[mt][q];
         if (!EVEN || (q & 1) == 0) acc[0][mt][q] = fmaf(sum, f[q >> 1], acc[0][mt][q]);
 #pragma unroll
-        for (int c = 0; c < KC; ++c) part[c][0][mt][q] = PT(0);
+        for (int c = 0; c < KN; ++c) part[c][0][mt][q] = PT(0);
         if constexpr (R) corr[mt][q] = 0.0f;
       }
   }
@@ -1277,9 +1278,9 @@ struct GemmMmaSync {
 
   // One 64-column block out of its slot: dequantize, multiply (and the correction
   // MMA for raw codes, R); with NSC == 4 the folds inside the block (EVEN: one token's column only).
-  template <bool R = RAW, bool EVEN = false>
+  template <bool R = RAW, bool EVEN = false, int KN = KC>
   static HUMMING_DEVICE void ring_block(const u32 (&w)[WPL], const u32 (&sc)[NSC][SW], u32 bo0, u32 bo1,
-                                        u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KC][NT][MT][4],
+                                        u32 bo2, u32 bo3, float (&acc)[NT][MT][4], PT (&part)[KN][NT][MT][4],
                                         float (&corr)[MT][4], bool one) {
     u32 bx[4][MT][2];
     if constexpr (MT == 1) {  // one x4 load covers two k16 tiles
@@ -1303,7 +1304,7 @@ struct GemmMmaSync {
       stream_operands<R>(kt, w, sc[NSC == 1 ? 0 : kt], a, ac);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        mma(part[kt % KC][0][mt], a, bx[kt][mt]);
+        mma(part[kt % KN][0][mt], a, bx[kt][mt]);
         if constexpr (R) {
           if (!one) mma(corr[mt], ac, bx[kt][mt]);  // (one token: a chunk's correction at once, one_corr)
         }
@@ -1312,7 +1313,7 @@ struct GemmMmaSync {
         if (FOLD_EVERY_TILE || (kt * 16 + 16) % Cfg::GROUP == 0) {
           float f[2];
           fold_factors(sc[kt], f);
-          fold_stream<EVEN, R>(acc, part, corr, f);
+          fold_stream<EVEN, R, KN>(acc, part, corr, f);
         }
       }
     }
@@ -1335,6 +1336,14 @@ struct GemmMmaSync {
   // loop too, whose folds take the token's column only (EVEN): half their FMAs. (Groups of 16, NVFP4: with
   // that copy the 16-warp ring spilled 8 bytes at its 128 registers on sm_90a.)
   static constexpr bool ONE_FOLD = NSC == 4 && MT == 1 && Cfg::GROUP == 32;
+  // That copy keeps two MMA chains where its folds come every 256 columns (per channel, groups of 256 or more):
+  // one chain there is 16 dependent MMAs per fold (H200, M=1, through the bench, one chain -> two: int2 per
+  // channel 8192x8192 9.95 -> 7.75 us, 4096x14336 9.67 -> 7.63, 14336x4096 9.96 -> 7.73; int4 per channel 11.7
+  // -> 10.5, 11.1 -> 9.75, 11.4 -> 9.80; int3 per channel 10.0 -> 9.24, 8.72 -> 8.16, 10.4 -> 9.06; int4 g256
+  // 10.7 -> 10.4, 10.1 -> 9.74, 10.2 -> 9.84; gpu_run.sh s36c). Two chains in the other copy lost at 4 tokens (int4 g256 11.5 -> 12.2, int3 per channel
+  // 10.5 -> 10.7), so it keeps KC, as does the short-K tile of one warp per K run (WN == 1: int4 per channel and
+  // g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two).
+  static constexpr int ONE_KC = ONE_CORR && RING_FP == 4 && WN > 1 ? 2 : KC;
   template <bool SPLIT>
   static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
     u32 a[4];
@@ -1590,14 +1599,15 @@ struct GemmMmaSync {
     const u32 b_one_hi = ((lane >> 3) & 1) * 256;  // (the lanes of tiles 8-15 in b_one)
 
     float corr[MT][4], osum[2];  // (osum: one token's activation sums, one_sums)
-    PT part[KC][NT][MT][4];
+    constexpr int KN = one ? ONE_KC : KC;
+    PT part[KN][NT][MT][4];
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         acc[0][j][q] = corr[j][q] = 0.0f;
 #pragma unroll
-        for (int c = 0; c < KC; ++c) part[c][0][j][q] = PT(0);
+        for (int c = 0; c < KN; ++c) part[c][0][j][q] = PT(0);
       }
 
     // ---- main loop, one ring turn (STAGES blocks) per iteration: block d of the
@@ -1661,7 +1671,7 @@ struct GemmMmaSync {
               }
             }
           }
-          ring_block<raw, ONE && ONE_FOLD>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128,
+          ring_block<raw, ONE && ONE_FOLD, KN>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128,
                                            bturn3 + d * 128, acc, part, corr, one);
         }
         if constexpr (one) {  // (chunks of 128 columns: the sums of two at the first; of 256: one's)
@@ -1693,7 +1703,7 @@ struct GemmMmaSync {
           }
           // (one token: the token's column only; not on the short-K tile of eight slots, one warp per K
           // run, which sits at 128 registers: there ptxas then spilled 8 bytes)
-          fold_stream<(one && WN > 1), raw>(acc, part, corr, f);
+          fold_stream<(one && WN > 1), raw, KN>(acc, part, corr, f);
         }
       }
     };
