@@ -1337,12 +1337,12 @@ struct GemmMmaSync {
   // that copy the 16-warp ring spilled 8 bytes at its 128 registers on sm_90a.)
   static constexpr bool ONE_FOLD = NSC == 4 && MT == 1 && Cfg::GROUP == 32;
   // That copy keeps two MMA chains where its folds come every 256 columns (per channel, groups of 256 or more):
-  // one chain there is 16 dependent MMAs per fold (H200, M=1, through the bench, one chain -> two: int2 per
-  // channel 8192x8192 9.95 -> 7.75 us, 4096x14336 9.67 -> 7.63, 14336x4096 9.96 -> 7.73; int4 per channel 11.7
-  // -> 10.5, 11.1 -> 9.75, 11.4 -> 9.80; int3 per channel 10.0 -> 9.24, 8.72 -> 8.16, 10.4 -> 9.06; int4 g256
-  // 10.7 -> 10.4, 10.1 -> 9.74, 10.2 -> 9.84; gpu_run.sh s36c). Two chains in the other copy lost at 4 tokens (int4 g256 11.5 -> 12.2, int3 per channel
-  // 10.5 -> 10.7), so it keeps KC, as does the short-K tile of one warp per K run (WN == 1: int4 per channel and
-  // g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two).
+  // one chain there is 16 dependent MMAs per fold (H200, M=1, through the bench, one chain -> two, us: int2 per
+  // channel 8192x8192 9.95 -> 7.75, 4096x14336 9.67 -> 7.63, 14336x4096 9.96 -> 7.73; int4 per channel 11.7 ->
+  // 10.5, 11.1 -> 9.75, 11.4 -> 9.80; int3 per channel 10.0 -> 9.24, 8.72 -> 8.16, 10.4 -> 9.06; int4 g256 10.7 ->
+  // 10.4, 10.1 -> 9.74, 10.2 -> 9.84; gpu_run.sh s36c). Two chains in the other copy lost at 4 tokens (int4 g256
+  // 11.5 -> 12.2, int3 per channel 10.5 -> 10.7), so it keeps KC, as does the short-K tile of one warp per K run
+  // (WN == 1: int4 per channel and g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two).
   static constexpr int ONE_KC = ONE_CORR && RING_FP == 4 && WN > 1 ? 2 : KC;
   template <bool SPLIT>
   static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
@@ -1672,7 +1672,7 @@ struct GemmMmaSync {
             }
           }
           ring_block<raw, ONE && ONE_FOLD, KN>(w, sc, bturn0 + d * 128, bturn1 + d * 128, bturn2 + d * 128,
-                                           bturn3 + d * 128, acc, part, corr, one);
+                                               bturn3 + d * 128, acc, part, corr, one);
         }
         if constexpr (one) {  // (chunks of 128 columns: the sums of two at the first; of 256: one's)
           constexpr int NCH = RING / RING_FP;
@@ -1722,10 +1722,8 @@ struct GemmMmaSync {
     for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= block_group(RING))
       turn(j0, wturn, sturn, nl, gl, true);
     if constexpr (!REGS) ptx::cp_async_wait<0>();
-    if constexpr (raw && !RAW) {  // (RAW_ONE: the 2^-sub per row half that the epilogue applies to RAW kernels)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[0][0][q] *= (q >> 1) ? 1.0f / (1 << DQ::SUB1) : 1.0f / (1 << DQ::SUB0);
-    }
+    // (RAW_ONE codes take no 2^-sub per row half, which the epilogue applies to RAW kernels: FIELD_MAGIC)
+    static_assert(!(raw && !RAW) || (DQ::FIELD_MAGIC && DQ::SUB0 == 0 && DQ::SUB1 == 0), "1- and 2-bit raw codes");
   }
 
   // ================================================================== warpgroup MMA (sm_90a)
