@@ -170,9 +170,9 @@ struct Dequant {
       constexpr int P = BITS, PER_WORD = 16 / P, pos = raw_pos(J & 3);
       constexpr int shift = P * (J % PER_WORD) - pos;  // the field's place in its half, down to pos
       static_assert(shift >= 0, "raw fields move down");
-      constexpr u32 MASK = (((1u << P) - 1u) << pos) * 0x00010001u;
+      constexpr u32 MASK = (((1u << P) - 1u) << pos) * 0x00010001u, MG = f16x2_bits(raw_magic(J & 3), BF16);
       const u32 src = shift ? (w[J / PER_WORD] >> shift) : w[J / PER_WORD];
-      return ptx::and_or(src, MASK, f16x2_bits(raw_magic(J & 3), BF16));
+      return ptx::and_or(src, MASK, MG);
     } else if constexpr (BITS == 3) {
       return code3<J>(w);
     } else {

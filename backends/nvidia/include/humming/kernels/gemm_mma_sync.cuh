@@ -923,17 +923,27 @@ struct GemmMmaSync {
   // every column (Dequant::raw_magic: MAGIC, except for 1- and 2-bit codes)
   static HUMMING_DEVICE void raw_corr_operand(const u32 (&sc)[SW], u32 (&ac)[4]) {
     constexpr bool BF = Cfg::BF16;
+    // (registers 2, 3 repeat 0, 1 but for FIELD_MAGIC; the constants are constexpr: computed inside the
+    // expressions they changed the SASS of kernels whose values had not changed)
+    constexpr u32 m0 = dequant::f16x2_bits(DQ::raw_magic(0), BF), m1 = dequant::f16x2_bits(DQ::raw_magic(1), BF);
+    constexpr u32 m2 = dequant::f16x2_bits(DQ::raw_magic(2), BF), m3 = dequant::f16x2_bits(DQ::raw_magic(3), BF);
     if constexpr (Cfg::ZP) {  // exact: small integers
-      const u32 z[2] = {ptx::dup2(sc[0] >> 16), ptx::dup2(sc[SW - 1] >> 16)};
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        ac[r] = ptx::hfma2<BF>(z[r & 1], dequant::f16x2_bits(1 << DQ::sub_at(r), BF),
-                               dequant::f16x2_bits(DQ::raw_magic(r), BF));
+      const u32 z0 = ptx::dup2(sc[0] >> 16), z1 = ptx::dup2(sc[SW - 1] >> 16);
+      ac[0] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1 << DQ::SUB0, BF), m0);
+      ac[1] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1 << DQ::SUB1, BF), m1);
+      if constexpr (DQ::FIELD_MAGIC) {  // (sub 0)
+        ac[2] = ptx::hfma2<BF>(z0, dequant::f16x2_bits(1.0, BF), m2);
+        ac[3] = ptx::hfma2<BF>(z1, dequant::f16x2_bits(1.0, BF), m3);
+      }
     } else {
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        ac[r] = dequant::f16x2_bits(DQ::raw_magic(r) + double(Cfg::OFFSET) * (1 << DQ::sub_at(r)), BF);
+      constexpr u32 c[4] = {raw_corr_const(0), raw_corr_const(1), raw_corr_const(2), raw_corr_const(3)};
+      ac[0] = c[0], ac[1] = c[1];
+      if constexpr (DQ::FIELD_MAGIC) ac[2] = c[2], ac[3] = c[3];
     }
+    if constexpr (!DQ::FIELD_MAGIC) ac[2] = ac[0], ac[3] = ac[1];
+  }
+  static HUMMING_HD constexpr u32 raw_corr_const(int r) {  // (no zero points)
+    return dequant::f16x2_bits(DQ::raw_magic(r) + double(Cfg::OFFSET) * (1 << DQ::sub_at(r)), Cfg::BF16);
   }
 
   // The A operands of k16 tile kt (a constant once the caller's loop is unrolled)
