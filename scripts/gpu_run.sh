@@ -1240,8 +1240,9 @@ PY
              abbench s36c-${w%%:*}-${w##*:} 1 "new old" 90 "^(== |1 |4 )|stream " \
                --shapes 4096x4096,8192x8192,4096x14336,14336x4096 --m 1,4 --weight ${w%%:*} --group-size ${w##*:}
            done ;;
-    s36b)  # two MMA chains on the rings whose folds come every 256 columns (per channel, groups of 256 or more):
-           # this tree against old3/ (one chain) through the bench, M = 1 and 4, two rounds; then their GPU ring tests
+    s36b)  # two MMA chains on the rings whose folds come every 256 columns (per channel, groups of 256 or more; when it
+           # ran, in both copies of the loop: the tree now keeps them in the one-token copy only, s36c): this tree
+           # against old3/ (one chain) through the bench, M = 1 and 4, two rounds; then their GPU ring tests
            for w in int2:0:2 int4:0:2 int3:0:1 int4:256:1; do
              abbench s36b-${w%%:*}-$(echo $w | cut -d: -f2) ${w##*:} "new old" 90 "^(== |1 |4 )|stream " \
                --shapes 4096x4096,8192x8192,4096x14336,14336x4096 --m 1,4 --weight ${w%%:*} --group-size $(echo $w | cut -d: -f2)
