@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1218,6 +1218,40 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s37f)  # where the split-K sum's time goes (HEAD's sum, stamps 8-10: the fence, thread 0's loads and sums, the
+           # barrier, the epilogue) at 16 and 64 tokens
+           timeout 150 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192,4096x14336,14336x4096 --m 64,16 2>&1 \
+             | tee "$OUT/s37f_trace.log" | grep -v "^    Tile" | cut -c1-330 ;;
+    s37e)  # the split-K sum gathering the other slices' tiles into the drained stages with cp.async (one L2 round
+           # trip): the GPU tests of the split paths, the timelines' sum, the bench against HEAD before it (old3/)
+           timeout 380 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wgmma_tiles or \
+             wgmma_stream_k or wgmma_tma or mma_sync_prefill or split_k or byte_wgmma or folded or large_shapes \
+             or five_stages or two_row_blocks or four_block_stages" 2>&1 | tee "$OUT/s37e_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 100 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192 --m 64,16 2>&1 \
+             | tee "$OUT/s37e_trace.log" | grep -v "^    Tile" | cut -c1-230
+           abbench s37e 2 "new old" 100 "^(== |1 |16 |64 |256 )|stream " \
+             --shapes 8192x8192,4096x14336,14336x4096,28672x8192 --m 1,16,64,256 --weight int4 --group-size 128 ;;
+    s37d)  # the split-K sum with the slices' loads in flight together, against HEAD before it (old3/): the
+           # timelines' sum at 16 and 64 tokens in both trees, then the bench alternated three times
+           cp -r old3/backends/nvidia old3/humming_nvidia 2>/dev/null
+           for v in new old; do
+             pp=; [ "$v" = old ] && pp=$PWD/old3
+             echo "== trace $v"
+             PYTHONPATH=$pp timeout 100 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192,28672x8192 \
+               --m 64,16 2>&1 | tee "$OUT/s37d_trace_$v.log" | grep -v "^    Tile" | cut -c1-230
+           done
+           abbench s37d 3 "new old" 100 "^(== |16 |64 )|stream " --shapes 8192x8192,4096x14336,14336x4096,28672x8192 \
+             --m 16,64 --weight int4 --group-size 128 ;;
+    s37c)  # the split-K sum with every slice's loads in flight at once: the GPU tests of the split paths, the
+           # timelines (sum) at 16 and 64 tokens, this tree against HEAD before it (old3/) through the bench
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wgmma_tiles or \
+             wgmma_stream_k or wgmma_tma_tiles or mma_sync_prefill or split_k or activation_window or byte_wgmma \
+             or folded or large_shapes" 2>&1 | tee "$OUT/s37c_tests.log" | tail -3
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 100 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192 --m 64,16 2>&1 | grep -v "^    Tile" | cut -c1-230
+           abbench s37c 2 "new old" 100 "^(== |16 |64 )|stream " --shapes 8192x8192,4096x14336,14336x4096,28672x8192 \
+             --m 16,64 --weight int4 --group-size 128 ;;
     s36e)  # after the correction constants went constexpr (kernels not using 1-2-bit raw codes or two chains: the same
            # SASS as ebff10a): the 1-2-bit and per-channel one-token ring tests; int2 g128 / per channel at M=1
            timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token_rings_of_2_bit \

@@ -12,7 +12,11 @@ summing, 4 exit. Per call of the replayed sequence the script reports (medians o
   stage    entry (or the wait) -> staged, median over CTAs
   loop     staged -> loop done: min / median / max over CTAs
   tail     loop done -> exit, median (the in-CTA reduction, the epilogue, the split-K sum)
+  sum      split-K: the summing CTA's start -> exit, median; with its parts: s_fence (the fence), s_own (thread
+           0's loads and sums), s_all (the barrier: the slowest thread's), s_epi (the epilogue)
   spread   last exit - median exit: the CTAs that finish late
+  rr       the share of CTAs b past the first wave's SMs that ran on the SM of CTA b % SMs (1 under a
+           breadth-first dispatch; --sms writes each CTA's SM to the JSON)
 
     python scripts/gpu_trace.py --shapes 8192x8192 --m 1 [--weight int4 --group 128] [--json out.json]
 """
@@ -71,11 +75,19 @@ def analyse(traces: list[torch.Tensor], per_call: bool = False) -> dict:
         summed = tt[:, 5] > 0
         if summed.any():
             r["sum"] = float((tt[summed, 4] - tt[summed, 5]).median()) / 1e3
+            for name, (a, b) in {"s_fence": (5, 8), "s_own": (8, 9), "s_all": (9, 10), "s_epi": (10, 4)}.items():
+                ok = summed & (tt[:, a] > 0) & (tt[:, b] > 0)
+                if ok.any():  # (stamps 8-10 inside the sum, where a build has them)
+                    r[name] = float((tt[ok, b] - tt[ok, a]).median()) / 1e3
         if prev_end is not None:
             r["period"] = (end - prev_end) / 1e3
             r["overlap"] = (prev_end - start) / 1e3
             if waited.any():
                 r["wait"] = (float(tt[waited, 1].min()) - prev_end) / 1e3
+        sm = t[:, 7].long()  # (word 7: the SM, by the launch's linear block index)
+        nsm = int(torch.unique(sm).numel())
+        if t.shape[0] > nsm:  # breadth-first dispatch would put CTA b on the SM of CTA b % SMs
+            r["rr"] = float((sm[nsm:] == sm[torch.arange(nsm, t.shape[0]) % nsm]).double().mean())
         prev_end = end
         rows.append(r)
     keys = sorted({k for r in rows for k in r})
@@ -108,7 +120,7 @@ def replay_traces(timer, calls, bufs, reps: int = 5) -> list[torch.Tensor]:
 
 def fmt(r: dict) -> str:
     keys = ["period", "span", "overlap", "wait", "launch", "stage", "xwait", "loop_min", "loop_med", "loop_max", "tail",
-            "sum", "spread"]
+            "sum", "s_fence", "s_own", "s_all", "s_epi", "spread", "rr"]
     return "  ".join(f"{k} {r[k]:.2f}" for k in keys if k in r) + f"  (ctas {r['ctas']}, timer step " \
            f"{r['timer_step_ns']:.0f} ns)"
 
@@ -129,6 +141,7 @@ def main():
     ap.add_argument("--time", action="store_true", help="also time the traced calls as the bench does "
                     "(timing.time_calls: graph replays, CUDA events), with the timestamps written and with the "
                     "trace pointer cleared (the same build, its stamps skipped), and the plain build's calls")
+    ap.add_argument("--sms", action="store_true", help="with --json: each CTA's SM (by linear block index) in one call")
     ap.add_argument("--json")
     args = ap.parse_args()
     extra = tuple((d.split("=", 1) + ["1"])[:2] for d in args.define)
@@ -187,7 +200,10 @@ def main():
                 lp.params.trace = bufs[-1].data_ptr()
             tile = preps[0].launcher._entry(m)[1]
             grid = preps[0].launcher._by_m[m][1]
-            r = analyse(replay_traces(timer, calls, bufs), args.per_call)
+            traces = replay_traces(timer, calls, bufs)
+            r = analyse(traces, args.per_call)
+            if args.sms:
+                r["sms"] = traces[len(traces) // 2][:, 7].tolist()
             r.update(shape=shape, kernel=f"humming M={m}" + "".join(f" {d[0]}" for d in extra), tile=str(tile), grid=list(grid), mbytes=nbytes / 1e6,
                      pdl=bool(preps[0].launcher._by_m[m][0].pdl))
             print(f"{shape} {r['kernel']:<28} {fmt(r)}\n    {tile} grid {tuple(grid)} pdl {r['pdl']}", flush=True)

@@ -93,7 +93,12 @@ struct GemmMmaSync {
   static constexpr bool WG = Cfg::WG != 0;
   static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024 : A_BYTES + W_BYTES + S_BYTES;
   static constexpr int BN_PAD = BN + 4;
-  static constexpr int SPLIT_U = (BM * BN / 4 + THREADS - 1) / THREADS < 4 ? (BM * BN / 4 + THREADS - 1) / THREADS : 4;
+  // split-K sum (finish_tile): a thread's column quads per round (SPLIT_U), and the other slices' tiles whose
+  // loads it issues together (SPLIT_Z): SPLIT_LOADS 16-byte loads in flight
+  static constexpr int SPLIT_Q = (BM * BN / 4 + THREADS - 1) / THREADS;
+  static constexpr int SPLIT_LOADS = 8;
+  static constexpr int SPLIT_U = SPLIT_Q < SPLIT_LOADS / 2 ? SPLIT_Q : SPLIT_LOADS / 2;
+  static constexpr int SPLIT_Z = SPLIT_LOADS / SPLIT_U;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
   // TMA (WG tiles): one thread fills each stage with bulk copies completing on the stage's
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
@@ -661,10 +666,10 @@ struct GemmMmaSync {
 #endif
     if (parts > 1) {
       // split K: every CTA writes its partial tile, the last of the tile's slices sums them
-      // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
-      // loads per slice in flight per thread (one dependent load at a time per element left
-      // the L2 latency exposed 16-32 times per thread: a quarter of the warps' stall samples
-      // of a 64-token warpgroup kernel split two ways, H200). Np is a multiple of 64 and BN
+      // in slice order (its own from shared memory), four columns per load and up to SPLIT_LOADS
+      // loads in flight per thread, over SPLIT_U quads and SPLIT_Z slices (one dependent load at a
+      // time per element left the L2 latency exposed 16-32 times per thread: a quarter of the warps'
+      // stall samples of a 64-token warpgroup kernel split two ways, H200). Np is a multiple of 64 and BN
       // of 16, so a column quad is all inside or all outside the padded width.
       __shared__ int last;
       constexpr int V = BN / 4;  // column quads per row
@@ -716,24 +721,50 @@ struct GemmMmaSync {
       }
       ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices)
       __threadfence();
-      constexpr int U = SPLIT_U;
+      constexpr int U = SPLIT_U, ZB = SPLIT_Z;
       for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
         float4 acc[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int z = 0; z < parts; ++z) {
-          float4 t[U];
+        // the other slices' tiles, ZB at a time (remote slice r is slice r < zc ? r : r + 1), all their loads in
+        // flight before the first sum: one L2 round trip per ZB slices (one per slice and four quads took 2.0 us
+        // of sum at 16 tokens and 4.1 at 64 on 8192x8192: H200 timelines); the sums in slice order, this CTA's
+        // own tile (from shared memory) in its place: the same bits as one slice at a time
+        auto own = [&](float4* a) {
 #pragma unroll
           for (int u = 0; u < U; ++u) {
             int m, n;
-            const bool ok = i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
-            t[u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
-                 : z == zc ? *reinterpret_cast<const float4*>(red + m * BN_PAD + n)
-                           : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
+            if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n)) {
+              const float4 t = *reinterpret_cast<const float4*>(red + m * BN_PAD + n);
+              a[u].x += t.x, a[u].y += t.y, a[u].z += t.z, a[u].w += t.w;
+            }
+          }
+        };
+        for (int r0 = 0; r0 < parts - 1; r0 += ZB) {
+          float4 t[ZB][U];
+#pragma unroll
+          for (int dz = 0; dz < ZB; ++dz) {
+            const int r = r0 + dz, z = r < zc ? r : r + 1;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+              int m, n;
+              const bool ok = r < parts - 1 && i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
+              t[dz][u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
+                             : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
+            }
           }
 #pragma unroll
-          for (int u = 0; u < U; ++u) acc[u].x += t[u].x, acc[u].y += t[u].y, acc[u].z += t[u].z, acc[u].w += t[u].w;
+          for (int dz = 0; dz < ZB; ++dz) {
+            const int r = r0 + dz;
+            if (r < parts - 1) {
+              if (r == zc) own(acc);  // (slice zc comes before remote slice zc, which is slice zc + 1)
+#pragma unroll
+              for (int u = 0; u < U; ++u)
+                acc[u].x += t[dz][u].x, acc[u].y += t[dz][u].y, acc[u].z += t[dz][u].z, acc[u].w += t[dz][u].w;
+            }
+          }
         }
+        if (zc == parts - 1) own(acc);
 #pragma unroll  // (each thread rewrites only the quads it read)
         for (int u = 0; u < U; ++u) {
           int m, n;
