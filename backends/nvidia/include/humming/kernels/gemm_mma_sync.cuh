@@ -93,12 +93,7 @@ struct GemmMmaSync {
   static constexpr bool WG = Cfg::WG != 0;
   static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024 : A_BYTES + W_BYTES + S_BYTES;
   static constexpr int BN_PAD = BN + 4;
-  // split-K sum (finish_tile): a thread's column quads per round (SPLIT_U), and the other slices' tiles whose
-  // loads it issues together (SPLIT_Z): SPLIT_LOADS 16-byte loads in flight
-  static constexpr int SPLIT_Q = (BM * BN / 4 + THREADS - 1) / THREADS;
-  static constexpr int SPLIT_LOADS = 8;
-  static constexpr int SPLIT_U = SPLIT_Q < SPLIT_LOADS / 2 ? SPLIT_Q : SPLIT_LOADS / 2;
-  static constexpr int SPLIT_Z = SPLIT_LOADS / SPLIT_U;
+  static constexpr int SPLIT_U = (BM * BN / 4 + THREADS - 1) / THREADS < 4 ? (BM * BN / 4 + THREADS - 1) / THREADS : 4;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
   // TMA (WG tiles): one thread fills each stage with bulk copies completing on the stage's
   // mbarrier (gemm/tma.cuh), kept after the stages and the reduction buffer
@@ -643,7 +638,7 @@ struct GemmMmaSync {
     }
 
     ptx::trace_at(p.trace, 3);  // (the main loop done)
-    finish_tile(p, red, m0, n0);
+    finish_tile<Cfg::CP_ASYNC ? BAR_OFF - RED_BYTES : 0>(p, red, m0, n0);
   }
 
   // ---- the BM x BN fp32 tile `red` (shared, row stride BN_PAD) -> output:
@@ -651,10 +646,14 @@ struct GemmMmaSync {
   // slice order; then scales, bias and the 16-bit store.
   // (`parts` partial tiles make the tile, this CTA's is number `part`, in K order, and `tile` indexes the
   // arrival counter: the K slices of a split launch (gridDim.z, blockIdx.z, its x, y), or a stream-K run's)
+  // SPARE: bytes of shared memory after `red` that nothing uses any more (the drained stages), where the
+  // last CTA gathers the other slices' tiles
+  template <int SPARE = 0>
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
-    finish_tile(p, red, m0, n0, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
-                static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+    finish_tile<SPARE>(p, red, m0, n0, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
+                       static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
   }
+  template <int SPARE = 0>
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0, int parts, int part,
                                          int tile, int** arrive = nullptr) {
     const int tid = threadIdx.x;
@@ -666,10 +665,10 @@ struct GemmMmaSync {
 #endif
     if (parts > 1) {
       // split K: every CTA writes its partial tile, the last of the tile's slices sums them
-      // in slice order (its own from shared memory), four columns per load and up to SPLIT_LOADS
-      // loads in flight per thread, over SPLIT_U quads and SPLIT_Z slices (one dependent load at a
-      // time per element left the L2 latency exposed 16-32 times per thread: a quarter of the warps'
-      // stall samples of a 64-token warpgroup kernel split two ways, H200). Np is a multiple of 64 and BN
+      // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
+      // loads per slice in flight per thread (one dependent load at a time per element left
+      // the L2 latency exposed 16-32 times per thread: a quarter of the warps' stall samples
+      // of a 64-token warpgroup kernel split two ways, H200). Np is a multiple of 64 and BN
       // of 16, so a column quad is all inside or all outside the padded width.
       __shared__ int last;
       constexpr int V = BN / 4;  // column quads per row
@@ -721,58 +720,73 @@ struct GemmMmaSync {
       }
       ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices)
       __threadfence();
-      constexpr int U = SPLIT_U, ZB = SPLIT_Z;
-      for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
-        float4 acc[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        // the other slices' tiles, ZB at a time (remote slice r is slice r < zc ? r : r + 1), all their loads in
-        // flight before the first sum: one L2 round trip per ZB slices (one per slice and four quads took 2.0 us
-        // of sum at 16 tokens and 4.1 at 64 on 8192x8192: H200 timelines); the sums in slice order, this CTA's
-        // own tile (from shared memory) in its place: the same bits as one slice at a time
-        auto own = [&](float4* a) {
-#pragma unroll
-          for (int u = 0; u < U; ++u) {
-            int m, n;
-            if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n)) {
-              const float4 t = *reinterpret_cast<const float4*>(red + m * BN_PAD + n);
-              a[u].x += t.x, a[u].y += t.y, a[u].z += t.z, a[u].w += t.w;
+      ptx::trace_at(p.trace, 8);
+      // the other slices' tiles into the spare shared memory, every copy in flight at once (one L2 round
+      // trip; loading them slice by slice took 2.0 us of sum at 16 tokens and 4.1 at 64 on 8192x8192, H200
+      // timelines); each thread copies, then sums, the same quads, in slice order (the same bits as below)
+      constexpr int CAP = SPARE / (BM * BN * 4);  // slice tiles the spare memory holds ([BM][BN] fp32 each)
+      bool gathered = false;
+      if constexpr (CAP > 0) {
+        if (parts - 1 <= CAP) {
+          const u32 gather = ptx::smem_addr(red) + RED_BYTES;
+          for (int r = 0; r < parts - 1; ++r) {
+            const int z = r < zc ? r : r + 1;
+            for (int i = tid; i < BM * V; i += THREADS) {
+              int m, n;
+              if (quad(i, m, n))
+                ptx::cp_async16_on(gather + (r * BM * V + i) * 16, p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n,
+                                   true);
             }
           }
-        };
-        for (int r0 = 0; r0 < parts - 1; r0 += ZB) {
-          float4 t[ZB][U];
+          ptx::cp_async_commit();
+          ptx::cp_async_wait<0>();
+          ptx::trace_at(p.trace, 9);
+          const float4* got = reinterpret_cast<const float4*>(reinterpret_cast<const char*>(red) + RED_BYTES);
+          for (int i = tid; i < BM * V; i += THREADS) {
+            int m, n;
+            if (quad(i, m, n)) {
+              float4* own = reinterpret_cast<float4*>(red + m * BN_PAD + n);
+              float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+              for (int z = 0; z < parts; ++z) {
+                const float4 t = z == zc ? *own : got[(z < zc ? z : z - 1) * BM * V + i];
+                acc.x += t.x, acc.y += t.y, acc.z += t.z, acc.w += t.w;
+              }
+              *own = acc;
+            }
+          }
+          __syncthreads();
+          ptx::trace_at(p.trace, 10);
+          gathered = true;
+        }
+      }
+      if (!gathered) {
+        constexpr int U = SPLIT_U;
+        for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
+          float4 acc[U];
 #pragma unroll
-          for (int dz = 0; dz < ZB; ++dz) {
-            const int r = r0 + dz, z = r < zc ? r : r + 1;
+          for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int z = 0; z < parts; ++z) {
+            float4 t[U];
 #pragma unroll
             for (int u = 0; u < U; ++u) {
               int m, n;
-              const bool ok = r < parts - 1 && i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
-              t[dz][u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
+              const bool ok = i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
+              t[u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
+                   : z == zc ? *reinterpret_cast<const float4*>(red + m * BN_PAD + n)
                              : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
             }
-          }
 #pragma unroll
-          for (int dz = 0; dz < ZB; ++dz) {
-            const int r = r0 + dz;
-            if (r < parts - 1) {
-              if (r == zc) own(acc);  // (slice zc comes before remote slice zc, which is slice zc + 1)
-#pragma unroll
-              for (int u = 0; u < U; ++u)
-                acc[u].x += t[dz][u].x, acc[u].y += t[dz][u].y, acc[u].z += t[dz][u].z, acc[u].w += t[dz][u].w;
-            }
+            for (int u = 0; u < U; ++u) acc[u].x += t[u].x, acc[u].y += t[u].y, acc[u].z += t[u].z, acc[u].w += t[u].w;
           }
-        }
-        if (zc == parts - 1) own(acc);
 #pragma unroll  // (each thread rewrites only the quads it read)
-        for (int u = 0; u < U; ++u) {
-          int m, n;
-          if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n))
-            *reinterpret_cast<float4*>(red + m * BN_PAD + n) = acc[u];
+          for (int u = 0; u < U; ++u) {
+            int m, n;
+            if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n))
+              *reinterpret_cast<float4*>(red + m * BN_PAD + n) = acc[u];
+          }
         }
+        __syncthreads();
       }
-      __syncthreads();
     }
 
     // ---- epilogue: pairs along N, coalesced
@@ -2172,7 +2186,7 @@ struct GemmMmaSync {
         }
     __syncthreads();
     ptx::trace_at(p.trace, 3);  // (the main loop done)
-    finish_tile(p, red, m0, n0, parts, part, tile, arrive);
+    finish_tile<BAR_OFF - RED_BYTES>(p, red, m0, n0, parts, part, tile, arrive);
   }
 };
 
