@@ -1218,12 +1218,12 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
-    s37f)  # where the split-K sum's time goes (HEAD's sum, stamps 8-10: the fence, thread 0's loads and sums, the
+    s37f)  # where the split-K sum's time goes (52416e5's sum, stamps 8-10: the fence, thread 0's loads and sums, the
            # barrier, the epilogue) at 16 and 64 tokens
            timeout 150 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192,4096x14336,14336x4096 --m 64,16 2>&1 \
              | tee "$OUT/s37f_trace.log" | grep -v "^    Tile" | cut -c1-330 ;;
-    s37e)  # the split-K sum gathering the other slices' tiles into the drained stages with cp.async (one L2 round
-           # trip): the GPU tests of the split paths, the timelines' sum, the bench against HEAD before it (old3/)
+    s37e)  # (run on 880adc2) the split-K sum gathering the other slices' tiles into the drained stages with cp.async
+           # (one L2 round trip): the GPU tests of the split paths, the timelines' sum, the bench against HEAD before it (old3/)
            timeout 380 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wgmma_tiles or \
              wgmma_stream_k or wgmma_tma or mma_sync_prefill or split_k or byte_wgmma or folded or large_shapes \
              or five_stages or two_row_blocks or four_block_stages" 2>&1 | tee "$OUT/s37e_tests.log" | tail -3
@@ -1232,7 +1232,7 @@ PY
              | tee "$OUT/s37e_trace.log" | grep -v "^    Tile" | cut -c1-230
            abbench s37e 2 "new old" 100 "^(== |1 |16 |64 |256 )|stream " \
              --shapes 8192x8192,4096x14336,14336x4096,28672x8192 --m 1,16,64,256 --weight int4 --group-size 128 ;;
-    s37d)  # the split-K sum with the slices' loads in flight together, against HEAD before it (old3/): the
+    s37d)  # (run on 84fddbb) the split-K sum with the slices' loads in flight together, against HEAD before it (old3/): the
            # timelines' sum at 16 and 64 tokens in both trees, then the bench alternated three times
            cp -r old3/backends/nvidia old3/humming_nvidia 2>/dev/null
            for v in new old; do
@@ -1243,7 +1243,7 @@ PY
            done
            abbench s37d 3 "new old" 100 "^(== |16 |64 )|stream " --shapes 8192x8192,4096x14336,14336x4096,28672x8192 \
              --m 16,64 --weight int4 --group-size 128 ;;
-    s37c)  # the split-K sum with every slice's loads in flight at once: the GPU tests of the split paths, the
+    s37c)  # (run on 84fddbb's sum) the split-K sum with slices' loads in flight together: the GPU tests of the split paths, the
            # timelines (sum) at 16 and 64 tokens, this tree against HEAD before it (old3/) through the bench
            timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wgmma_tiles or \
              wgmma_stream_k or wgmma_tma_tiles or mma_sync_prefill or split_k or activation_window or byte_wgmma \

@@ -638,7 +638,7 @@ struct GemmMmaSync {
     }
 
     ptx::trace_at(p.trace, 3);  // (the main loop done)
-    finish_tile<Cfg::CP_ASYNC ? BAR_OFF - RED_BYTES : 0>(p, red, m0, n0);
+    finish_tile(p, red, m0, n0);
   }
 
   // ---- the BM x BN fp32 tile `red` (shared, row stride BN_PAD) -> output:
@@ -646,14 +646,10 @@ struct GemmMmaSync {
   // slice order; then scales, bias and the 16-bit store.
   // (`parts` partial tiles make the tile, this CTA's is number `part`, in K order, and `tile` indexes the
   // arrival counter: the K slices of a split launch (gridDim.z, blockIdx.z, its x, y), or a stream-K run's)
-  // SPARE: bytes of shared memory after `red` that nothing uses any more (the drained stages), where the
-  // last CTA gathers the other slices' tiles
-  template <int SPARE = 0>
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0) {
-    finish_tile<SPARE>(p, red, m0, n0, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
-                       static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+    finish_tile(p, red, m0, n0, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
+                static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
   }
-  template <int SPARE = 0>
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0, int parts, int part,
                                          int tile, int** arrive = nullptr) {
     const int tid = threadIdx.x;
@@ -718,75 +714,37 @@ struct GemmMmaSync {
         __syncthreads();
         if (!last) return;
       }
-      ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices)
+      ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices; 8: fenced, 9: its thread 0 done, 10: all)
       __threadfence();
       ptx::trace_at(p.trace, 8);
-      // the other slices' tiles into the spare shared memory, every copy in flight at once (one L2 round
-      // trip; loading them slice by slice took 2.0 us of sum at 16 tokens and 4.1 at 64 on 8192x8192, H200
-      // timelines); each thread copies, then sums, the same quads, in slice order (the same bits as below)
-      constexpr int CAP = SPARE / (BM * BN * 4);  // slice tiles the spare memory holds ([BM][BN] fp32 each)
-      bool gathered = false;
-      if constexpr (CAP > 0) {
-        if (parts - 1 <= CAP) {
-          const u32 gather = ptx::smem_addr(red) + RED_BYTES;
-          for (int r = 0; r < parts - 1; ++r) {
-            const int z = r < zc ? r : r + 1;
-            for (int i = tid; i < BM * V; i += THREADS) {
-              int m, n;
-              if (quad(i, m, n))
-                ptx::cp_async16_on(gather + (r * BM * V + i) * 16, p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n,
-                                   true);
-            }
-          }
-          ptx::cp_async_commit();
-          ptx::cp_async_wait<0>();
-          ptx::trace_at(p.trace, 9);
-          const float4* got = reinterpret_cast<const float4*>(reinterpret_cast<const char*>(red) + RED_BYTES);
-          for (int i = tid; i < BM * V; i += THREADS) {
-            int m, n;
-            if (quad(i, m, n)) {
-              float4* own = reinterpret_cast<float4*>(red + m * BN_PAD + n);
-              float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-              for (int z = 0; z < parts; ++z) {
-                const float4 t = z == zc ? *own : got[(z < zc ? z : z - 1) * BM * V + i];
-                acc.x += t.x, acc.y += t.y, acc.z += t.z, acc.w += t.w;
-              }
-              *own = acc;
-            }
-          }
-          __syncthreads();
-          ptx::trace_at(p.trace, 10);
-          gathered = true;
-        }
-      }
-      if (!gathered) {
-        constexpr int U = SPLIT_U;
-        for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
-          float4 acc[U];
+      constexpr int U = SPLIT_U;
+      for (int i0 = tid; i0 < BM * V; i0 += U * THREADS) {
+        float4 acc[U];
 #pragma unroll
-          for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-          for (int z = 0; z < parts; ++z) {
-            float4 t[U];
+        for (int u = 0; u < U; ++u) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int z = 0; z < parts; ++z) {
+          float4 t[U];
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
-              int m, n;
-              const bool ok = i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
-              t[u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
-                   : z == zc ? *reinterpret_cast<const float4*>(red + m * BN_PAD + n)
-                             : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
-            }
-#pragma unroll
-            for (int u = 0; u < U; ++u) acc[u].x += t[u].x, acc[u].y += t[u].y, acc[u].z += t[u].z, acc[u].w += t[u].w;
-          }
-#pragma unroll  // (each thread rewrites only the quads it read)
           for (int u = 0; u < U; ++u) {
             int m, n;
-            if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n))
-              *reinterpret_cast<float4*>(red + m * BN_PAD + n) = acc[u];
+            const bool ok = i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n);
+            t[u] = !ok ? make_float4(0.f, 0.f, 0.f, 0.f)
+                 : z == zc ? *reinterpret_cast<const float4*>(red + m * BN_PAD + n)
+                           : ld_cg4(p.ws + (static_cast<i64>(z) * p.M + m0 + m) * p.Np + n0 + n);
           }
+#pragma unroll
+          for (int u = 0; u < U; ++u) acc[u].x += t[u].x, acc[u].y += t[u].y, acc[u].z += t[u].z, acc[u].w += t[u].w;
         }
-        __syncthreads();
+#pragma unroll  // (each thread rewrites only the quads it read)
+        for (int u = 0; u < U; ++u) {
+          int m, n;
+          if (i0 + u * THREADS < BM * V && quad(i0 + u * THREADS, m, n))
+            *reinterpret_cast<float4*>(red + m * BN_PAD + n) = acc[u];
+        }
       }
+      ptx::trace_at(p.trace, 9);
+      __syncthreads();
+      ptx::trace_at(p.trace, 10);
     }
 
     // ---- epilogue: pairs along N, coalesced
@@ -2186,7 +2144,7 @@ struct GemmMmaSync {
         }
     __syncthreads();
     ptx::trace_at(p.trace, 3);  // (the main loop done)
-    finish_tile<BAR_OFF - RED_BYTES>(p, red, m0, n0, parts, part, tile, arrive);
+    finish_tile(p, red, m0, n0, parts, part, tile, arrive);
   }
 };
 
