@@ -1218,15 +1218,15 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
-    s37i)  # s37h's ticket with a plain spin (no nanosleep) and the counters reset after the sum: the timelines, the bench against
-           # 52416e5 (old3/)
+    s37i)  # (run on f542223) s37h's ticket with a plain spin (no nanosleep) and the counters reset after the sum:
+           # the timelines, the bench against 52416e5 (old3/)
            timeout 100 python3 scripts/gpu_trace.py --no-stream --shapes 8192x8192 --m 64,16 2>&1 \
              | tee "$OUT/s37i_trace.log" | grep -v "^    Tile" | cut -c1-330
            abbench s37i 2 "new old" 100 "^(== |16 |64 )|stream " \
              --shapes 8192x8192,4096x14336,14336x4096,28672x8192 --m 16,64 --weight int4 --group-size 128 ;;
-    s37h)  # split K with a ticket first (the last slice does not publish its own part): the GPU tests of the split
-           # paths (warpgroup, TMA, prefill, register rings' windows, batched decode), the timelines, the bench
-           # against 52416e5 (old3/)
+    s37h)  # (run on a variant of f542223: a nanosleep wait, the reset before the fence) split K with a ticket first
+           # (the last slice does not publish its own part): the GPU tests of the split paths (warpgroup, TMA,
+           # prefill, register rings' windows, batched decode), the timelines, the bench against 52416e5 (old3/)
            timeout 340 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "split_k or wgmma_tiles \
              or wgmma_tma_tiles or large_shapes or activation_window or batched_decode or wgmma_stream_k \
              or mma_sync_prefill" 2>&1 | tee "$OUT/s37h_tests.log" | tail -3

@@ -979,12 +979,13 @@ def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
     rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
                        k8mma=False, target="sm_90a")
     traced = dataclasses.replace(rec, defines=(("HUMMING_TRACE", "1"),))
-    # (the split-K sum's stamp sits in both of its paths: the workspace's and the cluster's; a cp.async
+    # (the split-K sum's stamp sits in both of its paths: the workspace's and the cluster's, the workspace's
+    # with three more inside it: fenced, thread 0's sums done, every thread's; a cp.async
     # warpgroup tile's wait in both of its prologues: unsplit launches copy weights first, split ones not;
     # the raw-code ring's wait and staged activations in both copies of its prologue and loop: one token's
     # (one_corr) and the others')
-    for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 9),
-                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 7)):
+    for tile, events in ((G.Tile(8, 32, 256, 1, 2, 4, 8, stream=4, occupancy=2), 12),
+                         (G.Tile(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1), 10)):
         assert "GLOBALTIMER" not in I.disassemble(rt.kernel(G.kernel_spec(rec, tile)).cubin)
         sass = I.disassemble(rt.kernel(G.kernel_spec(traced, tile)).cubin)
         assert sass.count("SR_GLOBALTIMER") == events, tile

@@ -980,10 +980,10 @@ class Launcher:
         if cz > 1 and (m_tiles * n_tiles * split > CLUSTER_MAX_CTAS_PER_SM * self.sm_count
                        or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
             cz = 1  # (the workspace)
-        if split > 1 and cz == 1:  # (tickets, then parts published: GemmMmaSync::finish_tile)
+        if split > 1 and cz == 1:
             ctr = self._counters.get(tile)
-            if ctr is None or ctr.numel() < 2 * m_tiles * n_tiles:
-                ctr = torch.zeros(max(2 * m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
         pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split))
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,

@@ -38,8 +38,7 @@ struct GemmParams {
   const float* bias;      // [N] fp32, or null
   void* y;                // output [M, ldy], 16-bit
   float* ws;              // split-K partials [gridDim.z][M][Np]
-  int* counters;          // split-K counters (tickets, then parts published: 2 x m_tiles x n_tiles; stream-K:
-                          // arrivals, m_tiles x n_tiles), zero between launches
+  int* counters;          // split-K arrival counters [m_tiles * n_tiles], zero between launches
   int M, N, K;            // logical problem (K, Kp, lda in 16-bit units: 2 values for OP8 1-3, 4 for 4)
   int Np, Kp;             // padded weight (multiples of 16 and 128 units)
   int lda, ldy;           // row strides in elements (units)
@@ -661,7 +660,7 @@ struct GemmMmaSync {
     }
 #endif
     if (parts > 1) {
-      // split K: the other CTAs write their partial tiles, the last of the tile's slices sums them
+      // split K: every CTA writes its partial tile, the last of the tile's slices sums them
       // in slice order (its own from shared memory), four columns per load and up to SPLIT_U
       // loads per slice in flight per thread (one dependent load at a time per element left
       // the L2 latency exposed 16-32 times per thread: a quarter of the warps' stall samples
@@ -680,7 +679,8 @@ struct GemmMmaSync {
       // thread 0 releasing the arrival once the CTA's next piece has issued its first copies (`arrive`).
       // Every CTA of the launch is resident at once (Launcher.stream_k_ctas), and no CTA waits before its
       // last piece, so the waits end.)
-      auto publish = [&] {  // (this CTA's part into the workspace)
+      const bool finisher = SK && part == 0;
+      if (!finisher) {
         for (int i = tid; i < BM * V; i += THREADS) {
           int m, n;
           if (quad(i, m, n)) {
@@ -690,11 +690,10 @@ struct GemmMmaSync {
                          : "memory");
           }
         }
-      };
+        if constexpr (!SK) __threadfence();
+      }
+      __syncthreads();
       if constexpr (SK) {
-        const bool finisher = part == 0;
-        if (!finisher) publish();
-        __syncthreads();
         if (!finisher) {  // (the barrier above orders every thread's part before thread 0's release)
           *arrive = p.counters + tile;
           return;
@@ -706,26 +705,14 @@ struct GemmMmaSync {
         }
         __syncthreads();
       } else {
-        // a ticket first (counters[tile]): the slice that finishes its loop last sums the tile without publishing
-        // its own part; the others publish theirs, then count them done (counters[tiles + tile]), which it waits
-        // for. (Every slice with a ticket is running, so the wait ends.) Publishing before the ticket kept the last
-        // slice's own stores and fence on the launch's critical path: about 1.3 us at 16 tokens, 2.3 at 64 (H200,
-        // 8192x8192, timelines' tail).
-        int* ctr = p.counters + tile;
-        int* done = ctr + gridDim.x * gridDim.y;
-        if (tid == 0) last = atomicAdd(ctr, 1) == parts - 1;
-        __syncthreads();
-        if (!last) {
-          publish();
-          __threadfence();
-          __syncthreads();
-          if (tid == 0) atomicAdd(done, 1);
-          return;
+        if (tid == 0) {
+          int* ctr = p.counters + tile;
+          const int prev = atomicAdd(ctr, 1);
+          last = (prev == parts - 1);
+          if (last) *ctr = 0;  // ready for the next launch (and graph replays)
         }
-        if (tid == 0)
-          while (ptx::ld_acquire_gpu(done) < parts - 1) {
-          }
         __syncthreads();
+        if (!last) return;
       }
       ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices; 8: fenced, 9: its thread 0 done, 10: all)
       __threadfence();
@@ -758,10 +745,6 @@ struct GemmMmaSync {
       ptx::trace_at(p.trace, 9);
       __syncthreads();
       ptx::trace_at(p.trace, 10);
-      if (!SK && tid == 0) {  // ready for the next launch (and graph replays); not before the loads, whose fence
-        int* ctr = p.counters + tile;  // would wait for these stores
-        ctr[0] = 0, ctr[gridDim.x * gridDim.y] = 0;
-      }
     }
 
     // ---- epilogue: pairs along N, coalesced
