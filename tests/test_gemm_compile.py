@@ -1088,7 +1088,7 @@ def test_split_k_cluster_sum(tmp_path, monkeypatch):
     kernels (ring, mma.sync and warpgroup tiles) hold the two cluster barriers, the second without a
     memory barrier ahead of it (it orders only reads), and no spills; sm_80 kernels hold none. The
     launcher clusters at most the capability file's portable cluster size of slices, on sm_90+ targets,
-    unless HUMMING_CLUSTER_SPLIT is 0."""
+    unless HUMMING_CLUSTER_SPLIT is 0, and up to HUMMING_CLUSTER_MAX_PER_SM CTAs per SM where set."""
     import torch
     from humming import reference as R
     from humming.device import get_device
@@ -1119,6 +1119,12 @@ def test_split_k_cluster_sum(tmp_path, monkeypatch):
     rec80 = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80")
     pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec80, "cpu")
     assert G.Launcher(pw, [(1, None, G.Tile())], 108, cluster_split=8).cluster_split == 0
+    assert G.cluster_max_ctas_per_sm() == G.CLUSTER_MAX_CTAS_PER_SM
+    monkeypatch.setenv("HUMMING_CLUSTER_MAX_PER_SM", "4")
+    assert G.cluster_max_ctas_per_sm() == 4.0
+    monkeypatch.setenv("HUMMING_CLUSTER_MAX_PER_SM", "many")
+    with pytest.raises(ValueError, match="HUMMING_CLUSTER_MAX_PER_SM.*'many'"):
+        G.cluster_max_ctas_per_sm()
 
 
 def test_cluster_tiles_machine_code(tmp_path):

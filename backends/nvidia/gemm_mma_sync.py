@@ -795,8 +795,19 @@ def _kernel_registers(lp) -> int | None:
 #: plain CTAs stops at three (8192x8192 M=4, WG_DECODE: the slowest CTA's loop 13.1 us against 11.4, the call
 #: 14.2 -> 15.4 us). At 2.4 per SM and below the clusters win (H200, int4 g128, bench, us, workspace ->
 #: clusters: 4096x14336 M=1 11.3 -> 10.4, M=16 16.3 -> 15.2, M=33 27.3 -> 22.5, M=64 28.9 -> 23.5;
-#: 4096x4096 M=4 7.77 -> 7.00, M=16 8.64 -> 7.63; 14336x4096 M=4 13.6 -> 12.4).
+#: 4096x4096 M=4 7.77 -> 7.00, M=16 8.64 -> 7.63; 14336x4096 M=4 13.6 -> 12.4). Four per SM (the bench,
+#: HUMMING_CLUSTER_MAX_PER_SM=4, gpu_run.sh s37j): 8192x8192 M=32 20.0 -> 22.5 us, 4096x4096 M=64 12.7 -> 13.0,
+#: and 8192x8192 at 16 and 64 tokens stays on the workspace (its 128 clusters of 3 are not all resident).
 CLUSTER_MAX_CTAS_PER_SM = 2.5
+
+
+def cluster_max_ctas_per_sm() -> float:
+    """CLUSTER_MAX_CTAS_PER_SM, or ``HUMMING_CLUSTER_MAX_PER_SM`` where set (a number: tuning runs)."""
+    raw = os.environ.get("HUMMING_CLUSTER_MAX_PER_SM", "")
+    try:
+        return float(raw) if raw else CLUSTER_MAX_CTAS_PER_SM
+    except ValueError:
+        raise ValueError(f"HUMMING_CLUSTER_MAX_PER_SM: expected a number of CTAs per SM, got {raw!r}") from None
 
 
 def _resident_clusters(lp, smem: int, cz: int) -> int:
@@ -977,7 +988,7 @@ class Launcher:
             smem = lp.kernel.spec.smem_bytes
         ctr = None
         cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
-        if cz > 1 and (m_tiles * n_tiles * split > CLUSTER_MAX_CTAS_PER_SM * self.sm_count
+        if cz > 1 and (m_tiles * n_tiles * split > cluster_max_ctas_per_sm() * self.sm_count
                        or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
             cz = 1  # (the workspace)
         if split > 1 and cz == 1:
