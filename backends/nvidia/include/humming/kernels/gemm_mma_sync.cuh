@@ -1356,7 +1356,7 @@ struct GemmMmaSync {
   // 10.4, 10.1 -> 9.74, 10.2 -> 9.84; gpu_run.sh s36c). Two chains in the other copy lost at 4 tokens (int4 g256
   // 11.5 -> 12.2, int3 per channel 10.5 -> 10.7), so it keeps KC, as does the short-K tile of one warp per K run
   // (WN == 1: int4 per channel and g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two).
-  static constexpr int ONE_KC = ONE_CORR && RING_FP == 4 && WN > 1 ? 2 : KC;
+  static constexpr int ONE_KC = ONE_CORR && RING_FP >= 2 && WN > 1 ? 2 : KC;
   template <bool SPLIT>
   static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
     u32 a[4];
