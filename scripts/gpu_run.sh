@@ -1218,8 +1218,9 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
-    s37l)  # two MMA chains in the one-token loop of rings that fold every 128 columns too (groups of 128): the
-           # planner's one-token ring tests, then int2 / int3 / int4 g128 at M=1 against 52416e5 (old3/: the default builds of 5823282)
+    s37l)  # (run on 5bf9813) two MMA chains in the one-token loop of rings that fold every 128 columns too (groups
+           # of 128): the planner's one-token ring tests, then int2 / int3 / int4 g128 at M=1 against 52416e5 (old3/:
+           # the default builds of 5823282)
            timeout 110 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "one_token or \
              three_bit_rings or batched_decode" 2>&1 | tee "$OUT/s37l_tests.log" | tail -3
            rc=$((rc | PIPESTATUS[0]))

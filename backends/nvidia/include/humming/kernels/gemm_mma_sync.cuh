@@ -1355,8 +1355,11 @@ struct GemmMmaSync {
   // 10.5, 11.1 -> 9.75, 11.4 -> 9.80; int3 per channel 10.0 -> 9.24, 8.72 -> 8.16, 10.4 -> 9.06; int4 g256 10.7 ->
   // 10.4, 10.1 -> 9.74, 10.2 -> 9.84; gpu_run.sh s36c). Two chains in the other copy lost at 4 tokens (int4 g256
   // 11.5 -> 12.2, int3 per channel 10.5 -> 10.7), so it keeps KC, as does the short-K tile of one warp per K run
-  // (WN == 1: int4 per channel and g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two).
-  static constexpr int ONE_KC = ONE_CORR && RING_FP >= 2 && WN > 1 ? 2 : KC;
+  // (WN == 1: int4 per channel and g256 on 4096x4096, 4.34 -> 4.44 and 4.19 -> 4.30 us with two). Groups of 128
+  // (eight MMAs per fold) keep one too: two chains there (gpu_run.sh s37l, M=1, us) left int2 and int4 within
+  // 0.05 on 8192x8192 and 4096x14336 and lost on 14336x4096 (int2 8.05 -> 8.22) and for int3 (9.10 -> 9.36,
+  // 8.93 -> 9.43).
+  static constexpr int ONE_KC = ONE_CORR && RING_FP == 4 && WN > 1 ? 2 : KC;
   template <bool SPLIT>
   static HUMMING_DEVICE void one_sums(u32 at, u32 at2, bool two, bool both, float (&s)[2]) {
     u32 a[4];
