@@ -1122,6 +1122,7 @@ def test_split_k_cluster_sum(tmp_path, monkeypatch):
     assert G.cluster_max_ctas_per_sm() == G.CLUSTER_MAX_CTAS_PER_SM
     monkeypatch.setenv("HUMMING_CLUSTER_MAX_PER_SM", "4")
     assert G.cluster_max_ctas_per_sm() == 4.0
+    assert G.Launcher(pw, [(1, None, G.Tile())], 108, cluster_split=8).cluster_max_per_sm == 4.0
     monkeypatch.setenv("HUMMING_CLUSTER_MAX_PER_SM", "many")
     with pytest.raises(ValueError, match="HUMMING_CLUSTER_MAX_PER_SM.*'many'"):
         G.cluster_max_ctas_per_sm()

@@ -861,6 +861,7 @@ class Launcher:
         # the most K slices a launch runs as one thread-block cluster (summed through distributed shared
         # memory: GemmMmaSync::cluster_finish); 0 or 1: the workspace and counter (sm_90+ kernels only)
         self.cluster_split = int(cluster_split) if sm90 else 0
+        self.cluster_max_per_sm = cluster_max_ctas_per_sm()  # (and up to this many CTAs per SM)
         self.smem_per_sm = smem_per_sm  # shared memory of one SM (ring tiles size their K slices by it)
         self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
         self.sm_count = int(sm_count)
@@ -988,7 +989,7 @@ class Launcher:
             smem = lp.kernel.spec.smem_bytes
         ctr = None
         cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
-        if cz > 1 and (m_tiles * n_tiles * split > cluster_max_ctas_per_sm() * self.sm_count
+        if cz > 1 and (m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count
                        or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
             cz = 1  # (the workspace)
         if split > 1 and cz == 1:
