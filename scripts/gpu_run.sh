@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s38a|s38b|s38c|s38d|s38e|s38f|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -544,6 +544,8 @@ for part in "${@:-all}"; do
     occ3)  # e4m3 per channel on 28672x8192 at M=16: WG_16_TWO at six, five (wgmma_pair's) and four stages, kernel alone
            timeout 80 python3 scripts/gpu_sweep.py --weight e4m3 --group 0 --m 16 --groups occ8_16b --rounds 5 \
              --shapes 28672x8192 --json "$OUT/occ3.json" 2>&1 | tee "$OUT/occ3.log" | grep -v "^      " ;;
+    gpu0)  # the first half of the GPU tests (within 420 s, so another part fits in the same device call)
+           gpuhalf 0 420; rc=$((rc | $?)) ;;
     gpu1)  # the second half of the GPU tests
            gpuhalf 1 560; rc=$((rc | $?)) ;;
     ids)   # the GPU tests named in $GPU_IDS (a file of node ids, one per line: e.g. what a cut-off half left)
@@ -1217,6 +1219,49 @@ PY
            for w in 32:e8m0 16:e4m3; do
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s38a)  # which read kernel the issue's "stream time" is: gpu_yardsticks.py (plain and tuned stream-read kernels, torch's
+           # sum, each by the bench's method and by the reference's do_bench graph method, against h200-figures.md)
+           timeout 200 python3 scripts/gpu_yardsticks.py --out "$OUT/s38a_yard.json" 2>&1 | tee "$OUT/s38a_yard.log"
+           rc=$((rc | PIPESTATUS[0])) ;;
+    s38f)  # Launcher.crowded for grids of at most one CTA per SM where two fit: the programmatic-launch GPU tests, then
+           # this tree against 550f753 (old3/) through the bench, alternated twice, int4 g128 at 1-512 tokens
+           timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "programmatic" 2>&1 \
+             | tee "$OUT/s38f_tests.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           abbench s38f 2 "new old" 150 "^(== |1 |16 |64 |96 |128 |256 |512 )|stream " \
+             --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64,96,128,256,512 --weight int4 \
+             --group-size 128 ;;
+    s38e)  # 129-1024 tokens: WG_64 / WG_128 / WG_256 unsplit and split within one wave (--ctas 0,2), kernel alone
+           for m in 256 512; do
+             timeout 140 python3 scripts/gpu_sweep.py --m $m --groups wgbig --ctas 0,2 --rounds 3 \
+               --shapes 4096x14336,4096x4096,8192x8192,14336x4096 --json "$OUT/s38e_$m.json" 2>&1 | tee -a "$OUT/s38e.log" \
+               | grep -v "^      "
+           done ;;
+    s38d)  # by both methods: int2 / int3 g128 and int8 / e4m3 per channel at M=1 on 8192x8192 (the other issue-6 widths),
+           # then int4 g128 and cuBLAS fp16 at M = 256, 1024 on the five layers (the 0.6x cuBLAS target)
+           timeout 150 python3 scripts/gpu_yardsticks.py --no-stream --gemm --rounds 2 --gemm-weights \
+             int2:128,int3:128,int8:0,e4m3:0 --gemm-shapes 8192x8192 --gemm-m 1 --out "$OUT/s38d_widths.json" 2>&1 \
+             | tee "$OUT/s38d_widths.log"
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 300 python3 scripts/gpu_yardsticks.py --no-stream --gemm --rounds 1 --gemm-m 256,1024 \
+             --out "$OUT/s38d_large.json" 2>&1 | tee "$OUT/s38d_large.log"
+           rc=$((rc | PIPESTATUS[0])) ;;
+    s38c)  # the int4 g128 GEMM and cuBLAS fp16 at M = 1, 16, 64 by the bench's method and by the reference's (do_bench)
+           timeout 300 python3 scripts/gpu_yardsticks.py --no-stream --gemm --rounds 1 --out "$OUT/s38c_yard.json" 2>&1 \
+             | tee "$OUT/s38c_yard.log"
+           rc=$((rc | PIPESTATUS[0])) ;;
+    s38b)  # the library to beat in the same run: the issue-6 int4 rows at M = 1, 16, 64 with cuBLAS and humming-kernels
+           # (its wheel unpacked in .whl/humming-kernels, carried), then int2 / int3 g128 and int8 / e4m3 per channel at M=1
+           timeout 330 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --external humming-kernels=.whl/humming-kernels \
+             --repeats 3 --no-plot --no-jit --out "$OUT/s38b-int4" 2>&1 | tee "$OUT/s38b-int4.log" \
+             | grep -E "^(== |1 |16 |64 )|stream |rror"
+           rc=$((rc | PIPESTATUS[0]))
+           for w in int2:128 int3:128 int8:0 e4m3:0; do
+             timeout 100 humming bench --shapes 8192x8192 --m 1 --weight "${w%%:*}" --group-size "${w##*:}" \
+               --methods humming --external humming-kernels=.whl/humming-kernels --repeats 3 --no-plot --no-jit \
+               --out "$OUT/s38b-${w%%:*}" 2>&1 | tee "$OUT/s38b-${w%%:*}.log" | grep -E "^(== |1 )|stream |rror"
            done ;;
     s37l)  # (run on 5bf9813) two MMA chains in the one-token loop of rings that fold every 128 columns too (groups
            # of 128): the planner's one-token ring tests, then int2 / int3 / int4 g128 at M=1 against 52416e5 (old3/:

@@ -1065,10 +1065,11 @@ def test_native_cvt_recipes_and_packing():
 
 
 def test_crowded_warpgroup_launches_go_plainly():
-    """Launcher.crowded: a warpgroup launch (K slices included) goes plainly when its CTAs outnumber the SMs
-    and an SM could hold more of them than its even share -- the 28672x8192 3-bit tile at 5-8 tokens (224
-    CTAs, three per SM on the H200) -- and programmatically otherwise (two per SM; 384 CTAs of three K
-    slices on 132 SMs; at most one CTA per SM). Only the CTAs per SM count, here set as a sweep sets them."""
+    """Launcher.crowded: a warpgroup launch (K slices included) goes plainly when an SM could hold more of its
+    CTAs than its even share -- the 28672x8192 3-bit tile at 5-8 tokens (224 CTAs, three per SM on the H200),
+    and grids of at most one CTA per SM where two or more fit (4096x14336 int4 at 65-512 tokens: 128 CTAs) --
+    and programmatically otherwise (two per SM; 384 CTAs of three K slices on 132 SMs; at most one CTA per
+    SM fits). Only the CTAs per SM count, here set as a sweep sets them."""
     import torch
     from humming import reference as R
     from humming_nvidia import gemm_mma_sync as G
@@ -1078,7 +1079,7 @@ def test_crowded_warpgroup_launches_go_plainly():
     pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec, "cpu")
     L = G.Launcher(pw, [(1, None, G.WG_DECODE_TWO)], 132, pdl=True)
     for per_sm, ctas, crowded in ((3, 224, True), (2, 224, False), (3, 384, False), (3, 256, True), (4, 384, True),
-                                  (3, 132, False), (16, 100, False), (1, 448, False)):
+                                  (3, 132, True), (16, 100, True), (2, 128, True), (1, 128, False), (1, 448, False)):
         L.ctas_per_sm = per_sm
         assert L.crowded(G.WG_DECODE_TWO, None, ctas) == crowded, (per_sm, ctas)
 

@@ -1009,11 +1009,13 @@ def test_cuda_graph_capture_and_replay():
 
 @pytest.mark.parametrize("n,m,k", [(8192, 1, 4096), (8192, 3, 4096), (8192, 16, 4096), (8192, 64, 4096),
                                    (8192, 300, 4096), (28672, 1, 4096), (28672, 8, 4096), (28672, 16, 4096),
-                                   (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192)])
+                                   (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192), (4096, 128, 4096),
+                                   (4096, 256, 4096)])
 def test_programmatic_dependent_launch_chain(n, m, k):
     """On Hopper each GEMM after a layer's first launches with programmatic dependent launch (the
     register rings, and the cp.async warpgroup tiles whose CTAs spread evenly over the SMs: the
-    28672-row layer's, and the K-split launches of 8192x8192 at 16 and 64 tokens): it may start while
+    28672-row layer's, and the K-split launches of 8192x8192 at 16 and 64 tokens; not the 128 CTAs of
+    4096x4096 at 128 and 256 tokens, two of which fit on an SM: Launcher.crowded): it may start while
     the previous kernel drains, issuing its first weight copies, and must wait for it before reading
     its activations (the previous GEMM's output) or writing (a split launch: its partial sums). Two
     layers chained (y2 = W2 (W1 x), W1 n x k), eagerly and replayed from a CUDA graph, outputs
@@ -1059,6 +1061,14 @@ def test_programmatic_dependent_launch_chain(n, m, k):
             lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
             cfg = dict(lp.kernel.spec.config)
             assert cfg["WG"] and grid[2] > 1 and (cfg["TMA"] or (lp.pdl and pdl_ok and lp.params.early_w)), grid
+    if n == 4096 and m > 64 and torch.cuda.get_device_capability(dev)[0] == 9:  # (128 CTAs of a warpgroup tile, two
+        # resident per SM: Launcher.crowded, so a plain launch -- launched early, some SMs took two and others none)
+        for pw in (p1, p2):
+            lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
+            cfg = dict(lp.kernel.spec.config)
+            assert cfg["WG"] and not cfg["TMA"], cfg
+            if grid[0] * grid[1] * grid[2] <= torch.cuda.get_device_properties(dev).multi_processor_count:
+                assert not pdl_ok and pw.launcher.stream_k_ctas(pw.launcher.tile_for(m), lp) >= 2, grid
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):

@@ -844,9 +844,9 @@ class Launcher:
     finished before any launch reads them early. (H200, int4 g128, bench M=1: 4096x4096 7.73 ->
     6.89 us, 14336x4096 13.0 -> 12.0, 4096x14336 14.4 -> 12.8, 8192x8192 13.8 -> 12.2.) The
     cp.async warpgroup tiles (not TMA) launch so too (issuing their first stages' weight copies
-    before the wait where the launch does not split K), unless their CTAs outnumber the SMs and an
-    SM could hold more than its even share of them (``crowded``): launched early, such CTAs land on
-    the SMs as the previous kernel's leave, unevenly. (Split launches went plainly until the
+    before the wait where the launch does not split K), unless an SM could hold more than its even
+    share of their CTAs (``crowded``; grids of no more CTAs than SMs included, wherever two fit on an
+    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly. (Split launches went plainly until the
     twenty-seventh session, after the twenty-first measured losses of up to 13 %; measured again
     through the bench's units of five calls, the uncrowded ones gain: int4 g128 M=16 14336x4096
     13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
@@ -1002,13 +1002,14 @@ class Launcher:
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
 
     def crowded(self, tile: Tile, lp, ctas: int) -> bool:
-        """Whether a warpgroup launch of ``ctas`` CTAs (K slices included), more than the SMs, would let an SM
-        hold more of them at once than its even share (ceil(ctas / SMs)). Such launches go plainly: launched
-        early, their CTAs land in the slots the previous kernel leaves, up to the SM's limit, so some SMs
-        take more than their share (H200, int3 g128 at M = 5-8 on 28672x8192, 224 CTAs of the warpgroup
-        tile, three resident per SM: 47.0 us through the bench, 37.8 launched plainly)."""
-        if ctas <= self.sm_count:
-            return False
+        """Whether a warpgroup launch of ``ctas`` CTAs (K slices included) would let an SM hold more of them at
+        once than its even share (ceil(ctas / SMs)). Such launches go plainly: launched early, their CTAs land
+        in the slots the previous kernel leaves, up to the SM's limit, so some SMs take more than their share
+        and others none (H200, int3 g128 at M = 5-8 on 28672x8192, 224 CTAs of the warpgroup tile, three
+        resident per SM: 47.0 us through the bench, 37.8 launched plainly). That holds for grids of no more
+        CTAs than SMs too, wherever two fit on an SM: int4 g128 on 4096x14336, 128 CTAs, M=128 67.4 us
+        launched early against 54.9 plainly, M=256 98.2 against 67.0; 4096x4096 M=128 22.2 against 18.2,
+        M=256 32.1 against 21.9 (thirty-eighth session, HUMMING_PDL=0 / 1 through the bench)."""
         return self.stream_k_ctas(tile, lp) > -(-ctas // self.sm_count)
 
     def stream_k_ctas(self, tile: Tile, lp=None) -> int:
