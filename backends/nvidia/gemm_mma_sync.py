@@ -1333,12 +1333,13 @@ WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 WG_16_TWO = Tile(16, 128, 128, 1, 4, 1, 6, wgmma=1)
 
 
-def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0) -> Tile:
+def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = False) -> Tile:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows and
     ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
-    spilled, so those layers keep 128 tokens."""
+    spilled, so those layers keep 128 tokens. ``narrow``: 4-bit integer codes on 16-bit operands, whose
+    129-512-token tiles were measured apart (below; other widths keep the tiles they had)."""
     if heavy and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 16:
@@ -1353,9 +1354,23 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0) -> Tile:
         return WG_64_TMA if n <= 16384 else WG_64
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
+    if narrow and lo <= 512:
+        # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgbig: 4096x14336 M=256 WG_128 in two K
+        # slices 58.0 us against 67.2 for WG_64, M=512 WG_128 97.6 against 115; 4096x4096 M=256 WG_64 21.9 against
+        # 25.1 / 30.1 for WG_128 split / whole, M=512 WG_128 31.5 against 36.1; 8192x8192 M=512 WG_256 105
+        # against 118 for WG_128, M=256 WG_128 58.1 against 68.9 / 97.1 for WG_256; 14336x4096 WG_256 either)
+        if 2048 < n <= 4096 and (lo > 256 or k >= 12288):
+            return WG_128  # (on a long K at 129-256 tokens with its K split: tuning)
+        if 4096 < n <= 8192 and lo > 256:
+            return WG_256
     if lo <= 512:
         return WG_64 if n <= 4096 else WG_128 if n <= 8192 else WG_256
     return WG_256
+
+
+def narrow_codes(recipe: "Recipe") -> bool:
+    """4-bit integer codes on 16-bit operands: wgmma_tile's own 129-512-token tiles (measured on int4 g128)."""
+    return recipe.bits == 4 and not recipe.wfloat and not recipe.op8 and not heavy_dequant(recipe)
 
 
 def heavy_dequant(recipe: "Recipe") -> bool:
@@ -1723,7 +1738,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k)
+        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, narrow=narrow_codes(recipe))
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
@@ -1864,6 +1879,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
+    if wg and narrow_codes(recipe):  # (wgmma_tile's narrow tiles, the K split of 129-256 tokens; ranges of one
+        # config merge again below)
+        ranges = tuple(r for lo, hi, t in ranges
+                       for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
         mid = min(dec - 1, RING3_TOKENS if ring3(layer, recipe, sms) else RING_LONG_MAX)  # (3-bit: 2-4, 5-8)
@@ -1926,7 +1945,14 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
-            split = split if lo <= 64 else {}  # (measured so: split K up to 64 tokens, not above)
+            # (measured so: split K up to 64 tokens, not above -- but for a tile of 128 tokens or more whose grid
+            # leaves half the SMs idle from the range's first M on (129-256 tokens: wgmma_tile's narrow long-K
+            # tile of 4096 rows), into as many K slices as one wave of one CTA per SM holds)
+            tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
+            if lo > 64 and not (nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms):
+                split = {}
+            elif lo > 64:
+                split = {"split_k": sms // tiles}
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
