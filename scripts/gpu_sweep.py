@@ -71,6 +71,8 @@ GROUPS = {
     # more than 128 tokens on layers of few row blocks (4096 rows): the planner's 64-token warpgroup tile against
     # 128- and 256-token ones (with --ctas 0,2: K split as far as one wave of resident CTAs allows)
     "wgbig": [G.WG_64, G.WG_128, G.WG_256],
+    # 65-128 tokens: the planner's 64-token tiles against the 128-token one (with --ctas 0,2: K split within a wave)
+    "wgmid": [G.WG_64_NARROW, G.WG_64, G.WG_128],
     "wgsel": [T(64, 128, 128, 1, 4, 1, 4), T(32, 128, 128, 1, 4, 1, 4), T(64, 64, 128, 1, 4, 1, 4, wgmma=1),
               T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(128, 128, 128, 1, 8, 1, 4, wgmma=1),
               T(128, 64, 128, 1, 4, 1, 5, wgmma=1), T(256, 128, 128, 1, 8, 1, 3, wgmma=1)],

@@ -419,6 +419,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     split = lambda n, k, m, s=WeightScheme("int4", "group", 128): plan(LayerSpec(n, k, s), "h200").tuning_for(m).config.get("split_k")  # noqa: E731
     assert tile(4096, 14336, 256, "h200") == G.WG_128 == tile(4096, 14336, 512, "h200") == tile(4096, 4096, 257, "h200")
     assert split(4096, 14336, 129) == 2 and split(4096, 14336, 257) is None and split(8192, 8192, 200) is None
+    assert tile(4096, 14336, 100, "h200") == G.WG_128 == tile(8192, 8192, 65, "h200") == tile(14336, 4096, 128, "h200")
+    assert split(4096, 14336, 100) == 4 and split(8192, 8192, 128) == 2 and split(14336, 4096, 100) is None
     assert tile(4096, 4096, 256, "h200") == G.WG_64 and tile(8192, 8192, 300, "h200") == G.WG_256
     assert split(4096, 14336, 200, WeightScheme("e4m3", "channel", scale_fmt="fp32")) is None
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
@@ -448,7 +450,7 @@ def test_byte_codes_keep_two_ctas_per_sm():
         assert tile(ch, 8192, 8192, 64) == G.WG_64_TMA and tile(ch, 8192, 8192, 1) == G.WG_DECODE_8BIT
     i4 = WeightScheme("int4", "channel", scale_fmt="fp32")
     assert tile(i4, 28672, 8192, 16) == G.WG_16_TWO == tile(i4, 14336, 4096, 16)
-    assert tile(i4, 28672, 8192, 64) == G.WG_64 == tile(i4, 14336, 4096, 100)
+    assert tile(i4, 28672, 8192, 64) == G.WG_64 and tile(i4, 14336, 4096, 100) == G.WG_128  # (wgmma_tile's narrow)
     smem = 227 * 1024
     rec8 = G.recipe_for(WeightScheme("int8", "channel", scale_fmt="fp32"), bf16=False, out_bf16=False,
                         caps_cp_async=True, k8mma=False, target="sm_90a")

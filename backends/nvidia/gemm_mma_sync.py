@@ -1352,6 +1352,11 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = 
         if n <= 4096:
             return WG_64_TMA if k >= 12288 else WG_32_NARROW
         return WG_64_TMA if n <= 16384 else WG_64
+    if narrow and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
+        # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgmid, M = 96 / 128: 4096x14336 WG_128 in
+        # four K slices 35.9 / 37.9 us against 55.3 / 55.6 for WG_64_NARROW; 8192x8192 WG_128 in two 36.5 / 37.9
+        # against 40.5 / 40.2 for WG_64; 14336x4096 WG_128 30.7 / 31.0 against 35.0 / 35.5; K split: tuning)
+        return WG_128
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
     if narrow and lo <= 512:
@@ -1946,8 +1951,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, not above -- but for a tile of 128 tokens or more whose grid
-            # leaves half the SMs idle from the range's first M on (129-256 tokens: wgmma_tile's narrow long-K
-            # tile of 4096 rows), into as many K slices as one wave of one CTA per SM holds)
+            # leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's narrow tiles of
+            # 4096 rows on a long K, 65-128 tokens on 4097-8192 rows), into as many K slices as one wave of one CTA
+            # per SM holds)
             tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
             if lo > 64 and not (nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms):
                 split = {}
