@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1224,6 +1224,13 @@ PY
            # sum, each by the bench's method and by the reference's do_bench graph method, against h200-figures.md)
            timeout 200 python3 scripts/gpu_yardsticks.py --out "$OUT/s38a_yard.json" 2>&1 | tee "$OUT/s38a_yard.log"
            rc=$((rc | PIPESTATUS[0])) ;;
+    s38k)  # other weight formats (uint4: AWQ's integer zero points) at 128-1024 tokens with cuBLAS fp16 (the 0.6x floor above 256 tokens), the final tree
+           for w in int3:128 e4m3:0 int8:0 e2m1:32 uint4:128; do
+             extra=(); [ "${w%%:*}" = e2m1 ] && extra=(--scale-fmt e8m0); [ "${w%%:*}" = uint4 ] && extra=(--zero-point int)
+             timeout 90 humming bench --shapes 4096x14336,8192x8192 --m 128,256,1024 --weight "${w%%:*}" \
+               --group-size "${w##*:}" "${extra[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/s38k-${w%%:*}" 2>&1 | tee "$OUT/s38k-${w%%:*}.log" | grep -E "^(== |128 |256 |1024 )|rror"
+           done ;;
     s38j)  # the final tree: the issue-6 int4 rows with cuBLAS (the table of record), then 96-1024 tokens with cuBLAS
            int4rows s38j
            timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 96,256,512,1024 \
