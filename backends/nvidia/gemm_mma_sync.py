@@ -1950,12 +1950,12 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
-            # (measured so: split K up to 64 tokens, not above -- but for a tile of 128 tokens or more whose grid
-            # leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's narrow tiles of
-            # 4096 rows on a long K, 65-128 tokens on 4097-8192 rows), into as many K slices as one wave of one CTA
-            # per SM holds)
+            # (measured so: split K up to 64 tokens, not above -- but for 4-bit integer codes' tiles of 128 tokens
+            # or more whose grid leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's
+            # narrow tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
+            # every M of the range), into as many K slices as one wave of one CTA per SM holds)
             tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-            if lo > 64 and not (nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms):
+            if lo > 64 and not (narrow_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms):
                 split = {}
             elif lo > 64:
                 split = {"split_k": sms // tiles}
