@@ -45,11 +45,16 @@ VARIANTS = [("plain (unroll 1, 256 thr)", 1, 256), ("unroll 1, 512 thr", 1, 512)
             ("tuned (unroll 4, 512 thr)", 4, 512), ("tuned (unroll 8, 256 thr)", 8, 256)]
 
 
+def reference_copies(nbytes):
+    """The reference's R: R x bytes >= 192 MB, 2 <= R <= 24."""
+    return max(2, min(24, -(-(192 << 20) // nbytes)))
+
+
 def do_bench_graph(calls, nbytes, dev):
     """The reference's method: one graph of R calls, triton's do_bench median / R."""
     import triton
 
-    r = max(2, min(24, -(-(192 << 20) // nbytes)))
+    r = reference_copies(nbytes)
     fns = [calls[i % len(calls)] for i in range(r)]
     s = torch.cuda.Stream(dev)
     with torch.cuda.stream(s):
@@ -67,10 +72,6 @@ def torch_sum_calls(nbytes, copies, dev, keep):
     bufs = [torch.empty(-(-nbytes // 4), dtype=torch.int32, device=dev) for _ in range(copies)]
     keep.extend(bufs)
     return [(lambda b=b: torch.sum(b, dtype=torch.int64)) for b in bufs]
-
-
-def reference_copies(nbytes):
-    return max(2, min(24, -(-(192 << 20) // nbytes)))
 
 
 def gemm_rows(dev, timer, rounds, weights, shapes, ms, cublas=True):

@@ -846,10 +846,10 @@ class Launcher:
     cp.async warpgroup tiles (not TMA) launch so too (issuing their first stages' weight copies
     before the wait where the launch does not split K), unless an SM could hold more than its even
     share of their CTAs (``crowded``; grids of no more CTAs than SMs included, wherever two fit on an
-    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly. (Split launches went plainly until the
-    twenty-seventh session, after the twenty-first measured losses of up to 13 %; measured again
-    through the bench's units of five calls, the uncrowded ones gain: int4 g128 M=16 14336x4096
-    13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
+    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly. (Split
+    launches went plainly until the twenty-seventh session, after the twenty-first measured losses of
+    up to 13 %; measured again through the bench's units of five calls, the uncrowded ones gain: int4
+    g128 M=16 14336x4096 13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
     8192x8192 21.0 -> 19.9.)
     """
 
@@ -1339,7 +1339,7 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = 
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
     spilled, so those layers keep 128 tokens. ``narrow``: 4-bit integer codes on 16-bit operands, whose
-    129-512-token tiles were measured apart (below; other widths keep the tiles they had)."""
+    65-512-token tiles were measured apart (below; other widths keep the tiles they had)."""
     if heavy and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 16:
@@ -1374,7 +1374,7 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = 
 
 
 def narrow_codes(recipe: "Recipe") -> bool:
-    """4-bit integer codes on 16-bit operands: wgmma_tile's own 129-512-token tiles (measured on int4 g128)."""
+    """4-bit integer codes on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128)."""
     return recipe.bits == 4 and not recipe.wfloat and not recipe.op8 and not heavy_dequant(recipe)
 
 
@@ -1954,11 +1954,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # or more whose grid leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's
             # narrow tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
             # every M of the range), into as many K slices as one wave of one CTA per SM holds)
-            tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-            if lo > 64 and not (narrow_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms):
-                split = {}
-            elif lo > 64:
-                split = {"split_k": sms // tiles}
+            if lo > 64:
+                tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
+                idle = narrow_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
+                split = {"split_k": sms // tiles} if idle else {}
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
