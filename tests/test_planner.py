@@ -414,15 +414,17 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
-    # (129-512 tokens of 4-bit integer codes: wgmma_tile's narrow tiles, 128 tokens in two K slices on 4096 rows
-    # of a long K; 8-bit codes keep the 64-token tile)
+    # (129-512 tokens of codes without zero points: wgmma_tile's lean tiles, 128 tokens in two K slices on 4096
+    # rows of a long K; zero-point codes keep the 64-token tile)
     split = lambda n, k, m, s=WeightScheme("int4", "group", 128): plan(LayerSpec(n, k, s), "h200").tuning_for(m).config.get("split_k")  # noqa: E731
     assert tile(4096, 14336, 256, "h200") == G.WG_128 == tile(4096, 14336, 512, "h200") == tile(4096, 4096, 257, "h200")
     assert split(4096, 14336, 129) == 2 and split(4096, 14336, 257) is None and split(8192, 8192, 200) is None
     assert tile(4096, 14336, 100, "h200") == G.WG_128 == tile(8192, 8192, 65, "h200") == tile(14336, 4096, 128, "h200")
     assert split(4096, 14336, 100) == 4 and split(8192, 8192, 128) == 2 and split(14336, 4096, 100) is None
     assert tile(4096, 4096, 256, "h200") == G.WG_64 and tile(8192, 8192, 300, "h200") == G.WG_256
-    assert split(4096, 14336, 200, WeightScheme("e4m3", "channel", scale_fmt="fp32")) is None
+    e4, zp = WeightScheme("e4m3", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 128, zero_point="int")
+    assert split(4096, 14336, 200, e4) == 2 == split(4096, 14336, 200, WeightScheme("int3", "group", 128))
+    assert split(4096, 14336, 200, zp) is None and split(4096, 14336, 100, zp) is None
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
     mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
     assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 9)") and "wgmma" not in mma(8192, "l40s")
@@ -445,8 +447,10 @@ def test_byte_codes_keep_two_ctas_per_sm():
         ch = WeightScheme(fmt, "channel", scale_fmt="fp32")
         assert tile(ch, 28672, 8192, 16) == G.replace(G.WG_16_TWO, stages=5)  # (six stages: one CTA per SM)
         assert tile(ch, 14336, 4096, 16) == G.WG_16_NARROW == tile(ch, 4096, 14336, 9)
-        assert tile(ch, 28672, 8192, 64) == G.replace(G.WG_64, stages=3) == tile(ch, 14336, 4096, 100)
-        assert tile(ch, 8192, 8192, 100) == G.WG_64 and tile(ch, 4096, 14336, 256) == G.WG_64  # (<= 132 CTAs)
+        assert tile(ch, 28672, 8192, 64) == G.replace(G.WG_64, stages=3)
+        # (65-512 tokens: wgmma_tile's lean tiles, one CTA per SM; WG_256 halved to 128 tokens at four stages)
+        assert tile(ch, 14336, 4096, 100) == G.WG_128 == tile(ch, 8192, 8192, 100) == tile(ch, 4096, 14336, 256)
+        assert tile(ch, 28672, 8192, 300) == G.WG_128 == tile(ch, 8192, 8192, 4096) == tile(ch, 8192, 8192, 300)
         assert tile(ch, 8192, 8192, 64) == G.WG_64_TMA and tile(ch, 8192, 8192, 1) == G.WG_DECODE_8BIT
     i4 = WeightScheme("int4", "channel", scale_fmt="fp32")
     assert tile(i4, 28672, 8192, 16) == G.WG_16_TWO == tile(i4, 14336, 4096, 16)

@@ -1333,13 +1333,13 @@ WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 WG_16_TWO = Tile(16, 128, 128, 1, 4, 1, 6, wgmma=1)
 
 
-def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = False) -> Tile:
+def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, lean: bool = False) -> Tile:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows and
     ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
-    spilled, so those layers keep 128 tokens. ``narrow``: 4-bit integer codes on 16-bit operands, whose
-    65-512-token tiles were measured apart (below; other widths keep the tiles they had)."""
+    spilled, so those layers keep 128 tokens. ``lean``: codes without zero points on 16-bit operands (see
+    lean_codes), whose 65-512-token tiles were measured apart (below; zero-point codes keep the tiles they had)."""
     if heavy and lo > 128:
         return WG_64 if n <= 4096 else WG_128
     if lo <= 16:
@@ -1352,18 +1352,25 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = 
         if n <= 4096:
             return WG_64_TMA if k >= 12288 else WG_32_NARROW
         return WG_64_TMA if n <= 16384 else WG_64
-    if narrow and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
+    if lean and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
         # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgmid, M = 96 / 128: 4096x14336 WG_128 in
         # four K slices 35.9 / 37.9 us against 55.3 / 55.6 for WG_64_NARROW; 8192x8192 WG_128 in two 36.5 / 37.9
-        # against 40.5 / 40.2 for WG_64; 14336x4096 WG_128 30.7 / 31.0 against 35.0 / 35.5; K split: tuning)
+        # against 40.5 / 40.2 for WG_64; 14336x4096 WG_128 30.7 / 31.0 against 35.0 / 35.5; K split: tuning.
+        # The other codes alike at M=96, gpu_run.sh s38n: e4m3 / int8 per channel, int3 g128, MXFP4 on 4096x14336
+        # 37.6 / 36.5 / 35.8 / 36.1 us against 42.8 / 42.0 / 43.1 / 43.2 for WG_64_NARROW split in two; 8192x8192
+        # 39.0 / 37.4 / 36.7 / 36.9 against 42.7 / 40.6 / 39.1 / 40.2 for WG_64)
         return WG_128
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
-    if narrow and lo <= 512:
+    if lean and lo <= 512:
         # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgbig: 4096x14336 M=256 WG_128 in two K
         # slices 58.0 us against 67.2 for WG_64, M=512 WG_128 97.6 against 115; 4096x4096 M=256 WG_64 21.9 against
         # 25.1 / 30.1 for WG_128 split / whole, M=512 WG_128 31.5 against 36.1; 8192x8192 M=512 WG_256 105
-        # against 118 for WG_128, M=256 WG_128 58.1 against 68.9 / 97.1 for WG_256; 14336x4096 WG_256 either)
+        # against 118 for WG_128, M=256 WG_128 58.1 against 68.9 / 97.1 for WG_256; 14336x4096 WG_256 either.
+        # The other codes alike, s38n, e4m3 / int8 / int3 / MXFP4: 4096x14336 M=256 WG_128 in two K slices 59.8 /
+        # 57.8 / 57.3 / 57.5 against 68.1 / 64.8 / 65.0 / 66.8 for WG_64, M=512 99.3 / 98.5 / 95.8 / 96.8 against
+        # 140 / 133 / 114 / 118; 8192x8192 M=512 int3 / MXFP4 WG_256 101 / 101 against 121 / 120 for WG_128, the
+        # 8-bit codes' WG_256 being WG_128 (fit_tile): 126 / 123)
         if 2048 < n <= 4096 and (lo > 256 or k >= 12288):
             return WG_128  # (on a long K at 129-256 tokens with its K split: tuning)
         if 4096 < n <= 8192 and lo > 256:
@@ -1373,9 +1380,11 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, narrow: bool = 
     return WG_256
 
 
-def narrow_codes(recipe: "Recipe") -> bool:
-    """4-bit integer codes on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128)."""
-    return recipe.bits == 4 and not recipe.wfloat and not recipe.op8 and not heavy_dequant(recipe)
+def lean_codes(recipe: "Recipe") -> bool:
+    """Codes without zero points on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128,
+    then e4m3 / int8 per channel, int3 g128 and MXFP4). Zero-point codes (heavy_dequant) keep the tiles they had:
+    not measured, and their 256-token tile spills."""
+    return not recipe.op8 and not heavy_dequant(recipe)
 
 
 def heavy_dequant(recipe: "Recipe") -> bool:
@@ -1743,7 +1752,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, narrow=narrow_codes(recipe))
+        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, lean=lean_codes(recipe))
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
@@ -1884,7 +1893,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
-    if wg and narrow_codes(recipe):  # (wgmma_tile's narrow tiles, the K split of 129-256 tokens; ranges of one
+    if wg and lean_codes(recipe):  # (wgmma_tile's lean tiles, the K split of 129-256 tokens; ranges of one
         # config merge again below)
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
@@ -1950,13 +1959,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
-            # (measured so: split K up to 64 tokens, not above -- but for 4-bit integer codes' tiles of 128 tokens
+            # (measured so: split K up to 64 tokens, not above -- but for lean codes' tiles of 128 tokens
             # or more whose grid leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's
-            # narrow tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
+            # lean tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
             # every M of the range), into as many K slices as one wave of one CTA per SM holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-                idle = narrow_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
+                idle = lean_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
                 split = {"split_k": sms // tiles} if idle else {}
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
@@ -2063,6 +2072,12 @@ def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
     return TILE_32_WK2
 
 
+#: the most stages fit_tile gives a warpgroup tile whose tokens it halved (WG_256 of 6-8-bit codes: 128 tokens at
+#: three stages took 161.5 / 127.8 us at M=512 on 8192x8192 / 4096x14336 where WG_128's four took 126.2 / 99.3,
+#: e4m3 per channel, H200, gpu_run.sh s38n; int8 alike)
+WG_FEWER_TOKENS_STAGES = 4
+
+
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
     """Adapt a tile to a layer: BK must divide the padded K (``kp``, in kernel K units:
     ``PackedWeight.kp // recipe.ku``); then fewer stages (then a narrower BK, then
@@ -2094,11 +2109,14 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
                                    [f"stream tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
         return t
     if t.wgmma:  # BK 256 where it divides the padded K, else 128 (K is padded to it); then fewer stages
-        # (down to 3), then fewer tokens
+        # (down to 3), then fewer tokens, at as many stages as they leave room for (up to WG_FEWER_TOKENS_STAGES)
         if kp % t.bk:  # (as many bytes in the ring: twice the stages, TMA's at most 8)
             t = replace(t, bk=128, stages=min(2 * t.stages, 8) if t.tma else 2 * t.stages)
         while smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bm > 16):
             t = replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bm=t.bm // 2)
+        while t.bm < tile.bm and t.stages < WG_FEWER_TOKENS_STAGES and smem_bytes(
+                recipe, replace(t, stages=t.stages + 1)) <= max_smem:  # (fewer tokens: the stages they leave room for)
+            t = replace(t, stages=t.stages + 1)
         if smem_bytes(recipe, t) > max_smem:
             raise UnsupportedError(f"no mma_sync tile fits {max_smem} bytes of dynamic shared memory",
                                    [f"wgmma tile {t.to_dict()} needs {smem_bytes(recipe, t)} bytes"])
