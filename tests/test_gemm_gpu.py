@@ -982,21 +982,24 @@ def test_split_k_in_clusters(bf16):
                                         (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 8192 - 128, 2048 + 64),
                                         (WeightScheme("int8", "channel", scale_fmt="fp32"), 4096 - 128, 12288 + 256),
                                         (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192, 4096 - 64),
-                                        (WeightScheme("int2", "group", 64), 4096 - 64, 4096 + 64)],
-                         ids=["int4-g128", "uint4-g64", "int4-ch", "int3-g128", "e4m3-ch", "int8-ch", "mxfp4", "int2-g64"])
-def test_wide_token_ranges_of_lean_codes_through_the_planner(scheme, n, k, act):
-    """65-512 tokens of codes without zero points on the H200 (wgmma_tile's lean tiles): 128-token CTAs with four
-    and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows, two slices at 65-128 tokens on
-    4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones above 256 on 4097-8192 rows (128
-    tokens at four stages for 8-bit codes: fit_tile); through the planner, rows past M in the last tile, against
-    reference.py."""
+                                        (WeightScheme("int2", "group", 64), 4096 - 64, 4096 + 64),
+                                        (WeightScheme("uint4", "group", 128, zero_point="int"), 8192 - 128, 2048 + 128),
+                                        (WeightScheme("uint4", "group", 64, zero_point="float"), 4096, 12288 + 128)],
+                         ids=["int4-g128", "uint4-g64", "int4-ch", "int3-g128", "e4m3-ch", "int8-ch", "mxfp4", "int2-g64",
+                              "uint4-g128-zp", "uint4-g64-fzp"])
+def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
+    """65-512 tokens of codes on 16-bit operands on the H200 (wgmma_tile's tiles of those ranges): 128-token CTAs
+    with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows, two slices at 65-128 tokens
+    on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones above 256 on 4097-8192 rows
+    (128 tokens for zero-point codes, and at four stages for 8-bit codes: fit_tile); through the planner, rows
+    past M in the last tile, against reference.py."""
     from humming_nvidia import gemm_mma_sync as G
 
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"), "h200")
     tiles = {m: (G.tile_from_config(p.tuning_for(m).config), p.tuning_for(m).config.get("split_k"))
              for m in (100, 200, 300)}
-    big = G.WG_128 if scheme.fmt in ("e4m3", "int8") else G.WG_256
+    big = G.WG_128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else G.WG_256
     if k > 12288:
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
     elif n <= 4096:

@@ -346,8 +346,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     and more than 8 take the warpgroup tiles, chosen from M and N (and K for two 64-row wgmmas)."""
     from humming_nvidia import gemm_mma_sync as G
 
-    def tile(n, k, m, dev="l40s"):
-        p = plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), dev)
+    def tile(n, k, m, dev="l40s", scheme=WeightScheme("int4", "group", 128)):
+        p = plan(LayerSpec(n, k, scheme), dev)
         r = next(r for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi))
         return G.tile_from_config(r.config)
 
@@ -414,8 +414,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
-    # (129-512 tokens of codes without zero points: wgmma_tile's lean tiles, 128 tokens in two K slices on 4096
-    # rows of a long K; zero-point codes keep the 64-token tile)
+    # (129-512 tokens of codes on 16-bit operands: wgmma_tile's tiles of them, 128 tokens in two K slices on 4096
+    # rows of a long K; zero-point codes too, with 128 tokens where the others take 256)
     split = lambda n, k, m, s=WeightScheme("int4", "group", 128): plan(LayerSpec(n, k, s), "h200").tuning_for(m).config.get("split_k")  # noqa: E731
     assert tile(4096, 14336, 256, "h200") == G.WG_128 == tile(4096, 14336, 512, "h200") == tile(4096, 4096, 257, "h200")
     assert split(4096, 14336, 129) == 2 and split(4096, 14336, 257) is None and split(8192, 8192, 200) is None
@@ -424,7 +424,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 4096, 256, "h200") == G.WG_64 and tile(8192, 8192, 300, "h200") == G.WG_256
     e4, zp = WeightScheme("e4m3", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 128, zero_point="int")
     assert split(4096, 14336, 200, e4) == 2 == split(4096, 14336, 200, WeightScheme("int3", "group", 128))
-    assert split(4096, 14336, 200, zp) is None and split(4096, 14336, 100, zp) is None
+    assert split(4096, 14336, 200, zp) == 2 and split(4096, 14336, 100, zp) == 4 and split(8192, 8192, 100, zp) == 2
+    assert tile(8192, 8192, 300, "h200", zp) == G.WG_128 == tile(4096, 4096, 300, "h200", zp)
+    assert tile(8192, 8192, 1024, "h200", zp) == G.WG_128 and tile(4096, 4096, 1024, "h200", zp) == G.WG_64
     assert tile(8192, 8192, 4096, "h20") == G.WG_256  # (H20 extends sm_90)
     mma = lambda n, dev="h200": plan(LayerSpec(n, 4096, WeightScheme("int4", "group", 128)), dev).components["mma"]  # noqa: E731
     assert mma(8192).endswith("(M >= 9)") and mma(4096).endswith("(M >= 9)") and "wgmma" not in mma(8192, "l40s")

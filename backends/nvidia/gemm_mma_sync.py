@@ -1333,15 +1333,13 @@ WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 WG_16_TWO = Tile(16, 128, 128, 1, 4, 1, 6, wgmma=1)
 
 
-def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, lean: bool = False) -> Tile:
+def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = False) -> Tile:
     """The warpgroup tile for the M range starting at ``lo`` (> 8) on a layer of ``n`` rows and
     ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
-    spilled, so those layers keep 128 tokens. ``lean``: codes without zero points on 16-bit operands (see
-    lean_codes), whose 65-512-token tiles were measured apart (below; zero-point codes keep the tiles they had)."""
-    if heavy and lo > 128:
-        return WG_64 if n <= 4096 else WG_128
+    spilled, so those layers keep 128 tokens. ``ops16``: 16-bit operands (see ops16), whose 65-512-token tiles
+    were measured apart (below; byte operands, byte_wgmma_tile, keep the tiles they had)."""
     if lo <= 16:
         return WG_16_TWO if n > 8192 or (n <= 4096 and k >= 12288) else WG_16_NARROW
     if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
@@ -1352,7 +1350,7 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, lean: bool = Fa
         if n <= 4096:
             return WG_64_TMA if k >= 12288 else WG_32_NARROW
         return WG_64_TMA if n <= 16384 else WG_64
-    if lean and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
+    if ops16 and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
         # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgmid, M = 96 / 128: 4096x14336 WG_128 in
         # four K slices 35.9 / 37.9 us against 55.3 / 55.6 for WG_64_NARROW; 8192x8192 WG_128 in two 36.5 / 37.9
         # against 40.5 / 40.2 for WG_64; 14336x4096 WG_128 30.7 / 31.0 against 35.0 / 35.5; K split: tuning.
@@ -1362,7 +1360,7 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, lean: bool = Fa
         return WG_128
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
-    if lean and lo <= 512:
+    if ops16 and lo <= 512:
         # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgbig: 4096x14336 M=256 WG_128 in two K
         # slices 58.0 us against 67.2 for WG_64, M=512 WG_128 97.6 against 115; 4096x4096 M=256 WG_64 21.9 against
         # 25.1 / 30.1 for WG_128 split / whole, M=512 WG_128 31.5 against 36.1; 8192x8192 M=512 WG_256 105
@@ -1370,21 +1368,25 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, lean: bool = Fa
         # The other codes alike, s38n, e4m3 / int8 / int3 / MXFP4: 4096x14336 M=256 WG_128 in two K slices 59.8 /
         # 57.8 / 57.3 / 57.5 against 68.1 / 64.8 / 65.0 / 66.8 for WG_64, M=512 99.3 / 98.5 / 95.8 / 96.8 against
         # 140 / 133 / 114 / 118; 8192x8192 M=512 int3 / MXFP4 WG_256 101 / 101 against 121 / 120 for WG_128, the
-        # 8-bit codes' WG_256 being WG_128 (fit_tile): 126 / 123)
+        # 8-bit codes' WG_256 being WG_128 (fit_tile): 126 / 123. Zero-point codes through the bench, s39c, uint4 g128
+        # integer / g64 float: 4096x14336 M = 96 / 200 / 512 36.5 / 53.3 / 102 us against 58.6 / 72.0 / 126 for
+        # WG_64_NARROW / WG_64, float alike; 4096x4096 M=512 31.8 against 38.6; 8192x8192 M=96 32.3 against 43.6)
         if 2048 < n <= 4096 and (lo > 256 or k >= 12288):
             return WG_128  # (on a long K at 129-256 tokens with its K split: tuning)
         if 4096 < n <= 8192 and lo > 256:
-            return WG_256
+            return WG_128 if heavy else WG_256
+    if heavy:
+        return WG_64 if n <= 4096 else WG_128
     if lo <= 512:
         return WG_64 if n <= 4096 else WG_128 if n <= 8192 else WG_256
     return WG_256
 
 
-def lean_codes(recipe: "Recipe") -> bool:
-    """Codes without zero points on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128,
-    then e4m3 / int8 per channel, int3 g128 and MXFP4). Zero-point codes (heavy_dequant) keep the tiles they had:
-    not measured, and their 256-token tile spills."""
-    return not recipe.op8 and not heavy_dequant(recipe)
+def ops16(recipe: "Recipe") -> bool:
+    """Codes on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128, then e4m3 / int8 per
+    channel, int3 g128, MXFP4 and int2 g128, then uint4 with integer and float zero points, whose 256-token tile
+    spills: 128 tokens in its place)."""
+    return not recipe.op8
 
 
 def heavy_dequant(recipe: "Recipe") -> bool:
@@ -1752,7 +1754,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, lean=lean_codes(recipe))
+        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, ops16=ops16(recipe))
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
@@ -1893,7 +1895,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
-    if wg and lean_codes(recipe):  # (wgmma_tile's lean tiles, the K split of 129-256 tokens; ranges of one
+    if wg and ops16(recipe):  # (wgmma_tile's tiles of 16-bit operands, the K split of 129-256 tokens; ranges of one
         # config merge again below)
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
@@ -1959,13 +1961,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
-            # (measured so: split K up to 64 tokens, not above -- but for lean codes' tiles of 128 tokens
+            # (measured so: split K up to 64 tokens, not above -- but for 16-bit operands' tiles of 128 tokens
             # or more whose grid leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's
-            # lean tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
+            # tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
             # every M of the range), into as many K slices as one wave of one CTA per SM holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-                idle = lean_codes(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
+                idle = ops16(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
                 split = {"split_k": sms // tiles} if idle else {}
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
