@@ -1009,6 +1009,30 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
 
 
+@pytest.mark.parametrize("scheme,act", [(WeightScheme("int4", "group", 128), INT8_TOK),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), INT8_TOK),
+                                        (WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+                                         ActivationScheme("e4m3", "dynamic_token")),
+                                        (WeightScheme("int8", "channel", scale_fmt="fp32"), INT8_TOK)],
+                         ids=["w4a8-g128", "w4a8-ch", "e4m3-e4m3", "w8a8"])
+def test_byte_operands_at_65_512_tokens_through_the_planner(scheme, act):
+    """65-512 tokens of byte operands on 2049-4096 rows of a long K on the H200 (byte_wgmma_tile): 64-token CTAs of
+    128 rows with K in two slices at 65-128 tokens, 8-bit codes' TMA tile in two at 129-256, 128-token CTAs for
+    codes of at most 4 bits above 256; through the planner, rows past M in the last tile, against reference.py."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    n, k = 4096 - 64, 12288 + 256
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    p = plan(LayerSpec(n, k, scheme, act), "h200")
+    tiles = {m: (G.tile_from_config(p.tuning_for(m).config), p.tuning_for(m).config.get("split_k"))
+             for m in (100, 200, 300)}
+    eight = scheme.bits == 8
+    assert tiles[100] == (G.WG_64, 2), tiles
+    assert tiles[200] == ((G.BYTE_WG_8BIT, 2) if eight else (G.WG_64, None)), tiles
+    assert tiles[300] == ((G.BYTE_WG_8BIT, None) if eight else (G.WG_128, None)), tiles
+    run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
+
+
 def test_large_shapes_split_k_and_tails():
     """Tensor-parallel shard shapes (N=7392, K=3696) at decode and prefill sizes."""
     for n, k, scheme in [(7392, 3696, WeightScheme("int4", "group", 48)),

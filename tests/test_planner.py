@@ -433,6 +433,31 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert mma(28672).endswith("(M >= 1)")
 
 
+def test_byte_operand_tiles_at_65_512_tokens():
+    """Byte operands (W4A8, W8A8, fp8 x fp8) on 2049-4096 rows take byte_wgmma_tile's 65-512-token tiles: 64 tokens
+    of 128 rows with K in two slices at 65-128 tokens over a long K, the 8-bit codes' TMA tile in two at 129-256
+    wherever it leaves half the SMs idle, 128 tokens for codes of at most 4 bits above 256; other layers, and
+    the A100's (mma.sync), keep their tiles."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tok8, fp8 = ActivationScheme("int8", "dynamic_token"), ActivationScheme("e4m3", "dynamic_token")
+    g128, e4 = WeightScheme("int4", "group", 128), WeightScheme("e4m3", "channel", scale_fmt="fp32")
+
+    def pick(scheme, act, n, k, m, dev="h200"):
+        c = plan(LayerSpec(n, k, scheme, act), dev).tuning_for(m).config
+        return G.tile_from_config(c), c.get("split_k")
+
+    assert pick(g128, tok8, 4096, 14336, 100) == (G.WG_64, 2) == pick(e4, fp8, 3072, 12288, 65)
+    assert pick(g128, tok8, 4096, 4096, 100) == (G.WG_64_NARROW, None)  # (a short K)
+    assert pick(g128, tok8, 8192, 8192, 100) == (G.WG_64, None)  # (128 CTAs)
+    assert pick(e4, fp8, 4096, 4096, 200) == (G.BYTE_WG_8BIT, 2) and pick(e4, fp8, 8192, 8192, 200)[1] is None
+    assert pick(g128, tok8, 4096, 14336, 200) == (G.WG_64, None)
+    assert pick(g128, tok8, 4096, 4096, 300) == (G.WG_128, None) == pick(g128, tok8, 2560, 14336, 512)
+    assert pick(e4, fp8, 4096, 4096, 300) == (G.BYTE_WG_8BIT, None)
+    assert pick(g128, tok8, 2048, 8192, 300) == (G.WG_64, None)  # (2048 rows and fewer: as before)
+    assert not pick(g128, tok8, 4096, 14336, 100, "a100")[0].wgmma
+
+
 def test_byte_codes_keep_two_ctas_per_sm():
     """Warpgroup tiles of 16-bit operands with 8-bit weight codes (twice the weight bytes per stage of the
     4-bit codes the tiles were sized on) take fewer stages where that keeps two CTAs per SM, as their 4-bit form

@@ -1339,7 +1339,7 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
     spilled, so those layers keep 128 tokens. ``ops16``: 16-bit operands (see ops16), whose 65-512-token tiles
-    were measured apart (below; byte operands, byte_wgmma_tile, keep the tiles they had)."""
+    were measured apart (below; byte operands start from the tiles without them: byte_wgmma_tile)."""
     if lo <= 16:
         return WG_16_TWO if n > 8192 or (n <= 4096 and k >= 12288) else WG_16_NARROW
     if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
@@ -1451,18 +1451,28 @@ def wg_fold(recipe: "Recipe") -> bool:
     return bool(recipe.op8) and (recipe.gscale or recipe.op8 in (2, 3))
 
 
-def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int) -> Tile:
-    """The warpgroup tile of a byte-operand layer for the range starting at ``lo`` whose 16-bit
-    warpgroup tile is ``tile``: 8-token tiles for decode; TMA stages for 8-bit codes above 128 tokens;
-    at most 128 tokens where the partial sums are folded (the fp32 sums beside them take 255
-    registers at 128 tokens and spill at 256); above 512 tokens, int8 per channel with codes of at
-    most 4 bits, 128 x 256 CTAs of 16 warps."""
+def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int = 0, k: int = 0) -> Tile:
+    """The warpgroup tile of a byte-operand layer of ``n`` x ``k`` for the range starting at ``lo`` whose
+    warpgroup tile of byte operands' own ranges (wgmma_tile without ops16) is ``tile``: 8-token tiles for
+    decode; TMA stages for 8-bit codes above 128 tokens; at most 128 tokens where the partial sums are folded
+    (the fp32 sums beside them take 255 registers at 128 tokens and spill at 256); above 512 tokens, int8 per
+    channel with codes of at most 4 bits, 128 x 256 CTAs of 16 warps. On 2049-4096 rows: 65-128 tokens over
+    a long K on 128-row CTAs (their K split in two: tuning), 257-512 tokens of codes of at most 4 bits on
+    128-token CTAs (H200, kernel alone, gpu_run.sh s39d, 4096x14336: W4A8 int4 g128 / per channel, e4m3 x e4m3
+    per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
+    30.6 / 26.0 / 39.9 for WG_128 in four; W4A8 M=512 WG_128 67.9 / 49.5 against 89.7 / 66.5 for WG_64; at
+    129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two)."""
     if lo <= 8:
         return BYTE_WG_DECODE
     if lo > 128 and recipe.bits == 8:
         return BYTE_WG_8BIT
     if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4:
         return BYTE_WG_LARGE
+    if 2048 < n <= 4096 and lo <= 512:
+        if 64 < lo <= 128 and k >= 12288:
+            return WG_64
+        if lo > 256 and recipe.bits <= 4:
+            return WG_128
     if tile.bm > 128:
         return WG_128
     return tile
@@ -1745,7 +1755,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     wgmma_decode_from's token count on), with the group scales folded per block where it pays
     (FOLD_MAX_BM)."""
     if recipe.op8:
-        return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, heavy_dequant(recipe), layer.k), recipe, lo)
+        return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, heavy_dequant(recipe), layer.k), recipe, lo,
+                               layer.n, layer.k)
     two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)
     if lo <= 8:
         tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
@@ -1895,8 +1906,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
-    if wg and ops16(recipe):  # (wgmma_tile's tiles of 16-bit operands, the K split of 129-256 tokens; ranges of one
-        # config merge again below)
+    if wg:  # (wgmma_tile's tiles of 16-bit operands and byte_wgmma_tile's above 256 tokens, the K split of 129-256
+        # tokens; ranges of one config merge again below)
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
@@ -1962,12 +1973,14 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, not above -- but for 16-bit operands' tiles of 128 tokens
-            # or more whose grid leaves half the SMs idle from the range's first M on (65-256 tokens: wgmma_tile's
-            # tiles of 4096 rows on a long K, 65-128 tokens on 4097-8192 rows; their M tiles are as many at
-            # every M of the range), into as many K slices as one wave of one CTA per SM holds)
+            # or more, and byte operands' tiles on 2049-4096 rows, whose grid leaves half the SMs idle from the
+            # range's first M on (65-256 tokens: wgmma_tile's tiles of 4096 rows on a long K, 65-128 tokens on
+            # 4097-8192 rows; byte_wgmma_tile's 65-128 on a long K; their M tiles are as many at every M of the
+            # range), into as many K slices as one wave of one CTA per SM holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-                idle = ops16(recipe) and nominal.bm >= 128 and lo <= 256 and sms and 2 * tiles <= sms
+                wide = nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
+                idle = wide and lo <= 256 and sms and 2 * tiles <= sms
                 split = {"split_k": sms // tiles} if idle else {}
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
