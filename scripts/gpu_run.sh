@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1220,6 +1220,29 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s39g)  # (measured on a variant, reverted: WG_64 whole at 65-128 tokens over a K of at most 3072 on 4097-8192 rows)
+           # the 16-bit operands' GPU tests of those ranges; this tree against f1efacf (old3/) through the bench,
+           # alternated twice, int4 g128 and e4m3 per channel
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wide_token_ranges" \
+             2>&1 | tee "$OUT/s39g_tests.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           for w in int4:128 e4m3:0; do
+             abbench "s39g-${w%%:*}" 2 "new old" 90 "^(== |65 |96 |128 )|stream " --shapes \
+               5120x3072,6144x2048,8192x2048,5120x4096 --m 65,96,128 --weight "${w%%:*}" --group-size "${w##*:}"
+           done ;;
+    s39f)  # the final tree: the formats whose 65-1024-token plans changed this session, with cuBLAS fp16; then the
+           # 65-128-token tiles over a short K on 4097-8192 rows (WG_128 in K slices, unmeasured before), kernel alone
+           for w in e4m3:0:fp16 int8:0:fp16 int3:128:fp16 e2m1:32:fp16 uint4:128:fp16 int4:128:int8 e4m3:0:e4m3; do
+             IFS=: read -r wf wg wa <<<"$w"
+             extra=(); [ "$wf" = e2m1 ] && extra=(--scale-fmt e8m0); [ "$wf" = uint4 ] && extra=(--zero-point int)
+             timeout 90 humming bench --shapes 4096x4096,4096x14336,8192x8192,14336x4096 --m 96,256,512,1024 \
+               --weight "$wf" --group-size "$wg" --act "$wa" "${extra[@]}" --methods humming,cublas-fp16 --repeats 3 \
+               --no-plot --no-jit --out "$OUT/s39f-$wf-$wa" 2>&1 | tee "$OUT/s39f-$wf-$wa.log" \
+               | grep -E "^(== |96 |256 |512 |1024 )|rror"
+           done
+           timeout 100 python3 scripts/gpu_sweep.py --weight int4 --group 128 --m 96 --groups wgmid --ctas 0,2 --rounds 3 \
+             --shapes 5120x3072,6144x2048,5120x4096 --json "$OUT/s39f_short.json" 2>&1 | tee "$OUT/s39f_short.log" \
+             | cut -c1-150 ;;
     s39e)  # byte_wgmma_tile's 65-512-token tiles on 2049-4096 rows: their GPU tests; this tree against 90d2f50 (old3/)
            # through the bench, alternated twice: W4A8 int4 g128 / per channel, e4m3 x e4m3 and W8A8 int8 per channel
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k \
