@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1219,6 +1219,20 @@ PY
            for w in 32:e8m0 16:e4m3; do
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s39i)  # wgmma_tile's 128-token tiles at 129-256 tokens on 2049-4096 rows over any K, at 65-128 over a K of 8192 or
+           # more: the 16-bit operands' GPU tests of those ranges; int4 g128 with cuBLAS fp16 on such layers
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wide_token_ranges" \
+             2>&1 | tee "$OUT/s39i_tests.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 90 humming bench --shapes 4096x4096,4096x8192,4096x2048,3072x4096 --m 65,96,128,200,256 --weight int4 \
+             --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s39i-int4" 2>&1 \
+             | tee "$OUT/s39i-int4.log" | grep -E "^(== |65 |96 |128 |200 |256 )|rror" ;;
+    s39h)  # (on a variant: wgmma_tile's 128-token tiles at 65-256 tokens on 2049-4096 rows over any K, their K split
+           # by tuning's rule) this tree against e49b529 (old3/) through the bench, alternated twice
+           for w in int4:128 e4m3:0; do
+             abbench "s39h-${w%%:*}" 2 "new old" 90 "^(== |65 |96 |128 |200 |256 )|stream " --shapes \
+               4096x4096,4096x8192,3072x4096,4096x2048 --m 65,96,128,200,256 --weight "${w%%:*}" --group-size "${w##*:}"
            done ;;
     s39g)  # (measured on a variant, reverted: WG_64 whole at 65-128 tokens over a K of at most 3072 on 4097-8192 rows)
            # the 16-bit operands' GPU tests of those ranges; this tree against f1efacf (old3/) through the bench,

@@ -989,10 +989,10 @@ def test_split_k_in_clusters(bf16):
                               "uint4-g128-zp", "uint4-g64-fzp"])
 def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     """65-512 tokens of codes on 16-bit operands on the H200 (wgmma_tile's tiles of those ranges): 128-token CTAs
-    with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows, two slices at 65-128 tokens
-    on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones above 256 on 4097-8192 rows
-    (128 tokens for zero-point codes, and at four stages for 8-bit codes: fit_tile); through the planner, rows
-    past M in the last tile, against reference.py."""
+    with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows (two at 129-256 over any K),
+    two slices at 65-128 tokens on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones
+    above 256 on 4097-8192 rows (128 tokens for zero-point codes, and at four stages for 8-bit codes: fit_tile);
+    through the planner, rows past M in the last tile, against reference.py."""
     from humming_nvidia import gemm_mma_sync as G
 
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
@@ -1002,8 +1002,8 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     big = G.WG_128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else G.WG_256
     if k > 12288:
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
-    elif n <= 4096:
-        assert tiles[100][0] == G.WG_64_NARROW and tiles[200][0] == G.WG_64 and tiles[300][0] == G.WG_128, tiles
+    elif n <= 4096:  # (a K under 8192: 64 tokens at 65-128)
+        assert tiles[100][0] == G.WG_64_NARROW and tiles[200] == (G.WG_128, 2) and tiles[300][0] == G.WG_128, tiles
     else:
         assert tiles[100] == (G.WG_128, 2) and tiles[200][0] == G.WG_128 and tiles[300][0] == big, tiles
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))

@@ -414,14 +414,16 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
     assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
-    # (129-512 tokens of codes on 16-bit operands: wgmma_tile's tiles of them, 128 tokens in two K slices on 4096
-    # rows of a long K; zero-point codes too, with 128 tokens where the others take 256)
+    # (129-512 tokens of codes on 16-bit operands: wgmma_tile's tiles of them, 128 tokens in two K slices on
+    # 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of 8192 or more; zero-point codes too, with 128 tokens
+    # where the others take 256)
     split = lambda n, k, m, s=WeightScheme("int4", "group", 128): plan(LayerSpec(n, k, s), "h200").tuning_for(m).config.get("split_k")  # noqa: E731
     assert tile(4096, 14336, 256, "h200") == G.WG_128 == tile(4096, 14336, 512, "h200") == tile(4096, 4096, 257, "h200")
     assert split(4096, 14336, 129) == 2 and split(4096, 14336, 257) is None and split(8192, 8192, 200) is None
     assert tile(4096, 14336, 100, "h200") == G.WG_128 == tile(8192, 8192, 65, "h200") == tile(14336, 4096, 128, "h200")
     assert split(4096, 14336, 100) == 4 and split(8192, 8192, 128) == 2 and split(14336, 4096, 100) is None
-    assert tile(4096, 4096, 256, "h200") == G.WG_64 and tile(8192, 8192, 300, "h200") == G.WG_256
+    assert tile(4096, 4096, 256, "h200") == G.WG_128 == tile(4096, 8192, 65, "h200") and split(4096, 2048, 129) == 2
+    assert split(4096, 8192, 128) == 4 and tile(8192, 8192, 300, "h200") == G.WG_256
     e4, zp = WeightScheme("e4m3", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 128, zero_point="int")
     assert split(4096, 14336, 200, e4) == 2 == split(4096, 14336, 200, WeightScheme("int3", "group", 128))
     assert split(4096, 14336, 200, zp) == 2 and split(4096, 14336, 100, zp) == 4 and split(8192, 8192, 100, zp) == 2

@@ -1350,13 +1350,17 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
         if n <= 4096:
             return WG_64_TMA if k >= 12288 else WG_32_NARROW
         return WG_64_TMA if n <= 16384 else WG_64
-    if ops16 and lo <= 128 and 2048 < n and (n > 4096 or k >= 12288):
+    if ops16 and lo <= 128 and 2048 < n and (n > 4096 or k >= 8192):
         # (H200, int4 g128, kernel alone, plain launches, gpu_sweep.py wgmid, M = 96 / 128: 4096x14336 WG_128 in
         # four K slices 35.9 / 37.9 us against 55.3 / 55.6 for WG_64_NARROW; 8192x8192 WG_128 in two 36.5 / 37.9
         # against 40.5 / 40.2 for WG_64; 14336x4096 WG_128 30.7 / 31.0 against 35.0 / 35.5; K split: tuning.
         # The other codes alike at M=96, gpu_run.sh s38n: e4m3 / int8 per channel, int3 g128, MXFP4 on 4096x14336
         # 37.6 / 36.5 / 35.8 / 36.1 us against 42.8 / 42.0 / 43.1 / 43.2 for WG_64_NARROW split in two; 8192x8192
-        # 39.0 / 37.4 / 36.7 / 36.9 against 42.7 / 40.6 / 39.1 / 40.2 for WG_64)
+        # 39.0 / 37.4 / 36.7 / 36.9 against 42.7 / 40.6 / 39.1 / 40.2 for WG_64. Through the bench, s39h, int4 g128 /
+        # e4m3 per channel: 4096x8192 M = 65 / 128 23.5 / 27.1 and 24.6 / 28.7 us against 32.8 / 33.0 and 33.7 / 34.8
+        # for WG_64_NARROW; over a K of 4096 a wash, 16.9 / 20.1 against 18.1 / 18.2, and of 2048 a loss, 13.7 / 16.8
+        # against 10.8 / 10.9. On 4097-8192 rows any K: s39g, int4 g128 6144x2048 M = 65 / 128 9.8 / 10.9 against
+        # 12.7 / 12.8 for WG_64, though WG_64 led kernel alone, 12.9 against 16.9 at M=96, plain launches)
         return WG_128
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
@@ -1371,8 +1375,10 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
         # 8-bit codes' WG_256 being WG_128 (fit_tile): 126 / 123. Zero-point codes through the bench, s39c, uint4 g128
         # integer / g64 float: 4096x14336 M = 96 / 200 / 512 36.5 / 53.3 / 102 us against 58.6 / 72.0 / 126 for
         # WG_64_NARROW / WG_64, float alike; 4096x4096 M=512 31.8 against 38.6; 8192x8192 M=96 32.3 against 43.6)
-        if 2048 < n <= 4096 and (lo > 256 or k >= 12288):
-            return WG_128  # (on a long K at 129-256 tokens with its K split: tuning)
+        if 2048 < n <= 4096:  # (at 129-256 tokens with its K split, tuning: s39h, through the bench, int4 g128 / e4m3
+            # per channel M = 200 / 256, 4096x4096 17.0 / 17.9 and 17.7 / 18.3 us against 22.0 / 22.1 and 21.2 / 21.4
+            # for WG_64, 4096x2048 10.7 / 11.2 against 13.0 / 13.0, 4096x8192 29.8 / 30.4 against 40.1 / 40.4)
+            return WG_128
         if 4096 < n <= 8192 and lo > 256:
             return WG_128 if heavy else WG_256
     if heavy:
