@@ -1980,9 +1980,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, not above -- but for 16-bit operands' tiles of 128 tokens
             # or more, and byte operands' tiles on 2049-4096 rows, whose grid leaves half the SMs idle from the
-            # range's first M on (65-256 tokens: wgmma_tile's tiles of 4096 rows on a long K, 65-128 tokens on
-            # 4097-8192 rows; byte_wgmma_tile's 65-128 on a long K; their M tiles are as many at every M of the
-            # range), into as many K slices as one wave of one CTA per SM holds)
+            # range's first M on (wgmma_tile's tiles of 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of
+            # 8192 or more, of 4097-8192 rows at 65-128; byte_wgmma_tile's 65-128 on a long K, the 8-bit TMA tile at
+            # 129-256; their M tiles are as many at every M of the range), into as many K slices as one wave of one
+            # CTA per SM holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
                 wide = nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
