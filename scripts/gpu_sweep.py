@@ -73,6 +73,9 @@ GROUPS = {
     "wgbig": [G.WG_64, G.WG_128, G.WG_256],
     # 65-128 tokens: the planner's 64-token tiles against the 128-token one (with --ctas 0,2: K split within a wave)
     "wgmid": [G.WG_64_NARROW, G.WG_64, G.WG_128],
+    # 65-128 tokens on small layers (at most 4096 rows over a short K): 32-token tiles too (three or four M tiles,
+    # the weights re-read from L2), as the planner takes them at 33-64 tokens there
+    "wgsmall65": [G.WG_64_NARROW, G.WG_32_NARROW, G.WG_64, G.WG_128],
     "wgsel": [T(64, 128, 128, 1, 4, 1, 4), T(32, 128, 128, 1, 4, 1, 4), T(64, 64, 128, 1, 4, 1, 4, wgmma=1),
               T(64, 128, 128, 1, 8, 1, 4, wgmma=1), T(128, 128, 128, 1, 8, 1, 4, wgmma=1),
               T(128, 64, 128, 1, 4, 1, 5, wgmma=1), T(256, 128, 128, 1, 8, 1, 3, wgmma=1)],
