@@ -1338,8 +1338,10 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
     ``k`` columns (since the ninth session's sweeps every range above 8 tokens has one, so the
     mma.sync tiles run there only where wgmma does not). 256-token CTAs hold 128 accumulators per thread and
     reach ptxas' 255 registers; where the dequantizer needs more (``heavy``: see heavy_dequant) they
-    spilled, so those layers keep 128 tokens. ``ops16``: 16-bit operands (see ops16), whose 65-512-token tiles
-    were measured apart (below; byte operands start from the tiles without them: byte_wgmma_tile)."""
+    spilled, so those layers keep 128 tokens. ``ops16``: 16-bit operands, every code, whose 65-512-token tiles
+    were measured apart (below: int4 g128, then e4m3 / int8 per channel, int3 g128, MXFP4, int2 g128 and uint4
+    with integer and float zero points, which take 128 tokens where the others take 256); byte operands start
+    from the tiles without them (byte_wgmma_tile)."""
     if lo <= 16:
         return WG_16_TWO if n > 8192 or (n <= 4096 and k >= 12288) else WG_16_NARROW
     if lo <= 32:  # (14336x4096 M=32: WG_32 19.3 us against 20.0)
@@ -1386,13 +1388,6 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
     if lo <= 512:
         return WG_64 if n <= 4096 else WG_128 if n <= 8192 else WG_256
     return WG_256
-
-
-def ops16(recipe: "Recipe") -> bool:
-    """Codes on 16-bit operands: wgmma_tile's own 65-512-token tiles (measured on int4 g128, then e4m3 / int8 per
-    channel, int3 g128, MXFP4 and int2 g128, then uint4 with integer and float zero points, whose 256-token tile
-    spills: 128 tokens in its place)."""
-    return not recipe.op8
 
 
 def heavy_dequant(recipe: "Recipe") -> bool:
@@ -1457,7 +1452,7 @@ def wg_fold(recipe: "Recipe") -> bool:
     return bool(recipe.op8) and (recipe.gscale or recipe.op8 in (2, 3))
 
 
-def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int = 0, k: int = 0) -> Tile:
+def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Tile:
     """The warpgroup tile of a byte-operand layer of ``n`` x ``k`` for the range starting at ``lo`` whose
     warpgroup tile of byte operands' own ranges (wgmma_tile without ops16) is ``tile``: 8-token tiles for
     decode; TMA stages for 8-bit codes above 128 tokens; at most 128 tokens where the partial sums are folded
@@ -1771,7 +1766,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
     else:
-        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, ops16=ops16(recipe))
+        tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, ops16=True)
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
