@@ -370,7 +370,8 @@ def test_batched_decode_through_the_planner(scheme, n, k, act):
 def test_byte_codes_two_ctas_per_sm_through_the_planner(scheme, n, k, act):
     """8-bit weight codes on 16-bit operands through the planner on wide layers, where the warpgroup tiles
     take fewer stages for two CTAs per SM where the grid has more CTAs than SMs (wgmma_pair: WG_16_TWO at five
-    stages, WG_64 at three) or the 64-row 16-token tile (BYTE_CODES_16_TWO_FROM_N), with the ranges around them."""
+    stages, WG_64 at three) or the 64-row 16-token tile (BYTE_CODES_16_TWO_FROM_N), with the ranges around them
+    (65-128 tokens: the 128-token tile, one CTA per SM, as for the other codes)."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -379,7 +380,9 @@ def test_byte_codes_two_ctas_per_sm_through_the_planner(scheme, n, k, act):
     tile = {m: next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi) for m in (16, 64, 100)}
     if scheme.scale == "channel":  # (nothing to fold: the 16-token tiles of wgmma_tile)
         assert tile[16] == (G.replace(G.WG_16_TWO, stages=5) if n > G.BYTE_CODES_16_TWO_FROM_N else G.WG_16_NARROW)
-    assert tile[64 if n > 16384 else 100] == G.replace(G.WG_64, stages=3), p.tuning  # (224 CTAs and more)
+    if n > 16384:  # (224 CTAs and more)
+        assert tile[64] == G.replace(G.WG_64, stages=3), p.tuning
+    assert tile[100] == G.WG_128, p.tuning  # (65-128 tokens: wgmma_tile's 128-token tile, one CTA per SM)
     run_and_check(qw, act, ms=(9, 16, 33, 64, 100))
 
 
