@@ -291,7 +291,7 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
     layer = LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True)
     p = plan(layer, "h200")
     for m in (1, 3, 4):
-        tile = next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi)
+        tile = G.tile_from_config(p.tuning_for(m).config)
         assert tile in (G.DECODE_INT3, G.DECODE_INT3_WIDE, G.DECODE_INT3_112) + (G.RING3_ONE_TWO if m == 1 else ()), \
             (m, p.tuning)
     if n > 8192 and scheme.group_size == 128:
@@ -355,7 +355,7 @@ def test_batched_decode_through_the_planner(scheme, n, k, act):
     w = torch.randn(n, k, device="cuda") * 0.02
     qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
     p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
-    tile = {m: next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi) for m in (7, 8, 16)}
+    tile = {m: G.tile_from_config(p.tuning_for(m).config) for m in (7, 8, 16)}
     if n < 8192:
         assert tile[7] == tile[8] == G.DECODE_INT4_LONG_K_WINDOW, p.tuning
     assert tile[16].wgmma and (tile[16].bn == (128 if n > G.WG_16_TWO_FROM_N else 64) or not tile[16].fold), p.tuning
@@ -377,7 +377,7 @@ def test_byte_codes_two_ctas_per_sm_through_the_planner(scheme, n, k, act):
     w = torch.randn(n, k, device="cuda") * 0.02
     qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
     p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
-    tile = {m: next(G.tile_from_config(r.config) for r in p.tuning if r.lo <= m <= r.hi) for m in (16, 64, 100)}
+    tile = {m: G.tile_from_config(p.tuning_for(m).config) for m in (16, 64, 100)}
     if scheme.scale == "channel":  # (nothing to fold: the 16-token tiles of wgmma_tile)
         assert tile[16] == (G.replace(G.WG_16_TWO, stages=5) if n > G.BYTE_CODES_16_TWO_FROM_N else G.WG_16_NARROW)
     if n > 16384:  # (224 CTAs and more)
