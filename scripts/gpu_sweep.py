@@ -400,11 +400,6 @@ GROUPS = {
     "sk1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_DECODE, fold=1, sk=1)],
     "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
              G.replace(G.WG_16_DEEP, fold=1, sk=1)],
-    # the work queue (sk=2: resident CTAs drawing (tile, K slice) items from a counter) against the planner's
-    # tiles; the items per resident CTA from HUMMING_WQ_ITEMS (4 unless set)
-    "wq64": [G.WG_64, G.replace(G.WG_64, occupancy=2, sk=2), G.replace(G.WG_64, occupancy=2, sk=1), G.WG_64_TMA],
-    "wq16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=2),
-             G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP, fold=1, sk=2)],
     "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
     # 8-bit weight codes on 16-bit operands (twice the weight bytes per stage of the 4-bit codes the warpgroup tiles
     # were sized on): the planner's tile, then the same with fewer stages (more CTAs per SM: WG_16_TWO holds one

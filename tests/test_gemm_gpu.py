@@ -729,64 +729,6 @@ def test_wgmma_stream_k(scheme, k, bf16, ctas):
     assert cut, "no launch cut a tile between CTAs"
 
 
-@pytest.mark.parametrize("sms,items", [(None, None), (3, None), (2, "1")], ids=["all-SMs", "three-SMs", "two-SMs-unsplit"])
-@pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
-def test_wgmma_work_queue(scheme, k, bf16, sms, items, monkeypatch):
-    """Work-queue warpgroup tiles (Tile.sk=2: resident CTAs taking (tile, K slice) items from a counter, each
-    tile's slices summed by the last to arrive): 8 to 128 tokens per CTA, folded and unfolded, on all the SMs
-    (about one item per CTA) and with the launcher told of three or two SMs (a grid of that many CTAs, each
-    drawing many items from the queue; with one item per slot the K is not split and the two CTAs draw a
-    whole tile at a time), rows past M; each layer twice, bit for bit the same, and the counters back at zero
-    (the queue's reset by the last CTA to run out of items)."""
-    from humming_nvidia import gemm_mma_sync as G
-
-    props = torch.cuda.get_device_properties(0)
-    if (props.major, props.minor) != (9, 0):
-        pytest.skip("wgmma needs sm_90a")
-    if items is not None:
-        monkeypatch.setenv("HUMMING_WQ_ITEMS", items)
-    T = G.Tile
-    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
-    fold = int(G.can_fold(rec))
-    tiles = [(1, 8, T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=fold, sk=2)),
-             (9, 16, T(16, 64, 256, 1, 4, 1, 4, wgmma=1, sk=2)),
-             (17, 64, T(64, 128, 128, 1, 8, 1, 4, wgmma=1, occupancy=2, sk=2)),
-             (65, None, T(128, 64, 128, 1, 4, 1, 4, wgmma=1, fold=fold, sk=2))]
-    dev = torch.device("cuda")
-    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
-    pw = G.pack_weight(qw, rec, dev)
-    smem = props.shared_memory_per_block_optin
-    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp)) for lo, hi, t in tiles]
-    assert all(t.sk == 2 for _, _, t in ranges)
-    launcher = G.Launcher(pw, ranges, sms or props.multi_processor_count, pdl=True, smem_per_sm=228 * 1024)
-    if items == "1":
-        launcher.ctas_per_sm = 1  # (two CTAs in all: one item per slot leaves K whole)
-    dt = torch.bfloat16 if bf16 else torch.float16
-    eps = 2.0 ** (-8 if bf16 else -11)
-    drew = split = False
-    for m in (1, 5, 8, 16, 33, 64, 100, 257):
-        x = (torch.randn(m, k, device=dev) * 2).to(dt)
-        y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
-        launcher(x, y)
-        y2 = torch.full_like(y, float("nan"))
-        launcher(x, y2)
-        torch.cuda.synchronize()
-        lp, grid, _, kps, ws, ctr = launcher._by_m[m][:6]
-        ksteps = -(-(pw.kp // rec.ku) // launcher.tile_for(m).bk)
-        tiles_ = -(-m // launcher.tile_for(m).bm) * (pw.np_ // launcher.tile_for(m).bn)
-        drew = drew or tiles_ * -(-ksteps // kps) > grid[0]  # (more items than CTAs: the queue drawn from)
-        split = split or kps < ksteps
-        assert int(ctr[:tiles_ + 2].abs().sum()) == 0, f"M={m}: counters left {ctr[:tiles_ + 2].tolist()}"
-        ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul)
-        assert not torch.isnan(y).any(), f"M={m}: outputs not written"
-        ratio = float(((y.double() - ref.double()).abs() / b).max())
-        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
-        assert torch.equal(y, y2), f"M={m}: a second launch differs"
-    assert drew or sms is None, "no CTA drew from the queue"
-    assert split == (items is None), "K was (not) split"
-
-
 @pytest.mark.parametrize("scheme,k,bf16", TILE_SCHEMES, ids=_TILE_IDS)
 def test_wgmma_tma_tiles(scheme, k, bf16):
     """The warpgroup tiles with TMA stages (one thread's bulk copies on mbarriers; four-warp

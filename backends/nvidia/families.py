@@ -151,12 +151,9 @@ class MmaSyncFamily(_NvidiaFamily):
         most = cluster_split_limit(caps)
         if most > 1 and any(int(r.config.get("split_k", 1)) > 1 for r in tuning):
             sched += f" + cluster_sum (<= {most} slices)"
-        sk = [r.label() for r in tuning if r.config.get("sk") == 1]
+        sk = [r.label() for r in tuning if r.config.get("sk")]
         if sk:
             sched += f" + stream_k ({', '.join(sk)})"
-        wq = [r.label() for r in tuning if r.config.get("sk") == 2]
-        if wq:
-            sched += f" + work_queue ({', '.join(wq)})"
         ranges = [r.label() for r in tuning if r.config.get("stream")] if caps.has("pdl") else []
         if caps.has("pdl") and any(r.config.get("wgmma") and not r.config.get("tma") for r in tuning):
             ranges.append("warpgroup tiles whose CTAs spread evenly")  # (decided per launch: Launcher.crowded)

@@ -128,10 +128,7 @@ class Tile:
     #                     tile cut between CTAs summed by its first CTA, which waits for the others' parts
     #                     (Launcher.stream_k_shape). The waits assume every CTA of the launch gets an SM:
     #                     not so where other kernels hold SMs for as long as they like (persistent
-    #                     communication kernels beside it, a partitioned GPU); hence opt-in (stream_k_enabled).
-    #                     sk=2: a work queue (GemmMmaSync::run_wg_wq): one CTA per resident slot, each taking
-    #                     (tile, K slice) items from a counter as it finishes the last, the slices summed by the
-    #                     last to arrive, as split-K's (Launcher.work_queue_shape); no CTA waits for another
+    #                     communication kernels beside it, a partitioned GPU); hence opt-in (stream_k_enabled)
 
     @property
     def threads(self) -> int:
@@ -163,9 +160,9 @@ class Tile:
         if self.cluster not in (1, 2, 4) or (self.cluster > 1 and (not self.tma or self.bm % (8 * self.cluster))):
             raise ValueError(f"Tile {self}: clusters of 1, 2 or 4 CTAs, more than one on TMA tiles whose BM "
                              f"splits into a multiple of 8 rows per CTA")
-        if self.sk not in (0, 1, 2) or (self.sk and (not self.wgmma or self.tma or self.cluster != 1)):
-            raise ValueError(f"Tile {self}: stream-K (sk=1) and the work queue (sk=2) are for cp.async warpgroup "
-                             f"tiles (wgmma=1, not TMA, no clusters)")
+        if self.sk not in (0, 1) or (self.sk and (not self.wgmma or self.tma or self.cluster != 1)):
+            raise ValueError(f"Tile {self}: stream-K (sk=1) is for cp.async warpgroup tiles (wgmma=1, not TMA, "
+                             f"no clusters)")
         if self.xwin and (self.stream != 4 or self.xwin < 2):
             raise ValueError(f"Tile {self}: an activation window (xwin) holds 2 turns or more, on register rings "
                              f"(stream=4) only")
@@ -976,8 +973,6 @@ class Launcher:
         n_tiles = -(-pw.np_ // tile.bn)
         m_tiles = -(-m // tile.bm)
         ksteps = -(-(pw.kp // pw.recipe.ku) // tile.bk)
-        if tile.sk == 2:
-            return self.work_queue_shape(lp, tile, m, m_tiles, n_tiles, ksteps, max_split)
         if tile.sk:
             return self.stream_k_shape(lp, tile, m, m_tiles, n_tiles, ksteps)
         if tile.stream:
@@ -1051,28 +1046,6 @@ class Launcher:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=self.packed.w.device)
                 self._counters[tile] = ctr
         return (lp, (g, 1, 1), lp.kernel.spec.smem_bytes, ksteps, parts * m * self.packed.np_ if ctr is not None else 0,
-                ctr, 0, 1, True)
-
-    def work_queue_shape(self, lp, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int):
-        """_shape for a work-queue tile (GemmMmaSync::run_wg_wq): K cut into the fewest slices (at most
-        ``max_split``) that make ``work_queue_items()`` items per resident CTA, G = stream_k_ctas x SMs CTAs
-        along x (no more than the items); the workspace holds every slice's partial tiles, the counters one
-        per tile and the queue's two after them (at least one workspace float even unsplit, so that the
-        launch passes the counters)."""
-        tiles = m_tiles * n_tiles
-        slots = self.stream_k_ctas(tile, lp) * self.sm_count
-        split = max(1, min(-(-work_queue_items() * slots // tiles), max_split, ksteps))
-        kps = -(-ksteps // split)
-        most = WG_INT_SLICE // tile.bk
-        if self.packed.recipe.op8 == 1 and not wg_fold(self.packed.recipe):
-            kps = min(kps, most)  # (int32 sums: slices of at most WG_INT_SLICE units)
-        split = -(-ksteps // kps)  # (no empty slices)
-        g = max(1, min(slots, tiles * split))
-        ctr = self._counters.get(tile)
-        if ctr is None or ctr.numel() < tiles + 2:
-            ctr = torch.zeros(max(tiles + 2, 256), dtype=torch.int32, device=self.packed.w.device)
-            self._counters[tile] = ctr
-        return (lp, (g, 1, 1), lp.kernel.spec.smem_bytes, kps, max(1, split * m * self.packed.np_) if split > 1 else 1,
                 ctr, 0, 1, True)
 
     def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
@@ -1771,18 +1744,6 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
     return ring3_tile(layer, kp, sms, 1)
 
 
-def work_queue_items() -> int:
-    """Work-queue items per resident CTA (Launcher.work_queue_shape): ``HUMMING_WQ_ITEMS``, else 4."""
-    return max(1, int(os.environ.get("HUMMING_WQ_ITEMS", "4")))
-
-
-def work_queue_enabled() -> bool:
-    """Whether plans take work-queue tiles (Tile.sk=2) for their cp.async warpgroup tiles of 33-64 tokens
-    on layers of more than STREAM_K_FROM_N rows: ``HUMMING_WORK_QUEUE`` is 1/on (read when a plan is made,
-    as stream_k_enabled)."""
-    return os.environ.get("HUMMING_WORK_QUEUE", "0").lower() in ("1", "on", "true", "yes")
-
-
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -1810,9 +1771,6 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
-    if (layer.n > STREAM_K_FROM_N and 33 <= lo <= 64 and tile.wgmma and not tile.tma and tile.cluster == 1
-            and work_queue_enabled()):
-        tile = replace(tile, sk=2)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 

@@ -11,9 +11,7 @@
 //                partials are reduced in fp32, in a fixed order, by the last CTA of
 //                each tile (deterministic, no second kernel); or (SK, cp.async warpgroup
 //                tiles) stream-K: equal runs of the (tile, K step) space per resident CTA,
-//                a cut tile summed in K order by its first CTA (run_wg_sk); or (WQ) a work
-//                queue: resident CTAs taking (tile, K slice) items from a counter, each tile's
-//                slices summed by the last to arrive (run_wg_wq)
+//                a cut tile summed in K order by its first CTA (run_wg_sk)
 //   epilogue   : fp32 x out_mul x channel scale x activation scale + bias -> fp16/bf16
 //
 // Weights are the A operand (N maps to MMA rows), activations the B operand
@@ -102,10 +100,7 @@ struct GemmMmaSync {
   static constexpr bool TMA = WG && Cfg::TMA != 0;
   // stream-K (cp.async warpgroup tiles): a 1-D grid whose CTAs take equal runs of the (tile, K step)
   // space, a tile shared between CTAs summed by its first CTA once the others' parts arrive (run_wg_sk)
-  static constexpr bool SK = WG && Cfg::SK == 1;
-  // a work queue (cp.async warpgroup tiles, Cfg::SK == 2): a 1-D grid of resident CTAs, each taking
-  // (tile, K slice) items from a counter as it finishes the last, split-K's workspace and sum (run_wg_wq)
-  static constexpr bool WQ = WG && Cfg::SK == 2;
+  static constexpr bool SK = WG && Cfg::SK != 0;
   // CLUSTER (TMA tiles, 1, 2 or 4): the CTAs of a cluster hold neighbouring row blocks of the same
   // tokens and K slice; each loads its share of every stage's activation rows and multicasts it to
   // all of them (the activations cross L2 once per cluster instead of once per CTA)
@@ -280,7 +275,7 @@ struct GemmMmaSync {
         if (S_CHUNKS % THREADS == 0 || c < S_CHUNKS) {
           const int r = c / S_CPR, cc = c % S_CPR;
           const int g = g0 + r;
-          const int nbyte = (SK || WQ) ? L.n0 * SZB + cc * 16 : blockIdx.x * BN * SZB + cc * 16;
+          const int nbyte = SK ? L.n0 * SZB + cc * 16 : blockIdx.x * BN * SZB + cc * 16;
           const bool ok = (g < p.groups) && (nbyte < p.Np * SZB);
           copy16(base + A_BYTES + W_BYTES + c * 16, sz + (ok ? static_cast<i64>(g) * p.Np * SZB + nbyte : 0), ok);
         }
@@ -1963,8 +1958,7 @@ struct GemmMmaSync {
     static_assert(BM == 8 || BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
                   "wgmma tiles: BM of 8, 16, 32, 64, 128 or 256 tokens");
     static_assert(STAGES >= 3, "wgmma tiles: at least 3 stages (refilled two behind)");
-    static_assert(!(SK || WQ) || (!TMA && CLUSTER == 1),
-                  "stream-K, work queue: cp.async warpgroup tiles without clusters");
+    static_assert(!SK || (!TMA && CLUSTER == 1), "stream-K: cp.async warpgroup tiles without clusters");
     extern __shared__ __align__(16) char smem_raw[];
     const u32 raw = ptx::smem_addr(smem_raw);
     char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // the host asks 1 KB more
@@ -1986,8 +1980,6 @@ struct GemmMmaSync {
     }
     if constexpr (SK) {
       run_wg_sk(p, smem, smem_base);
-    } else if constexpr (WQ) {
-      run_wg_wq(p, smem, smem_base);
     } else {
       int ks_begin, nsteps;
       k_slice(p, ks_begin, nsteps);
@@ -2026,46 +2018,11 @@ struct GemmMmaSync {
     if (arrive != nullptr && threadIdx.x == 0) ptx::red_release_gpu_add(arrive, 1);
   }
 
-  // Work queue (Cfg::SK == 2): the launch's gridDim.x = G CTAs (as many as are resident at once,
-  // Launcher.work_queue_shape) take items -- (tile, K slice) pairs, numbered tile x slices + slice, the
-  // slices of k_steps_per_split steps -- the first G by their block index, the rest from a counter
-  // after the tiles' (counters[tiles]), which thread 0 bumps once the item in hand has issued its
-  // first copies (after the wait for the previous kernel: a programmatic launch's CTAs must not take
-  // items from the running kernel's counter). An SM that runs faster takes more items, where a static
-  // split leaves the launch to its slowest SM (the twenty-second session's stream-K timelines: equal
-  // runs took 47.6-63.6 us at 64 tokens on 28672x8192). Each tile's slices are summed by the last to
-  // arrive, as split-K's (finish_tile); no CTA waits for another, so the grid need not be resident.
-  // The last CTA to run out of items (counters[tiles + 1] counts them) zeroes both counters for the
-  // next launch.
-  static HUMMING_DEVICE void run_wg_wq(const GemmParams& p, char* smem, u32 smem_base) {
-    __shared__ int claimed;
-    const int ksteps = (p.Kp + BK - 1) / BK, per = p.k_steps_per_split;
-    const int slices = (ksteps + per - 1) / per, n_tiles = p.Np / BN;  // (the launcher checks that BN divides Np)
-    const int tiles = (p.M + BM - 1) / BM * n_tiles, total = tiles * slices, G = static_cast<int>(gridDim.x);
-    int* queue = p.counters + tiles;
-    bool first = true;
-#pragma unroll 1
-    for (int item = static_cast<int>(blockIdx.x); item < total; first = false) {
-      const int t = item / slices, z = item - t * slices;
-      const int k0 = z * per, n = ksteps - k0 < per ? ksteps - k0 : per;
-      wg_tile(p, smem, smem_base, (t / n_tiles) * BM, (t % n_tiles) * BN, k0, n, first, slices, z, t, nullptr,
-              queue, &claimed);
-      item = claimed;  // (written by thread 0 before the loop's barriers)
-      __syncthreads();  // (every thread has read it, and the finished tile's shared memory holds the next stages)
-    }
-    if (threadIdx.x == 0 && atomicAdd(queue + 1, 1) == G - 1) {  // (every CTA has drawn past the last item)
-      queue[0] = 0;
-      queue[1] = 0;
-    }
-  }
-
-  // One tile's K steps [ks_begin, ks_begin + nsteps) (all of it, a split launch's slice, a stream-K
-  // piece or a work-queue item) through the warpgroup MMAs, then finish_tile; `first`: the CTA's first
-  // piece (it waits for the previous kernel), parts / part / tile: finish_tile's; queue / claimed (work
-  // queue): thread 0 draws the CTA's next item into `claimed` once this one's first copies are issued.
+  // One tile's K steps [ks_begin, ks_begin + nsteps) (all of it, a split launch's slice or a stream-K
+  // piece) through the warpgroup MMAs, then finish_tile; `first`: the CTA's first piece (it waits for
+  // the previous kernel), parts / part / tile: finish_tile's.
   static HUMMING_DEVICE void wg_tile(const GemmParams& p, char* smem, u32 smem_base, int m0, int n0, int ks_begin,
-                                     int nsteps, bool first, int parts, int part, int tile, int** arrive = nullptr,
-                                     int* queue = nullptr, int* claimed = nullptr) {
+                                     int nsteps, bool first, int parts, int part, int tile, int** arrive = nullptr) {
     const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
     Loader L;
     if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
@@ -2112,9 +2069,6 @@ struct GemmMmaSync {
         if constexpr (SK) {  // (the previous piece's part, published: its release waits for those writes)
           if (*arrive != nullptr && tid == 0) ptx::red_release_gpu_add(*arrive, 1);
           *arrive = nullptr;
-        }
-        if constexpr (WQ) {
-          if (tid == 0) *claimed = static_cast<int>(gridDim.x) + atomicAdd(queue, 1);
         }
       } else {  // (split launches that go plainly: stage by stage after the wait, so that the first block's
         // math waits for its own copies only; the early weights cost them 2-3 %: H200, 4096x4096 M=16
