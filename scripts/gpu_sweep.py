@@ -400,6 +400,10 @@ GROUPS = {
     "sk1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_DECODE, fold=1, sk=1)],
     "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
              G.replace(G.WG_16_DEEP, fold=1, sk=1)],
+    # byte operands with zero points above 128 tokens (mma.sync): BYTE_TILE_LARGE (255 registers and 32 bytes
+    # of stack for uint4 with integer zero points on sm_90a) against tiles that keep their registers
+    "bytezp": [G.BYTE_TILE_LARGE, T(64, 128, 64, 2, 4, 1, 4), T(128, 64, 64, 4, 2, 1, 4), T(64, 128, 128, 2, 4, 1, 3),
+               T(128, 128, 64, 4, 4, 1, 3)],
     "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
     # 8-bit weight codes on 16-bit operands (twice the weight bytes per stage of the 4-bit codes the warpgroup tiles
     # were sized on): the planner's tile, then the same with fewer stages (more CTAs per SM: WG_16_TWO holds one
@@ -429,6 +433,7 @@ def main():
     ap.add_argument("--weight", default="int4")
     ap.add_argument("--group", type=int, default=128, help="group size (0: per channel)")
     ap.add_argument("--scale-fmt", default=None, help="the group scales' format (e8m0 for MXFP4, e4m3 for NVFP4)")
+    ap.add_argument("--zero-point", default="none", help="none, int or float (unsigned codes: uint4, ...)")
     ap.add_argument("--act", default="fp16", help="fp16, or int8 / e4m3 (dynamic per token: the byte-operand kernels)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=4.0, help="replay time per sample")
@@ -453,7 +458,7 @@ def main():
                          props.shared_memory_per_multiprocessor)
     target = f"sm_{props.major}{props.minor}" + ("a" if props.major >= 9 else "")
     scheme = (WeightScheme(args.weight, "channel", scale_fmt="fp32") if args.group == 0 else
-              WeightScheme(args.weight, "group", args.group,
+              WeightScheme(args.weight, "group", args.group, zero_point=args.zero_point,
                            **({"scale_fmt": args.scale_fmt} if args.scale_fmt else {})))
     op8 = {"int8": 1, "e4m3": 2}.get(args.act, 0)
     rec = G.recipe_for(scheme, bf16=args.bf16, out_bf16=args.bf16, caps_cp_async=True, k8mma=False, target=target,

@@ -987,9 +987,11 @@ def test_split_k_in_clusters(bf16):
                                         (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192, 4096 - 64),
                                         (WeightScheme("int2", "group", 64), 4096 - 64, 4096 + 64),
                                         (WeightScheme("uint4", "group", 128, zero_point="int"), 8192 - 128, 2048 + 128),
-                                        (WeightScheme("uint4", "group", 64, zero_point="float"), 4096, 12288 + 128)],
+                                        (WeightScheme("uint4", "group", 64, zero_point="float"), 4096, 12288 + 128),
+                                        (WeightScheme("int4", "group", 128), 3072 - 64, 4096 + 128),
+                                        (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 2048, 6144 - 64)],
                          ids=["int4-g128", "uint4-g64", "int4-ch", "int3-g128", "e4m3-ch", "int8-ch", "mxfp4", "int2-g64",
-                              "uint4-g128-zp", "uint4-g64-fzp"])
+                              "uint4-g128-zp", "uint4-g64-fzp", "int4-g128-short", "e4m3-ch-short"])
 def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     """65-512 tokens of codes on 16-bit operands on the H200 (wgmma_tile's tiles of those ranges): 128-token CTAs
     with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows (two at 129-256 over any K),
@@ -1005,6 +1007,9 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     big = G.WG_128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else G.WG_256
     if k > 12288:
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
+    elif n <= 3072:  # (a K of 4096-8191: 32 tokens at 65-128, K split for two CTAs per SM)
+        assert tiles[100][0].bm == 32 and tiles[100][1] == G.MAX_SPLIT_K, tiles
+        assert tiles[200][0] == (G.WG_128 if n > 2048 else G.WG_64), tiles
     elif n <= 4096:  # (a K under 8192: 64 tokens at 65-128)
         assert tiles[100][0] == G.WG_64_NARROW and tiles[200] == (G.WG_128, 2) and tiles[300][0] == G.WG_128, tiles
     else:

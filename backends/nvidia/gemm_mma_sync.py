@@ -1364,6 +1364,13 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
         # against 10.8 / 10.9. On 4097-8192 rows any K: s39g, int4 g128 6144x2048 M = 65 / 128 9.8 / 10.9 against
         # 12.7 / 12.8 for WG_64, though WG_64 led kernel alone, 12.9 against 16.9 at M=96, plain launches)
         return WG_128
+    if ops16 and lo <= 128 and n <= 3072 and 4096 <= k < 8192:
+        # (two 32-token CTAs per SM with K split, tuning's split_k: H200, int4 g128, kernel alone, gpu_sweep.py
+        # wgsmall65, s40a, M = 65 / 96 / 128: 2048x4096 12.5 / 12.8 / 12.8 us in three K slices against 17.9 /
+        # 18.0 / 18.0 for WG_64_NARROW; 3072x4096 15.6 / 16.2 / 16.3 in two against 18.1 / 18.2 / 18.2. Not on
+        # 4096 rows: 4096x4096 16.0 / 16.2 but 19.5 at M=128 against 18.2; 4096x2048 10.6 / 10.9 / 12.6 against
+        # 10.8 / 10.9 / 11.0)
+        return WG_32_NARROW
     if lo <= 128:
         return WG_64_NARROW if n <= 4096 else WG_64 if n <= 16384 else WG_128
     if ops16 and lo <= 512:
@@ -1983,7 +1990,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
                 wide = nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
                 idle = wide and lo <= 256 and sms and 2 * tiles <= sms
-                split = {"split_k": sms // tiles} if idle else {}
+                split = {"split_k": sms // tiles} if idle else split_config(nominal)  # (32-token tiles: as below 65)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
