@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1220,6 +1220,21 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s40f)  # after s40e's rule: the GPU tests of the 65-512-token plans and the programmatic chain; int4 g128 / e4m3 per
+           # channel with cuBLAS fp16 on the small layers at 65-128 tokens
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "wide_token_ranges or programmatic_dependent_launch_chain" 2>&1 | tee "$OUT/s40f_tests.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           for w in int4:128 e4m3:0; do
+             timeout 90 humming bench --shapes 4096x4096,3072x4096,2048x4096,4096x6144,2048x8192 --m 65,96,128 \
+               --weight "${w%%:*}" --group-size "${w##*:}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/s40f-${w%%:*}" 2>&1 | tee "$OUT/s40f-${w%%:*}.log" | grep -E "^(== |65 |96 |128 )|rror"
+           done ;;
+    s40e)  # (on a variant: s40d's 32-token tiles at 65-128 tokens on every layer of at most 4096 rows over a K of 4096 or
+           # more that wgmma_tile's 128-token rule leaves: 4096 rows of a K under 8192, at most 2048 rows of any K) this tree
+           # against f8cc0ab (old3/) through the bench, alternated twice, int4 g128
+           abbench "s40e-int4" 2 "new old" 60 "^(== |65 |96 |128 )" --shapes \
+             4096x4096,4096x6144,2048x8192,2048x14336,1024x8192 --m 65,96,128 --weight int4 --group-size 128 ;;
     s40d)  # wgmma_tile's 32-token tiles at 65-128 tokens on at most 3072 rows over a K of 4096-8191, K split for two CTAs
            # per SM: the 16-bit operands' GPU tests of those plans; this tree against 3a0007a (old3/) through the bench,
            # alternated twice, int4 g128 and e4m3 per channel

@@ -994,7 +994,8 @@ def test_split_k_in_clusters(bf16):
                               "uint4-g128-zp", "uint4-g64-fzp", "int4-g128-short", "e4m3-ch-short"])
 def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     """65-512 tokens of codes on 16-bit operands on the H200 (wgmma_tile's tiles of those ranges): 128-token CTAs
-    with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows (two at 129-256 over any K),
+    with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows (two at 129-256 over any K;
+    32-token CTAs split in K at 65-128 on at most 4096 rows over a shorter K of 4096 or more),
     two slices at 65-128 tokens on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones
     above 256 on 4097-8192 rows (128 tokens for zero-point codes, and at four stages for 8-bit codes: fit_tile);
     through the planner, rows past M in the last tile, against reference.py."""
@@ -1007,11 +1008,10 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     big = G.WG_128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else G.WG_256
     if k > 12288:
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
-    elif n <= 3072:  # (a K of 4096-8191: 32 tokens at 65-128, K split for two CTAs per SM)
+    elif n <= 4096:  # (a K of 4096-8191: 32 tokens at 65-128, K split for two CTAs per SM)
         assert tiles[100][0].bm == 32 and tiles[100][1] == G.MAX_SPLIT_K, tiles
-        assert tiles[200][0] == (G.WG_128 if n > 2048 else G.WG_64), tiles
-    elif n <= 4096:  # (a K under 8192: 64 tokens at 65-128)
-        assert tiles[100][0] == G.WG_64_NARROW and tiles[200] == (G.WG_128, 2) and tiles[300][0] == G.WG_128, tiles
+        wide = n > 2048  # (2049-4096 rows: 128 tokens above 128, K in two slices at 129-256)
+        assert tiles[200][1] == (2 if wide else None) and tiles[200][0].bm == tiles[300][0].bm == (128 if wide else 64)
     else:
         assert tiles[100] == (G.WG_128, 2) and tiles[200][0] == G.WG_128 and tiles[300][0] == big, tiles
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
@@ -1076,13 +1076,13 @@ def test_cuda_graph_capture_and_replay():
 
 @pytest.mark.parametrize("n,m,k", [(8192, 1, 4096), (8192, 3, 4096), (8192, 16, 4096), (8192, 64, 4096),
                                    (8192, 300, 4096), (28672, 1, 4096), (28672, 8, 4096), (28672, 16, 4096),
-                                   (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192), (4096, 128, 4096),
+                                   (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192), (4096, 128, 2048),
                                    (4096, 256, 4096)])
 def test_programmatic_dependent_launch_chain(n, m, k):
     """On Hopper each GEMM after a layer's first launches with programmatic dependent launch (the
     register rings, and the cp.async warpgroup tiles whose CTAs spread evenly over the SMs: the
     28672-row layer's, and the K-split launches of 8192x8192 at 16 and 64 tokens; not the 128 CTAs of
-    4096x4096 at 128 tokens, two of which fit on an SM: Launcher.crowded): it may start while
+    4096x2048 at 128 tokens, two of which fit on an SM: Launcher.crowded): it may start while
     the previous kernel drains, issuing its first weight copies, and must wait for it before reading
     its activations (the previous GEMM's output) or writing (a split launch: its partial sums). Two
     layers chained (y2 = W2 (W1 x), W1 n x k), eagerly and replayed from a CUDA graph, outputs
@@ -1130,7 +1130,8 @@ def test_programmatic_dependent_launch_chain(n, m, k):
             assert cfg["WG"] and grid[2] > 1 and (cfg["TMA"] or (lp.pdl and pdl_ok and lp.params.early_w)), grid
     if n == 4096 and m > 64 and torch.cuda.get_device_capability(dev)[0] == 9:  # (at most one CTA per SM of a
         # warpgroup tile: where two are resident per SM, Launcher.crowded, so a plain launch -- launched early, some
-        # SMs took two and others none; 128 tokens: 64-token CTAs, two per SM; 256: 128-token CTAs, one per SM)
+        # SMs took two and others none; 128 tokens over a K of 2048: 64-token CTAs, two per SM -- the 2048x4096 layer
+        # back splits its K, more CTAs than SMs; 256 tokens on 4096x4096: 128-token CTAs, one per SM)
         for pw in (p1, p2):
             lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
             cfg = dict(lp.kernel.spec.config)

@@ -412,10 +412,12 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA
     assert tile(8192, 8192, 64, "h200") == G.WG_64_TMA and G.WG_64_TMA.tma and G.WG_64_TMA.chains == 2
     assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
-    assert tile(4096, 4096, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
-    # (65-128 tokens on at most 3072 rows over a K of 4096-8191: 32-token tiles, K split for two CTAs per SM)
+    assert tile(4096, 2048, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128
+    # (65-128 tokens on at most 4096 rows over a K of 4096 or more, where the 128-token rule (2049-4096 rows over a
+    # K of 8192 or more) does not take them: 32-token tiles, K split for two CTAs per SM)
     assert tile(2048, 4096, 65, "h200") == fold(G.WG_32_NARROW) == tile(3072, 6144 - 128, 128, "h200")
-    assert tile(3072, 2048, 100, "h200") == G.WG_64_NARROW == tile(2048, 8192, 100, "h200")
+    assert tile(4096, 4096, 100, "h200") == fold(G.WG_32_NARROW) == tile(2048, 14336, 100, "h200")
+    assert tile(3072, 2048, 100, "h200") == G.WG_64_NARROW and tile(3072, 8192, 100, "h200") == G.WG_128
     assert plan(LayerSpec(2048, 4096, WeightScheme("int4", "group", 128)), "h200").tuning_for(100).config["split_k"] == 16
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     # (129-512 tokens of codes on 16-bit operands: wgmma_tile's tiles of them, 128 tokens in two K slices on

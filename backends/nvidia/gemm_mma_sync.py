@@ -1364,11 +1364,16 @@ def wgmma_tile(lo: int, n: int, heavy: bool = False, k: int = 0, ops16: bool = F
         # against 10.8 / 10.9. On 4097-8192 rows any K: s39g, int4 g128 6144x2048 M = 65 / 128 9.8 / 10.9 against
         # 12.7 / 12.8 for WG_64, though WG_64 led kernel alone, 12.9 against 16.9 at M=96, plain launches)
         return WG_128
-    if ops16 and lo <= 128 and n <= 3072 and 4096 <= k < 8192:
-        # (two 32-token CTAs per SM with K split, tuning's split_k: H200, int4 g128, kernel alone, gpu_sweep.py
-        # wgsmall65, s40a, M = 65 / 96 / 128: 2048x4096 12.5 / 12.8 / 12.8 us in three K slices against 17.9 /
-        # 18.0 / 18.0 for WG_64_NARROW; 3072x4096 15.6 / 16.2 / 16.3 in two against 18.1 / 18.2 / 18.2. Not on
-        # 4096 rows: 4096x4096 16.0 / 16.2 but 19.5 at M=128 against 18.2; 4096x2048 10.6 / 10.9 / 12.6 against
+    if ops16 and lo <= 128 and n <= 4096 and 4096 <= k:
+        # (the layers of at most 4096 rows over a K of 4096 or more that the rule above leaves: two 32-token CTAs per
+        # SM with K split, tuning's split_k. H200, through the bench against WG_64_NARROW whole, M = 65 / 96 / 128,
+        # us: int4 g128 (s40d, s40e) 1024x4096 7.33 / 7.72 / 8.31 against 17.8 / 17.9 / 18.0, 2048x4096 10.4 / 10.9 /
+        # 12.6 against 17.9 / 18.0 / 18.0, 3072x4096 13.4 / 13.8 / 15.8 against 18.0 / 18.1 / 18.1, 4096x4096 15.5 /
+        # 15.8 / 17.8 against 18.2 / 18.2 / 18.3, 4096x6144 20.7 / 20.9 / 24.5 against 25.4 / 25.5 / 25.6, 2048x8192
+        # 17.5 / 18.2 / 19.5 against 32.4 / 32.6 / 32.8, 2048x14336 27.6 / 28.5 / 29.5 against 54.1 / 54.6 / 54.7;
+        # e4m3 per channel (s40d) 2048x4096 9.83 / 9.93 / 12.0 against 18.2 / 18.3 / 18.4, 2048x6144 13.0 / 13.2 /
+        # 15.1 against 25.2 / 25.4 / 25.7. Kernel alone (s40a, plain launches) 4096x4096 at M=128 had lost, 19.5
+        # against 18.2. A K under 4096 keeps WG_64_NARROW: 4096x2048 kernel alone 10.6 / 10.9 / 12.6 against
         # 10.8 / 10.9 / 11.0)
         return WG_32_NARROW
     if lo <= 128:
