@@ -61,6 +61,13 @@ abbench() {
     done
   done
 }
+# gputests PREFIX TIMEOUT K-EXPRESSION: the GPU tests that match, their log in $OUT/PREFIX_tests.log, the last two
+# lines echoed, a failure kept in rc
+gputests() {
+  timeout "$2" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "$3" 2>&1 \
+    | tee "$OUT/$1_tests.log" | tail -2
+  rc=$((rc | PIPESTATUS[0]))
+}
 # envbench PREFIX ROUNDS "NAME=VAR=VALUE ..." TIMEOUT PATTERN BENCH-ARGS...: this tree through the bench under each
 # environment (NAME=base: none), alternated ROUNDS times
 envbench() {
@@ -1233,9 +1240,7 @@ PY
              | tee "$OUT/s41a-long.log" | cut -c1-150 ;;
     s40f)  # after s40e's rule: the GPU tests of the 65-512-token plans and the programmatic chain; int4 g128 / e4m3 per
            # channel with cuBLAS fp16 on the small layers at 65-128 tokens
-           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
-             -k "wide_token_ranges or programmatic_dependent_launch_chain" 2>&1 | tee "$OUT/s40f_tests.log" | tail -2
-           rc=$((rc | PIPESTATUS[0]))
+           gputests s40f 200 "wide_token_ranges or programmatic_dependent_launch_chain"
            for w in int4:128 e4m3:0; do
              timeout 90 humming bench --shapes 4096x4096,3072x4096,2048x4096,4096x6144,2048x8192 --m 65,96,128 \
                --weight "${w%%:*}" --group-size "${w##*:}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
@@ -1249,9 +1254,7 @@ PY
     s40d)  # wgmma_tile's 32-token tiles at 65-128 tokens on at most 3072 rows over a K of 4096-8191, K split for two CTAs
            # per SM: the 16-bit operands' GPU tests of those plans; this tree against 3a0007a (old3/) through the bench,
            # alternated twice, int4 g128 and e4m3 per channel
-           timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py -k "wide_token_ranges and short" \
-             2>&1 | tee "$OUT/s40d_tests.log" | tail -2
-           rc=$((rc | PIPESTATUS[0]))
+           gputests s40d 120 "wide_token_ranges and short"
            for w in int4:128 e4m3:0; do
              abbench "s40d-${w%%:*}" 2 "new old" 60 "^(== |65 |96 |128 )" --shapes \
                2048x4096,3072x4096,2048x6144,1024x4096 --m 65,96,128 --weight "${w%%:*}" --group-size "${w##*:}"
