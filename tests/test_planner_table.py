@@ -312,7 +312,8 @@ CASES = [
                                                                 "activation": "partial_accumulators"}),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
                  rounded=True, dequant=CVT,
-                 scales={"weight_block": "partial_accumulators (M 1-64), dequantized_weights (M >= 65)"})),
+                 # (4096x4096: 32-token tiles, folding the block scales, up to 128 tokens -- wgmma_tile)
+                 scales={"weight_block": "partial_accumulators (M 1-128), dequantized_weights (M >= 129)"})),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True, dequant=CVT)),
