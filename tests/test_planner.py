@@ -347,9 +347,7 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     from humming_nvidia import gemm_mma_sync as G
 
     def tile(n, k, m, dev="l40s", scheme=WeightScheme("int4", "group", 128)):
-        p = plan(LayerSpec(n, k, scheme), dev)
-        r = next(r for r in p.tuning if r.lo <= m and (r.hi is None or m <= r.hi))
-        return G.tile_from_config(r.config)
+        return G.tile_from_config(plan(LayerSpec(n, k, scheme), dev).tuning_for(m).config)
 
     assert tile(4096, 4096, 64).bm == 16            # few 128-row blocks: 16 tokens, split along K
     assert tile(14336, 4096, 64).bm == 32           # in between: the nominal tile
@@ -418,7 +416,6 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(2048, 4096, 65, "h200") == fold(G.WG_32_NARROW) == tile(3072, 6144 - 128, 128, "h200")
     assert tile(4096, 4096, 100, "h200") == fold(G.WG_32_NARROW) == tile(2048, 14336, 100, "h200")
     assert tile(3072, 2048, 100, "h200") == G.WG_64_NARROW and tile(3072, 8192, 100, "h200") == G.WG_128
-    assert plan(LayerSpec(2048, 4096, WeightScheme("int4", "group", 128)), "h200").tuning_for(100).config["split_k"] == 16
     assert tile(8192, 8192, 256, "h200") == G.WG_128 and tile(28672, 8192, 256, "h200") == G.WG_256
     # (129-512 tokens of codes on 16-bit operands: wgmma_tile's tiles of them, 128 tokens in two K slices on
     # 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of 8192 or more; zero-point codes too, with 128 tokens
@@ -426,6 +423,7 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     split = lambda n, k, m, s=WeightScheme("int4", "group", 128): plan(LayerSpec(n, k, s), "h200").tuning_for(m).config.get("split_k")  # noqa: E731
     assert tile(4096, 14336, 256, "h200") == G.WG_128 == tile(4096, 14336, 512, "h200") == tile(4096, 4096, 257, "h200")
     assert split(4096, 14336, 129) == 2 and split(4096, 14336, 257) is None and split(8192, 8192, 200) is None
+    assert split(2048, 4096, 100) == G.MAX_SPLIT_K  # (the 32-token tiles of small layers at 65-128 tokens)
     assert tile(4096, 14336, 100, "h200") == G.WG_128 == tile(8192, 8192, 65, "h200") == tile(14336, 4096, 128, "h200")
     assert split(4096, 14336, 100) == 4 and split(8192, 8192, 128) == 2 and split(14336, 4096, 100) is None
     assert tile(4096, 4096, 256, "h200") == G.WG_128 == tile(4096, 8192, 65, "h200") and split(4096, 2048, 129) == 2

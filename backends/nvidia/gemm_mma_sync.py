@@ -1985,7 +1985,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = warpgroup_tile(lo, layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
-            # (measured so: split K up to 64 tokens, not above -- but for 16-bit operands' tiles of 128 tokens
+            # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
+            # 65-128-token tiles of small layers), not otherwise -- but for 16-bit operands' tiles of 128 tokens
             # or more, and byte operands' tiles on 2049-4096 rows, whose grid leaves half the SMs idle from the
             # range's first M on (wgmma_tile's tiles of 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of
             # 8192 or more, of 4097-8192 rows at 65-128; byte_wgmma_tile's 65-128 on a long K, the 8-bit TMA tile at
@@ -1995,7 +1996,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
                 wide = nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
                 idle = wide and lo <= 256 and sms and 2 * tiles <= sms
-                split = {"split_k": sms // tiles} if idle else split_config(nominal)  # (32-token tiles: as below 65)
+                split = {"split_k": sms // tiles} if idle else split_config(nominal)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
