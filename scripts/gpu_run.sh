@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1227,6 +1227,59 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s41f)  # the final tree: W4A8 in groups of 64 (int8 warpgroup tiles, two partial sets) and 32 values (16-bit operands)
+           # with cuBLAS fp16; the quantized-activation GPU tests through the planner
+           for w in uint4:64:int int4:64:none int4:32:none; do
+             IFS=: read -r wf gs zp <<<"$w"
+             timeout 150 humming bench --shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,512,1024 --weight "$wf" \
+               --group-size "$gs" --zero-point "$zp" --act int8 --act-quant dynamic_token --methods humming,cublas-fp16 \
+               --repeats 3 --no-plot --no-jit --out "$OUT/s41f-$wf-$gs" 2>&1 | tee "$OUT/s41f-$wf-$gs.log" \
+               | grep -E "^(== |1 |16 |64 |128 |256 |512 |1024 )|rror"
+           done
+           gputests s41f 250 "quantized_activations or byte_operands_at_65" ;;
+    s41e)  # the 128-token TMA tile of groups of half a block: the previous block's group retired before the next
+           # block's dequantization (HUMMING_WAIT_FIRST, no spill) against after it (48 bytes of stack), kernel alone;
+           # the byte GPU tests
+           for w in uint4:int int4:none int2:none; do
+             timeout 100 python3 scripts/gpu_sweep.py --weight "${w%%:*}" --group 64 --zero-point "${w##*:}" --act int8 \
+               --m 256,1024 --groups bg128 --defines ",HUMMING_WAIT_FIRST=0" --rounds 3 --shapes 8192x8192,28672x8192 \
+               --json "$OUT/s41e-${w%%:*}.json" 2>&1 | tee "$OUT/s41e-${w%%:*}.log" | cut -c1-150
+           done
+           gputests s41e 300 "byte_operands or byte_wgmma_tiles" ;;
+    s41d)  # byte operands in scale groups of 32 / 64 values on the H200: 16-bit operands (this tree: check_layer's
+           # BYTE_GROUP_VALUES fallback) against int8 / fp8 operands (alt/: warpgroup tiles with two partial sets for
+           # g64, mma.sync for g32) through the bench
+           for w in uint4:64:int:int8 int4:64:none:int8 int4:32:none:int8 e4m3:64:none:e4m3; do
+             IFS=: read -r wf gs zp ac <<<"$w"
+             abbench "s41d-$wf-$gs-$zp-$ac" 1 "new alt" 120 "^(== |1 |16 |64 |128 |256 |1024 )" --shapes \
+               8192x8192,28672x8192 --m 1,16,64,128,256,1024 --weight "$wf" --group-size "$gs" --zero-point "$zp" \
+               --act "$ac" --act-quant dynamic_token
+           done ;;
+    s41c)  # after s41b's TMA stages for groups of half a block on 128-token tiles: the byte tests through the planner;
+           # W4A8 uint4 g64 int zero points with cuBLAS fp16; formats not yet set beside cuBLAS above 256 tokens
+           # (WEIGHT:GROUP:ZERO-POINT:ACT)
+           gputests s41c 200 "byte_operands and not stream and not 65_512"
+           timeout 150 humming bench --shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,512,1024 --weight uint4 \
+             --group-size 64 --zero-point int --act int8 --act-quant dynamic_token --methods humming,cublas-fp16 \
+             --repeats 3 --no-plot --no-jit --out "$OUT/s41c-zp" 2>&1 | tee "$OUT/s41c-zp.log" \
+             | grep -E "^(== |1 |16 |64 |128 |256 |512 |1024 )|rror"
+           for w in int4:32:none:int8 int8:64:none:int8 int4:64:none:int8 e4m3:64:none:e4m3 uint4:64:int:fp16 \
+                    int4:32:none:fp16 uint4:32:int:int8; do
+             IFS=: read -r wf gs zp ac <<<"$w"
+             aq=(); [ "$ac" != fp16 ] && aq=(--act-quant dynamic_token)
+             timeout 120 humming bench --shapes 8192x8192,14336x4096 --m 256,1024 --weight "$wf" --group-size "$gs" \
+               --zero-point "$zp" --act "$ac" "${aq[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+               --out "$OUT/s41c-$wf-$gs-$zp-$ac" 2>&1 | tee "$OUT/s41c-$wf-$gs-$zp-$ac.log" | grep -E "^(== |256 |1024 )|rror"
+           done ;;
+    s41b)  # byte operands in groups of 64 values on warpgroup tiles (two partial sets per block): the byte GPU tests;
+           # W4A8 uint4 g64 int zero points through the bench against c581ef3 (old3/: mma.sync), then with cuBLAS; the
+           # tiles above 128 tokens (gpu_sweep.py group bg64, kernel alone)
+           gputests s41b 300 "byte_operands or byte_wgmma_tiles"
+           abbench s41b-zp 1 "new old" 150 "^(== |1 |16 |64 |128 |256 |1024 )" --shapes 8192x8192,14336x4096,28672x8192 \
+             --m 1,16,64,128,256,1024 --weight uint4 --group-size 64 --zero-point int --act int8 --act-quant dynamic_token
+           timeout 200 python3 scripts/gpu_sweep.py --weight uint4 --group 64 --zero-point int --act int8 --m 256,1024 \
+             --groups bg64 --rounds 3 --shapes 8192x8192,14336x4096,28672x8192 --json "$OUT/s41b.json" 2>&1 \
+             | tee "$OUT/s41b.log" | cut -c1-150 ;;
     s41a)  # (prepared in the fortieth session, not run) W4A8 with integer zero points (uint4 g64, int8 per token) above
            # 128 tokens with cuBLAS fp16 in one run (s40c's kernel-alone figures put two points under 0.6x); then
            # 65-128 tokens on at most 2048 rows over a long K: the planner's 32-token tiles against the 128-token tile

@@ -404,6 +404,12 @@ GROUPS = {
     # of stack for uint4 with integer zero points on sm_90a) against tiles that keep their registers
     "bytezp": [G.BYTE_TILE_LARGE, T(64, 128, 64, 2, 4, 1, 4), T(128, 64, 64, 4, 2, 1, 4), T(64, 128, 128, 2, 4, 1, 3),
                T(128, 128, 64, 4, 4, 1, 3)],
+    # byte operands in groups of 64 values above 128 tokens (warpgroup tiles folding two partial sets per block):
+    # the mma.sync tile they ran before, the 128-token tiles (which spill 48-176 bytes), the 64-token ones (which do not)
+    "bg64": [G.BYTE_TILE_LARGE, G.WG_128, G.replace(G.WG_128, tma=1), G.WG_64, G.replace(G.WG_64, tma=1)],
+    # (with --defines ',HUMMING_WAIT_FIRST=0': the 128-token TMA tile of bg64 retiring each block's group before the
+    # next block's dequantization against after it)
+    "bg128": [G.replace(G.WG_128, tma=1)],
     "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
     # 8-bit weight codes on 16-bit operands (twice the weight bytes per stage of the 4-bit codes the warpgroup tiles
     # were sized on): the planner's tile, then the same with fewer stages (more CTAs per SM: WG_16_TWO holds one

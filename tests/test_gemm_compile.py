@@ -549,7 +549,8 @@ def test_activation_windows_are_checked_before_compiling():
 
 def test_wgmma_tiles_are_checked_before_compiling():
     """Warpgroup tiles: shapes the scheduler cannot run, targets without wgmma, int4 operands and
-    byte operands whose scale groups split a 128-value block are refused with the reason; fitting
+    byte operands whose scale groups split a 64-value half block (groups of 32 values) are refused with the reason
+    (groups of 64 values compile: two partial sets per block); fitting
     keeps BK = 128 and at least 3 stages and gives up tokens (256 -> 128) for 8-bit weights; shared
     memory covers the 1 KB alignment."""
     from humming.errors import UnsupportedError
@@ -562,10 +563,13 @@ def test_wgmma_tiles_are_checked_before_compiling():
         with pytest.raises(ValueError, match="wgmma tile"):
             bad.check()
     int4 = WeightScheme("int4", "group", 128)
-    for scheme, target, op8 in ((int4, "sm_80", 0), (int4, "sm_90a", 4), (WeightScheme("int4", "group", 64), "sm_90a", 1)):
+    for scheme, target, op8 in ((int4, "sm_80", 0), (int4, "sm_90a", 4), (WeightScheme("int4", "group", 32), "sm_90a", 1)):
         rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target=target, op8=op8)
         with pytest.raises(UnsupportedError, match="wgmma"):
             G.kernel_spec(rec, G.WG_128)
+    rec64 = G.recipe_for(WeightScheme("int4", "group", 64), bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False,
+                         target="sm_90a", op8=1)
+    assert dict(G.kernel_spec(rec64, G.WG_128).config)["GROUP"] == 32
     for op8 in (1, 2):  # int8 and e4m3 operands run there, 8 tokens per wgmma included
         scheme = int4 if op8 == 1 else WeightScheme("e4m3", "channel", scale_fmt="fp32")
         rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a",
@@ -766,10 +770,9 @@ def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
     """The warpgroup kernels the planner picks for 65-512 tokens on the H200 (wgmma_tile's tiles of 16-bit operands
     for every code, 128 and 256 tokens, their K splits; byte_wgmma_tile's on 2049-4096 rows), for integer, float,
     zero-point and 8-bit codes in fp16 and bf16, compile for sm_90a without local memory, with the warpgroup MMA of
-    their tile (HGMMA, or IGMMA / QGMMA for byte operands). (A session's sweep of 71 such kernels found one that
-    spilled: W4A8 with integer zero points in groups of 64 on mma.sync's BYTE_TILE_LARGE, a plan older than these
-    tiles, left out here; it stays, 1.2-1.5x faster than the tiles that keep their registers: perf notes, fortieth
-    session.)"""
+    their tile (HGMMA, or IGMMA / QGMMA for byte operands). W4A8 with integer zero points in groups of 64 included:
+    it ran mma.sync's BYTE_TILE_LARGE, which spilled, until its warpgroup tiles folded two partial sets per block
+    (the 128-token one with TMA stages, retiring each block's group before dequantizing the next: WAIT_FIRST)."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -778,7 +781,8 @@ def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
              (WeightScheme("uint3", "group", 32, zero_point="float"), "fp16"), (WeightScheme("int5", "group", 128), "bf16"),
              (WeightScheme("e4m3", "channel", scale_fmt="fp32"), "bf16"), (WeightScheme("int2", "group", 128), "fp16"),
              (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "bf16"), (WeightScheme("int4", "group", 128), tok8),
-             (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"))]
+             (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token")),
+             (WeightScheme("uint4", "group", 64, zero_point="int"), tok8)]
     picks = {}
     for scheme, act in cases:
         act_s = act if isinstance(act, ActivationScheme) else ActivationScheme(act)

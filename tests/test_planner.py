@@ -631,3 +631,35 @@ def test_group_activation_note_says_when_values_are_exact(act, out, compute, exa
     assert p.compute.a == compute and p.scales["activation"] == "values_and_epilogue"
     (note,) = [n for n in p.notes if "activation group scales" in n]
     assert ("exact for these codes and scales" in note) == exact and ("rounded once" in note) == (not exact), note
+
+
+def test_byte_operands_in_small_scale_groups_on_hopper():
+    """int8 / fp8 operands whose weight scale groups the byte warpgroup tiles fold: groups of 64 values run them at
+    every M (two partial sets per block; the 128-token tile with TMA stages), groups of 32 values fall back to 16-bit
+    operands on the H200 with the planner's reason (int8 values are exact in fp16) and keep int8 mma.sync on the
+    A100, which has no warpgroup MMAs."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    tok8 = ActivationScheme("int8", "dynamic_token")
+    for scheme in (WeightScheme("uint4", "group", 64, zero_point="int"), WeightScheme("int4", "group", 64),
+                   WeightScheme("int8", "group", 64)):
+        p = plan(LayerSpec(8192, 8192, scheme, tok8), "h200")
+        assert p.compute.a == "int8" and not p.fallbacks, p.explain()
+        tiles = {m: G.tile_from_config(p.tuning_for(m).config) for m in (1, 16, 64, 100, 300, 2000)}
+        assert all(t.wgmma for t in tiles.values()), p.tuning
+        big = tiles[300]
+        assert big.bm == tiles[2000].bm == 128 and big.tma and tiles[2000].tma, p.tuning
+        assert G.half_block_groups(G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False,
+                                                target="sm_90a", op8=1))
+    g128 = plan(LayerSpec(8192, 8192, WeightScheme("int4", "group", 128), tok8), "h200")
+    assert G.tile_from_config(g128.tuning_for(300).config) == G.WG_128  # (one partial set: cp.async stages stay)
+    for scheme, act in ((WeightScheme("int4", "group", 32), tok8),
+                        (WeightScheme("uint4", "group", 32, zero_point="int"), tok8),
+                        (WeightScheme("e4m3", "group", 32, scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"))):
+        p = plan(LayerSpec(8192, 8192, scheme, act), "h200")
+        assert p.compute.is_16bit and p.runnable, p.explain()
+        assert "scale groups of 32 values" in p.fallbacks[0].reason and "16-bit operands" in p.fallbacks[0].reason
+        assert p.activation.stored_as == p.compute.a and p.activation.values == act.fmt
+        a100 = plan(LayerSpec(8192, 8192, scheme, act), "a100")
+        if act.fmt == "int8":
+            assert a100.compute.a == "int8" and not a100.fallbacks, a100.explain()

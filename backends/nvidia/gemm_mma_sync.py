@@ -1412,15 +1412,16 @@ def heavy_dequant(recipe: "Recipe") -> bool:
 def wgmma_ok(recipe: "Recipe", caps) -> bool:
     """Whether the warpgroup scheduler can run this layer's kernels: a chip with wgmma and
     cp.async; 16-bit operands (the weights dequantized into the MMA's A fragments), or int8
-    or fp8 ones (m64nNk32) whose group scales, if any, span whole 64-unit blocks (128 values:
-    they are applied to each block's partial sums; int4 operands have no wgmma)."""
+    or fp8 ones (m64nNk32) whose group scales, if any, span whole halves of 64-unit blocks (64
+    values: they are applied to each half block's partial sums; int4 operands have no wgmma)."""
     return bool(caps.has("wgmma") and caps.has("cp_async") and wgmma_operands(recipe))
 
 
 def wgmma_operands(recipe: "Recipe") -> bool:
     """Whether the warpgroup scheduler multiplies this recipe's operands: 16-bit, int8 or fp8 (no int4
-    wgmma, no Turing k8 form), byte operands' group scales over whole 64-unit blocks."""
-    return not recipe.k8mma and recipe.op8 != 4 and not (recipe.op8 and recipe.gscale and recipe.group % 64)
+    wgmma, no Turing k8 form), byte operands' group scales over whole halves of 64-unit blocks (64 values:
+    GemmMmaSync::GSUB)."""
+    return not recipe.k8mma and recipe.op8 != 4 and not (recipe.op8 and recipe.gscale and recipe.group % 32)
 
 
 #: K units an int8 warpgroup tile without group scales sums in int32 per K slice (65536 values:
@@ -1474,7 +1475,27 @@ def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Ti
     128-token CTAs (H200, kernel alone, gpu_run.sh s39d, 4096x14336: W4A8 int4 g128 / per channel, e4m3 x e4m3
     per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
     30.6 / 26.0 / 39.9 for WG_128 in four; W4A8 M=512 WG_128 67.9 / 49.5 against 89.7 / 66.5 for WG_64; at
-    129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two)."""
+    129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two). 128-token tiles of groups of
+    half a block take TMA stages (half_block_groups)."""
+    t = _byte_wgmma_tile(tile, recipe, lo, n, k)
+    if half_block_groups(recipe) and t.bm == 128 and not t.tma:
+        return replace(t, tma=1)
+    return t
+
+
+def half_block_groups(recipe: "Recipe") -> bool:
+    """Byte operands with group scales over halves of 64-unit blocks (groups of 64 values, or odd multiples of
+    64: GemmMmaSync::GSUB = 2), whose warpgroup tiles fold two partial sets per block: one more int32
+    accumulator per token and row, so 255 registers on 128-token tiles, which byte_wgmma_tile gives TMA stages.
+    With cp.async stages they spill 96-176 bytes and run no faster than mma.sync; with TMA stages they spill 48
+    and run 1.3-1.4x faster (H200, W4A8 uint4 g64 int zero points, gpu_sweep.py bg64, kernel alone, us,
+    M = 256 / 1024: 8192x8192 65.8 / 258 against 93.3 / 362 with cp.async, 72.4 / 283 for WG_64 and 90.6 / 356
+    for mma.sync's BYTE_TILE_LARGE, the tile these layers ran before; 14336x4096 71.7 / 246 against 94.1 / 325,
+    80.0 / 273 and 96.8 / 332; 28672x8192 253 / 878 against 357 / 1237, 246 / 964 and 352 / 1211)."""
+    return bool(recipe.op8) and bool(recipe.gscale) and recipe.group % 64 != 0
+
+
+def _byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Tile:
     if lo <= 8:
         return BYTE_WG_DECODE
     if lo > 128 and recipe.bits == 8:
@@ -1816,6 +1837,11 @@ def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     return wgmma_ok(recipe, caps)
 
 
+#: byte operands (int8, fp8) on chips with warpgroup MMAs take 16-bit operands instead where their weights' scale groups
+#: are not whole multiples of this many values (measured: byte_group_fallback's docstring)
+BYTE_GROUP_VALUES = 64
+
+
 def check_layer(layer, caps, compute) -> list[str]:
     """Reasons this version's mma_sync kernels cannot run ``layer`` with ``compute`` (empty: they can)."""
     reasons = []
@@ -1840,6 +1866,13 @@ def check_layer(layer, caps, compute) -> list[str]:
             # channel, 8192x8192: emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
             reasons.append(f"{compute.a} mma.sync {shape} is a compiler emulation on this chip (conversions + "
                            f"a wider MMA per MMA), slower than converting the weights once")
+    w = layer.weight
+    if (op8 in (1, 2, 3) and caps.has("wgmma") and w.scale in ("group", "block")
+            and w.group_size % BYTE_GROUP_VALUES):
+        # (the 16-bit operands' warpgroup tiles dequantize the scales into the weights: byte_group_fallback)
+        reasons.append(f"{compute.a} x {compute.b} with scale groups of {w.group_size} values folds its partial "
+                       f"sums more often than once per {BYTE_GROUP_VALUES} values on this chip's warpgroup tiles, "
+                       f"slower than 16-bit operands (which hold {compute.a} values exactly)")
     if layer.is_moe:
         reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):

@@ -1851,9 +1851,20 @@ struct GemmMmaSync {
   static constexpr bool WG_FOLD = WG && (BYTES ? (Cfg::GSCALE || !INT_OP) : SCALE_ACC);
   static constexpr int WG_KIND = OP8 == 1 ? wgmma::kS8 : OP8 == 2 ? wgmma::kE4M3 : OP8 == 3 ? wgmma::kE5M2
                                  : Cfg::BF16 ? wgmma::kBF16 : wgmma::kF16;
-  static constexpr int NSET = WG_FOLD ? 1 : NCH;  // accumulator sets the wgmmas write
-  static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0,
-                "wgmma tiles that fold: group scales over whole 64-unit blocks");
+  // Byte operands in groups of half a block (32 units: 64 values) fold two partial sets per block: its
+  // first two k32 steps write set 0, the last two set 1, one group each; both are folded, each times
+  // its own group's scales, after the next block's dequantization, behind the same wait_group 0.
+  static constexpr int GSUB = WG_FOLD && BYTES && Cfg::GSCALE && Cfg::GROUP % 64 != 0 ? 2 : 1;
+  static constexpr int NSET = WG_FOLD ? GSUB : NCH;  // accumulator sets the wgmmas write
+  // 128-token tiles of two sets hold 192 accumulators per thread: they retire the previous block's group before
+  // dequantizing the next, so that one block's A fragments are live instead of two (16 registers: the 255 of
+  // ptxas' limit, with a 48-byte spill in the main loop otherwise)
+#ifndef HUMMING_WAIT_FIRST
+#define HUMMING_WAIT_FIRST 1
+#endif
+  static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST && GSUB == 2 && BM == 128;
+  static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0 || (BYTES && Cfg::GROUP % 32 == 0),
+                "wgmma tiles that fold: group scales over whole 64-unit blocks (bytes: or halves of one)");
   // 16-bit operands that fold, four blocks per stage, groups of whole pairs of blocks, one warpgroup per
   // CTA: the two blocks of a group chain their wgmmas into one partial set (no wait between them), folded
   // once per group -- one wait_group 0 and one fold per two blocks (H200, int4 g128, kernel alone: 3-9 %
@@ -1871,24 +1882,28 @@ struct GemmMmaSync {
                                        ? HUMMING_FOLD_SPAN : 1;
   static_assert(FOLD_SPAN == 1 || FOLD_SPAN == 2, "wgmma folds: every block or every two");
 
-  // acc += part * (the rows' group scales f[0] for row g, f[1] for g + 8; 1 without group scales)
-  static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NT][MT][4], const float (&f)[NT][2]) {
-    wgmma::fence_regs<NT * MT * 4>(&part[0][0][0]);  // (read only after the wait that retired them)
+  // acc += part * (the rows' group scales f[j][0] for row g, f[j][1] for g + 8; 1 without group scales),
+  // for each partial set j
+  static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NSET][NT][MT][4],
+                                     const float (&f)[GSUB][NT][2]) {
+    wgmma::fence_regs<GSUB * NT * MT * 4>(&part[0][0][0][0]);  // (read only after the wait that retired them)
 #pragma unroll
-    for (int t = 0; t < NT; ++t)
+    for (int j = 0; j < GSUB; ++j)
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+      for (int t = 0; t < NT; ++t)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          if constexpr (Cfg::GSCALE) acc[t][mt][q] = fmaf(static_cast<float>(part[t][mt][q]), f[t][q >> 1], acc[t][mt][q]);
-          else acc[t][mt][q] += static_cast<float>(part[t][mt][q]);
-        }
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            if constexpr (Cfg::GSCALE) acc[t][mt][q] = fmaf(static_cast<float>(part[j][t][mt][q]), f[j][t][q >> 1], acc[t][mt][q]);
+            else acc[t][mt][q] += static_cast<float>(part[j][t][mt][q]);
+          }
   }
 
   template <typename Issue>
   static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first, float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
-                                              float (&fs)[2][NT][2], int wn, int lane, Issue&& issue) {
+                                              float (&fs)[2][GSUB][NT][2], int wn, int lane, Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
                       OP8 != 4 &&
                       !Cfg::K8MMA,
@@ -1902,6 +1917,18 @@ struct GemmMmaSync {
     const u64 desc0 = wgmma::desc_k_sw128(a_s);
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb) {
+      const bool fold_here = WG_FOLD && kb % FOLD_SPAN == 0;  // (kb: unrolled, so known here)
+      auto retire = [&] {  // the previous group's blocks: retired, then folded
+        wgmma::wait<0>();
+#pragma unroll
+        for (int j = 1; j <= FOLD_SPAN; ++j)
+#pragma unroll
+          for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
+        if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1]);  // (block kb - 1's rows: the group's)
+      };
+      if constexpr (WAIT_FIRST) {
+        if (fold_here) retire();
+      }
       // the block's A fragments first (NT x four), then its wgmmas as one group
       u32 (&af)[NT][4][4] = a[kb];
 #pragma unroll
@@ -1911,20 +1938,16 @@ struct GemmMmaSync {
         u32 sc[4][2], aux[4][2];
         load_words(w_s + ((nb * KB + kb) * 32 + lane) * WPL, w);
         block_scales(s_s, k0, kb, nb * 16 + 2 * g, sc, aux);
-        if constexpr (WG_FOLD && Cfg::GSCALE)  // rows g and g + 8 of the block's group (side by side)
-          row_pair_scales(s_s, group_row(k0, kb, 0), nb * 16 + 2 * g, fs[kb & 1][t]);
+        if constexpr (WG_FOLD && Cfg::GSCALE)  // rows g and g + 8 of the block's group(s) (side by side)
+#pragma unroll
+          for (int j = 0; j < GSUB; ++j)
+            row_pair_scales(s_s, group_row(k0, kb, j * (4 / GSUB)), nb * 16 + 2 * g, fs[kb & 1][j][t]);
 #pragma unroll
         for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
         wgmma::pin(af[t]);
       }
-      const bool fold_here = WG_FOLD && kb % FOLD_SPAN == 0;  // (kb: unrolled, so known here)
-      if (fold_here) {  // the previous group's blocks: retired, then folded
-        wgmma::wait<0>();
-#pragma unroll
-        for (int j = 1; j <= FOLD_SPAN; ++j)
-#pragma unroll
-          for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
-        if (kb > 0 || !first) fold_wg(acc, wacc[0], fs[(kb & 1) ^ 1]);  // (block kb - 1's rows: the group's)
+      if constexpr (!WAIT_FIRST) {
+        if (fold_here) retire();
       }
       // the wgmmas' descriptors and scale-d flags, computed above the fence (ptxas C7513: nothing may
       // define a wgmma's input registers between the fence and the wgmma)
@@ -1933,7 +1956,7 @@ struct GemmMmaSync {
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt) {  // atom kb of the stage, k16 (bytes: k32) step kt: 32 bytes per step
         desc[kt] = desc0 + static_cast<u64>((kb * BM * 128 + kt * 32) >> 4);
-        keep_d[kt] = fold_here && kt == 0 ? 0 : 1;
+        keep_d[kt] = fold_here && kt % (4 / GSUB) == 0 ? 0 : 1;  // (each set's first wgmma overwrites it)
         asm volatile("" : "+l"(desc[kt]), "+r"(keep_d[kt])::"memory");
       }
       wgmma::fence();
@@ -1941,7 +1964,8 @@ struct GemmMmaSync {
       for (int kt = 0; kt < 4; ++kt)
 #pragma unroll
         for (int t = 0; t < NT; ++t)
-          wgmma::Mma<BM, WG_KIND>::run(&wacc[kt % NSET][t][0][0], af[t][kt], desc[kt], keep_d[kt]);
+          wgmma::Mma<BM, WG_KIND>::run(&wacc[WG_FOLD ? kt / (4 / GSUB) : kt % NSET][t][0][0], af[t][kt], desc[kt],
+                                       keep_d[kt]);
       wgmma::commit();
       if constexpr (!WG_FOLD) {
         wgmma::wait<1>();
@@ -2033,7 +2057,7 @@ struct GemmMmaSync {
     constexpr int ACC = NT * MT * 4;  // accumulators of one chain
     PT wacc[NSET][NT][MT][4];  // what the wgmmas write: the chains, or (WG_FOLD) the two blocks' partial sums
     float acc[NT][MT][4];      // WG_FOLD: the folded sums
-    float fs[2][NT][2];        // WG_FOLD: the group scales of the last two blocks' rows
+    float fs[2][GSUB][NT][2];  // WG_FOLD: the group scales of the last two blocks' rows
 #pragma unroll
     for (int i = 0; i < NSET * ACC; ++i) (&wacc[0][0][0][0])[i] = PT(0);
 #pragma unroll
@@ -2124,7 +2148,7 @@ struct GemmMmaSync {
     else __syncthreads();
 
     if constexpr (WG_FOLD) {
-      if (nsteps > 0) fold_wg(acc, wacc[0], fs[1]);  // (the slice's last block: block KB - 1 (odd) of its last stage)
+      if (nsteps > 0) fold_wg(acc, wacc, fs[1]);  // (the slice's last block: block KB - 1 (odd) of its last stage)
     } else {
 #pragma unroll
       for (int c = 1; c < NCH; ++c)
