@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1226,6 +1226,23 @@ PY
            for w in 32:e8m0 16:e4m3; do
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s41h)  # as s41g on the 64-token byte tiles at 64 and 128 tokens (WG_64_TMA, WG_64): W4A8 int4 g128, uint4 g64 int
+           # zero points, e4m3 x e4m3 per channel
+           for w in int4:128:none:int8 uint4:64:int:int8 e4m3:0:none:e4m3; do
+             IFS=: read -r wf gs zp ac <<<"$w"
+             timeout 120 python3 scripts/gpu_sweep.py --weight "$wf" --group "$gs" --zero-point "$zp" --act "$ac" \
+               --m 64,128 --groups bwf64,bwf64t --defines ",HUMMING_WAIT_FIRST=2" --rounds 3 --shapes 8192x8192,28672x8192 \
+               --json "$OUT/s41h-$wf.json" 2>&1 | tee "$OUT/s41h-$wf.log" | cut -c1-150
+           done ;;
+    s41g)  # HUMMING_WAIT_FIRST=2 (every byte tile that folds retires the previous block's group before dequantizing the
+           # next) against the default (only the 128-token tiles of two partial sets), kernel alone: W4A8 int4 g128,
+           # uint4 g128 int zero points on WG_128 and WG_64, e4m3 x e4m3 per channel on BYTE_WG_8BIT
+           for w in int4:128:none:int8:bwf128,bwf64 uint4:128:int:int8:bwf128 e4m3:0:none:e4m3:bwf8; do
+             IFS=: read -r wf gs zp ac grp <<<"$w"
+             timeout 120 python3 scripts/gpu_sweep.py --weight "$wf" --group "$gs" --zero-point "$zp" --act "$ac" \
+               --m 256,1024 --groups "$grp" --defines ",HUMMING_WAIT_FIRST=2" --rounds 3 --shapes 8192x8192,28672x8192 \
+               --json "$OUT/s41g-$wf.json" 2>&1 | tee "$OUT/s41g-$wf.log" | cut -c1-150
            done ;;
     s41f)  # the final tree: W4A8 in groups of 64 (int8 warpgroup tiles, two partial sets) and 32 values (16-bit operands)
            # with cuBLAS fp16; the quantized-activation GPU tests through the planner

@@ -410,6 +410,9 @@ GROUPS = {
     # (with --defines ',HUMMING_WAIT_FIRST=0': the 128-token TMA tile of bg64 retiring each block's group before the
     # next block's dequantization against after it)
     "bg128": [G.replace(G.WG_128, tma=1)],
+    # (with --defines ',HUMMING_WAIT_FIRST=2': the byte tiles of one partial set per block, retiring before the next
+    # block's dequantization against after it)
+    "bwf128": [G.WG_128], "bwf8": [G.BYTE_WG_8BIT], "bwf64": [G.WG_64], "bwf64t": [G.WG_64_TMA],
     "sk64": [G.WG_64, G.WG_64_TMA, G.replace(G.WG_64, occupancy=2, sk=1), G.replace(G.WG_64_NARROW, sk=1)],
     # 8-bit weight codes on 16-bit operands (twice the weight bytes per stage of the 4-bit codes the warpgroup tiles
     # were sized on): the planner's tile, then the same with fewer stages (more CTAs per SM: WG_16_TWO holds one

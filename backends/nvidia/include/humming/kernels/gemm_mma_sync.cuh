@@ -1862,7 +1862,8 @@ struct GemmMmaSync {
 #ifndef HUMMING_WAIT_FIRST
 #define HUMMING_WAIT_FIRST 1
 #endif
-  static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST && GSUB == 2 && BM == 128;
+  // (HUMMING_WAIT_FIRST=2: every byte tile that folds, for measurements)
+  static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST == 2 ? (WG_FOLD && BYTES) : HUMMING_WAIT_FIRST && GSUB == 2 && BM == 128;
   static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0 || (BYTES && Cfg::GROUP % 32 == 0),
                 "wgmma tiles that fold: group scales over whole 64-unit blocks (bytes: or halves of one)");
   // 16-bit operands that fold, four blocks per stage, groups of whole pairs of blocks, one warpgroup per
