@@ -30,6 +30,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from .scheme import ACT_PRESETS, WEIGHT_PRESETS
+
 __all__ = ["command", "register_command", "COMMANDS", "COMMAND_MODULES", "LAZY_COMMANDS", "build_parser", "main",
            "layer_from_args"]
 
@@ -158,20 +160,6 @@ def _capabilities(args) -> int:
 # ---------------------------------------------------------------------------
 # plan
 # ---------------------------------------------------------------------------
-
-#: Weight presets: name -> WeightScheme fields.
-WEIGHT_PRESETS = {
-    "nvfp4": {"fmt": "e2m1", "scale": "group", "group_size": 16, "scale_fmt": "e4m3", "global_scale": "tensor"},
-    "mxfp4": {"fmt": "e2m1", "scale": "group", "group_size": 32, "scale_fmt": "e8m0"},
-    "mxfp8": {"fmt": "e4m3", "scale": "group", "group_size": 32, "scale_fmt": "e8m0"},
-}
-#: Activation presets: name -> ActivationScheme fields.
-ACT_PRESETS = {
-    "nvfp4": {"fmt": "e2m1", "quant": "dynamic_group", "group_size": 16, "scale_fmt": "e4m3"},
-    "mxfp4": {"fmt": "e2m1", "quant": "dynamic_group", "group_size": 32, "scale_fmt": "e8m0"},
-    "mxfp8": {"fmt": "e4m3", "quant": "dynamic_group", "group_size": 32, "scale_fmt": "e8m0"},
-}
-
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("what to plan (flags, or --config)")

@@ -29,6 +29,8 @@ __all__ = [
     "GLOBAL_SCALE_KINDS",
     "ACT_QUANT_MODES",
     "SCHEMA_VERSION",
+    "WEIGHT_PRESETS",
+    "ACT_PRESETS",
 ]
 
 SCHEMA_VERSION = 1
@@ -38,6 +40,19 @@ ZERO_POINT_KINDS = ("none", "int", "float")
 GLOBAL_SCALE_KINDS = ("none", "tensor", "channel")
 SCALE_FORMATS = ("fp16", "bf16", "fp32", "e4m3", "e5m2", "e8m0")
 ACT_FORMATS = ("fp16", "bf16", "e4m3", "e5m2", "int8", "int4", "e2m1")
+
+#: Named weight schemes (the CLI's --weight presets): name -> WeightScheme fields.
+WEIGHT_PRESETS = {
+    "nvfp4": {"fmt": "e2m1", "scale": "group", "group_size": 16, "scale_fmt": "e4m3", "global_scale": "tensor"},
+    "mxfp4": {"fmt": "e2m1", "scale": "group", "group_size": 32, "scale_fmt": "e8m0"},
+    "mxfp8": {"fmt": "e4m3", "scale": "group", "group_size": 32, "scale_fmt": "e8m0"},
+}
+#: Named activation schemes (the CLI's --act presets): name -> ActivationScheme fields.
+ACT_PRESETS = {
+    "nvfp4": {"fmt": "e2m1", "quant": "dynamic_group", "group_size": 16, "scale_fmt": "e4m3"},
+    "mxfp4": {"fmt": "e2m1", "quant": "dynamic_group", "group_size": 32, "scale_fmt": "e8m0"},
+    "mxfp8": {"fmt": "e4m3", "quant": "dynamic_group", "group_size": 32, "scale_fmt": "e8m0"},
+}
 ACT_QUANT_MODES = ("none", "static_tensor", "dynamic_token", "dynamic_group")
 OUT_DTYPES = ("fp16", "bf16", "fp32")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1226,6 +1226,20 @@ PY
            for w in 32:e8m0 16:e4m3; do
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
+           done ;;
+    s41i)  # formats not yet set beside cuBLAS fp16 above 256 tokens (WEIGHT:GROUP:SCALE-FMT:ZERO-POINT:ACT:ACT-QUANT:
+           # ACT-GROUP:ACT-SCALE-FMT; "-" for the default)
+           for w in int8:128:-:none:int8:dynamic_token:-:- e4m3:128:fp32:none:e4m3:dynamic_group:128:fp32 \
+                    nvfp4:-:-:none:fp16:-:-:- nvfp4:-:-:none:e2m1:dynamic_group:16:e4m3 int6:128:-:none:fp16:-:-:- \
+                    e3m2:128:-:none:fp16:-:-:- uint8:128:-:int:fp16:-:-:- int3:64:-:none:int8:dynamic_token:-:-; do
+             IFS=: read -r wf gs sf zp ac aq ag asf <<<"$w"
+             a=(--weight "$wf" --zero-point "$zp" --act "$ac")
+             [ "$gs" != - ] && a+=(--group-size "$gs"); [ "$sf" != - ] && a+=(--scale-fmt "$sf")
+             [ "$aq" != - ] && a+=(--act-quant "$aq"); [ "$ag" != - ] && a+=(--act-group-size "$ag")
+             [ "$asf" != - ] && a+=(--act-scale-fmt "$asf")
+             timeout 100 humming bench --shapes 8192x8192,14336x4096 --m 256,1024 "${a[@]}" --methods humming,cublas-fp16 \
+               --repeats 3 --no-plot --no-jit --out "$OUT/s41i-$wf-$ac" 2>&1 | tee "$OUT/s41i-$wf-$ac-$gs.log" \
+               | grep -E "^(== |256 |1024 )|rror"
            done ;;
     s41h)  # as s41g on the 64-token byte tiles at 64 and 128 tokens (WG_64_TMA, WG_64): W4A8 int4 g128, uint4 g64 int
            # zero points, e4m3 x e4m3 per channel

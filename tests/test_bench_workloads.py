@@ -87,6 +87,23 @@ def test_cli_options_to_workloads_and_methods():
         parse_external(["marlin=/x"], "python3")
 
 
+def test_cli_weight_and_activation_presets():
+    """The plan command's presets (nvfp4, mxfp4, mxfp8) work in the bench too: the preset's scales unless a flag
+    gives them; plain formats keep the bench's defaults (group 128, fp16 scales, fp32 activation scales)."""
+    wl = build_workloads(_args("--shapes", "4096x4096", "--weight", "nvfp4", "--act", "nvfp4"))[0]
+    assert (wl.weight.fmt, wl.weight.group_size, wl.weight.scale_fmt, wl.weight.global_scale) == ("e2m1", 16, "e4m3",
+                                                                                                  "tensor")
+    assert (wl.activation.fmt, wl.activation.quant, wl.activation.group_size, wl.activation.scale_fmt) == (
+        "e2m1", "dynamic_group", 16, "e4m3")
+    wl = build_workloads(_args("--shapes", "4096x4096", "--weight", "mxfp4", "--group-size", "64", "--act", "mxfp8",
+                               "--act-scale-fmt", "fp32"))[0]
+    assert (wl.weight.group_size, wl.weight.scale_fmt) == (64, "e8m0")
+    assert (wl.activation.fmt, wl.activation.group_size, wl.activation.scale_fmt) == ("e4m3", 32, "fp32")
+    wl = build_workloads(_args("--shapes", "4096x4096", "--act", "int8"))[0]
+    assert (wl.weight.group_size, wl.weight.scale_fmt, wl.activation.scale_fmt) == (128, "fp16", "fp32")
+    assert build_workloads(_args("--shapes", "4096x4096", "--group-size", "0"))[0].weight.scale == "channel"
+
+
 def test_cli_without_gpu_says_so(capsys):
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")

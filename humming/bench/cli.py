@@ -11,6 +11,8 @@ import datetime as _dt
 import sys
 from pathlib import Path
 
+from ..scheme import ACT_PRESETS, WEIGHT_PRESETS, ActivationScheme, WeightScheme
+
 __all__ = ["add_arguments", "run", "cli_main", "build_workloads", "select_methods", "parse_external",
            "DEFAULT_ADAPTERS"]
 
@@ -29,14 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument("--kind", choices=("all", "dense", "moe"), default="all", help="preset layers to keep")
     g.add_argument("--m", default=None, help="M (token) list, e.g. 1,16,256 (default: 1,16,64,256,1024,4096)")
     g = p.add_argument_group("schemes (humming's; the baselines use their own formats)")
-    g.add_argument("--weight", default="int4", help="weight element format (int4, uint4, e4m3, e2m1, ...)")
-    g.add_argument("--group-size", type=int, default=128, help="scale group along K; 0 = per channel")
-    g.add_argument("--scale-fmt", default="fp16", help="weight scale format (fp16, bf16, fp32, e8m0, ...)")
+    g.add_argument("--weight", default="int4", help="weight element format (int4, uint4, e4m3, e2m1, ...) or a "
+                   f"preset ({', '.join(WEIGHT_PRESETS)}: its group size and scale format unless given)")
+    g.add_argument("--group-size", type=int, default=None, help="scale group along K; 0 = per channel (default 128)")
+    g.add_argument("--scale-fmt", default=None, help="weight scale format (fp16, bf16, fp32, e8m0, ...; default fp16)")
     g.add_argument("--zero-point", default="none", choices=("none", "int", "float"))
-    g.add_argument("--act", default="fp16", help="activations: fp16, bf16, e4m3, e5m2, int8, int4, e2m1")
+    g.add_argument("--act", default="fp16", help="activations: fp16, bf16, e4m3, e5m2, int8, int4, e2m1, or a "
+                   f"preset ({', '.join(ACT_PRESETS)}: its quantization, group size and scale format unless given)")
     g.add_argument("--act-quant", default=None, choices=("dynamic_token", "dynamic_group"))
     g.add_argument("--act-group-size", type=int, default=None)
-    g.add_argument("--act-scale-fmt", default="fp32", help="activation scale format (fp32, e4m3 for NVFP4, "
+    g.add_argument("--act-scale-fmt", default=None, help="activation scale format (fp32, e4m3 for NVFP4, "
                    "e8m0 for MX)")
     g = p.add_argument_group("method")
     g.add_argument("--methods", default=None, help="comma-separated subset of the methods (default: all)")
@@ -64,8 +68,27 @@ def build_workloads(args) -> list:
     from .workloads import (activation_scheme_from, parse_moe_shapes, parse_shapes, preset_workloads,
                             weight_scheme_from)
 
-    weight = weight_scheme_from(args.weight, args.group_size or None, args.scale_fmt, args.zero_point)
-    act = activation_scheme_from(args.act, args.act_quant, args.act_group_size, args.act_scale_fmt)
+    preset = WEIGHT_PRESETS.get(args.weight.lower())
+    if preset is not None:  # (a preset's fields, then the flags given)
+        fields = dict(preset, zero_point=args.zero_point)
+        if args.group_size is not None:
+            fields.update(scale="group", group_size=args.group_size) if args.group_size > 0 else \
+                fields.update(scale="channel", group_size=None)
+        if args.scale_fmt is not None:
+            fields["scale_fmt"] = args.scale_fmt
+        weight = WeightScheme(**fields)
+    else:
+        gs = 128 if args.group_size is None else args.group_size
+        weight = weight_scheme_from(args.weight, gs or None, args.scale_fmt or "fp16", args.zero_point)
+    preset = ACT_PRESETS.get(args.act.lower())
+    if preset is not None:
+        fields = dict(preset)
+        for flag, key in (("act_quant", "quant"), ("act_group_size", "group_size"), ("act_scale_fmt", "scale_fmt")):
+            if getattr(args, flag) is not None:
+                fields[key] = getattr(args, flag)
+        act = ActivationScheme(**fields)
+    else:
+        act = activation_scheme_from(args.act, args.act_quant, args.act_group_size, args.act_scale_fmt or "fp32")
     out = []
     for name in filter(None, (args.preset or "").split(",")):
         out += preset_workloads(name.strip(), weight, act, args.kind)
