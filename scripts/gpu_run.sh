@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1227,6 +1227,22 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s41k)  # after s41j (slower than bf16 operands: the activation scales read from L2 at each fold): the scales read a
+           # block ahead of their fold; its GPU tests, and the bench with cuBLAS (s41j has the bf16 tree's figures)
+           gputests s41k 150 "fp8_group_activations or (group_and_fp4 and e4m3)"
+           timeout 100 humming bench --shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,1024 --weight e4m3 \
+             --group-size 128 --scale-fmt fp32 --act e4m3 --act-quant dynamic_group --act-group-size 128 \
+             --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s41k" 2>&1 | tee "$OUT/s41k.log" \
+             | grep -E "^(== |1 |16 |64 |128 |256 |1024 )|rror" ;;
+    s41j)  # fp8 weights and activations in groups of 128 values on e4m3 warpgroup MMAs (GemmMmaSync::AGS): the GPU tests;
+           # e4m3 g128 x e4m3 group-128 activations through the bench with cuBLAS, then the tree before (old3/: bf16
+           # operands)
+           gputests s41j 300 "fp8_group_activations or group_and_fp4 or byte_wgmma_tiles"
+           a=(--shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,1024 --weight e4m3 --group-size 128
+              --scale-fmt fp32 --act e4m3 --act-quant dynamic_group --act-group-size 128)
+           timeout 150 humming bench "${a[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/s41j-new" 2>&1 | tee "$OUT/s41j-new.log" | grep -E "^(== |1 |16 |64 |128 |256 |1024 )|rror"
+           abbench s41j 1 "old" 150 "^(== |1 |16 |64 |128 |256 |1024 )" "${a[@]}" ;;
     s41i)  # formats not yet set beside cuBLAS fp16 above 256 tokens (WEIGHT:GROUP:SCALE-FMT:ZERO-POINT:ACT:ACT-QUANT:
            # ACT-GROUP:ACT-SCALE-FMT; "-" for the default)
            for w in int8:128:-:none:int8:dynamic_token:-:- e4m3:128:fp32:none:e4m3:dynamic_group:128:fp32 \

@@ -1228,3 +1228,42 @@ def test_plan_says_where_the_kernels_apply_group_scales(device):
                 assert place == ("partial_accumulators" if acc else "dequantized_weights"), (device, scheme, n, r, said)
     ch = humming.plan(LayerSpec(4096, 4096, WeightScheme("int4", "channel", scale_fmt="fp32")), device)
     assert ch.scales["weight_channel"] == "epilogue"
+
+
+def test_fp8_group_activation_kernels_behind_their_switch(tmp_path, monkeypatch):
+    """fp8 weights and activations in groups of 128 values: bf16 operands by default (the planner's reason names
+    HUMMING_BYTE_GROUP_ACTS); with it, e4m3 warpgroup MMAs at every M whose kernels fold the activation group scales
+    (ACT_SCALE 3, AGROUP) and compile for sm_90a without local memory, the 128-token tiles on TMA stages; tiles
+    that cannot fold them are refused with the reason."""
+    from humming.errors import UnsupportedError
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    layer = LayerSpec(7168, 2048, WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
+                      ActivationScheme("e4m3", "dynamic_group", 128), out_dtype="bf16")
+    clear_cache()
+    p = humming.plan(layer, "h200")
+    assert p.compute.a == "bf16" and "HUMMING_BYTE_GROUP_ACTS" in p.fallbacks[0].reason, p.explain()
+    monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "1")
+    clear_cache()
+    try:
+        p = humming.plan(layer, "h200")
+        assert p.compute.a == "e4m3" and p.scales["activation"] == "partial_accumulators", p.explain()
+        specs = {p.kernel(m): m for m in (1, 16, 64, 100, 300)}
+    finally:
+        monkeypatch.delenv("HUMMING_BYTE_GROUP_ACTS")
+        clear_cache()
+    rt = Runtime(cache_dir=tmp_path)
+    rt.warmup(list(specs), executor="thread")
+    for spec, m in specs.items():
+        cfg = dict(spec.config)
+        assert cfg["ACT_SCALE"] == 3 and cfg["AGROUP"] == 128 and cfg["WG"] == 1, (m, cfg)
+        assert cfg["BM"] < 128 or cfg["TMA"] == 1, (m, cfg)
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (m, usage)
+        assert I.count(I.disassemble(kern.cubin), r"QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, m
+    rec = G.recipe_for(layer.weight, bf16=False, out_bf16=True, caps_cp_async=True, k8mma=False, target="sm_90a",
+                       act_scale=3, op8=2, agroup=128)
+    with pytest.raises(UnsupportedError, match="activation scales per group of 128 values"):
+        G.kernel_spec(rec, G.Tile(64, 128, 64, 2, 4, 1, 4))  # (an mma.sync tile)

@@ -421,6 +421,42 @@ def test_group_and_fp4_activations(case, out_dtype):
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)  # every M of the module
 
 
+@pytest.mark.parametrize("scheme,k,act", [
+    (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 1152, ActivationScheme("e4m3", "dynamic_group", 128)),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 1280, ActivationScheme("e4m3", "dynamic_group", 256)),
+    (WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), 640, ActivationScheme("e4m3", "dynamic_group", 128, "e8m0")),
+    (WeightScheme("e5m2", "channel", scale_fmt="fp32"), 768, ActivationScheme("e5m2", "dynamic_group", 128)),
+], ids=["deepseek-block", "channel-g256", "group-e8m0", "e5m2"])
+def test_fp8_group_activations_on_warpgroup_mmas(scheme, k, act, monkeypatch):
+    """fp8 weights and activations in groups of whole 128-value blocks on the H200 (DeepSeek's FP8 block scheme and
+    its kin) with HUMMING_BYTE_GROUP_ACTS=1 (not planned by default: slower than bf16 operands as built): fp8
+    warpgroup MMAs at every M, each block's fp32 sum folded times its rows' weight scale and its tokens' activation
+    group scale (GemmMmaSync::AGS; the 128-token tiles on TMA stages), through the planner, with split K, rows past
+    M and odd N where the weight scales allow, against reference.py."""
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("warpgroup MMAs need sm_90a")
+    monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "1")  # (read when a plan is made: plans are cached)
+    clear_cache()
+    try:
+        _fp8_group_activations(scheme, k, act, G)
+    finally:
+        monkeypatch.delenv("HUMMING_BYTE_GROUP_ACTS")
+        clear_cache()
+
+
+def _fp8_group_activations(scheme, k, act, G):
+    n = 256 if scheme.scale == "block" else N_ODD
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16", bias=True), "h200")
+    assert p.compute.a == act.fmt and not p.fallbacks, p.explain()
+    for m in (1, 16, 64, 100, 300):
+        assert G.tile_from_config(p.tuning_for(m).config).wgmma, p.tuning
+    run_and_check(qw, act, out_dtype="bf16", ms=(1, 5, 16, 33, 64, 100, 128, 257, 1000))
+
+
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("case", BYTE_CASES, ids=lambda c: f"{c[0].describe()}-K{c[1]}-{c[2].describe()}"
                          .replace(" ", "_").replace(",", ""))

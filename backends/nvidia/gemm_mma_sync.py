@@ -215,13 +215,15 @@ class Recipe:
     bf16: bool = False       # compute (activation) type
     out_bf16: bool = False
     has_chan: bool = False
-    act_scale: int = 0       # 0 none, 1 per token, 2 per tensor
+    act_scale: int = 0       # 0 none, 1 per token, 2 per tensor, 3 per token and group of agroup values (byte
+                             # operands on warpgroup tiles: folded with each block's sums)
     has_bias: bool = False
     cp_async: bool = True
     k8mma: bool = False      # two m16n8k8 instead of m16n8k16 (Turing)
     target: str = "sm_80"
     defines: tuple = ()
     op8: int = 0             # MMA operands: 0 fp16/bf16; bytes (m16n8k32): 1 int8, 2 e4m3, 3 e5m2; 4 int4 (m16n8k64)
+    agroup: int = 0          # act_scale 3: activation values per scale (a multiple of 128)
 
     @property
     def ku(self) -> int:
@@ -494,6 +496,12 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 f"operands (byte operands: scale groups of whole 64-unit blocks); the kernel is "
                                 f"for {recipe.target} with {OP8_NAMES[recipe.op8]} operands"
                                 + (f", groups of {recipe.group} units" if recipe.op8 and recipe.gscale else "")])
+    if recipe.act_scale == 3 and not (tile.wgmma and wg_fold(recipe) and not half_block_groups(recipe)
+                                      and recipe.agroup % 128 == 0):
+        raise UnsupportedError(f"tile {tile.to_dict()} cannot run this layer's kernel",
+                               [f"activation scales per group of {recipe.agroup} values are folded with each block's "
+                                f"sums of byte operands on warpgroup tiles (fp8 operands, or int8 ones with group "
+                                f"scales, of whole 128-value blocks; groups a multiple of 128)"])
     if tile.xwin and not x_turns(recipe, tile):
         raise UnsupportedError(f"ring tile {tile.to_dict()} cannot run this layer's kernel",
                                [f"an activation window (xwin) needs cp.async copies; the kernel is for {recipe.target} "
@@ -517,6 +525,8 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
     }
+    if recipe.act_scale == 3:
+        cfg["AGROUP"] = recipe.agroup
     return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
                       # an explicit occupancy floor: without it ptxas may cap registers low
@@ -662,7 +672,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
                act_scale: int = 0, has_bias: bool = False, defines: tuple = (), op8: int = 0,
-               fcvt: bool = False) -> Recipe:
+               fcvt: bool = False, agroup: int = 0) -> Recipe:
     """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16,
     or (``op8``: 1 int8, 2 e4m3, 3 e5m2) on byte operands. ``fcvt``: float codes meet the
     16-bit operand by the chip's conversion (the plan's ``native_cvt``; see cvt_dequant)."""
@@ -702,7 +712,8 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
     return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
                   fbias=getattr(fmt, "bias", 0) or 0, fcvt=fcvt, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
-                  cp_async=caps_cp_async, k8mma=k8mma and not op8, target=target, defines=defines, op8=op8)
+                  cp_async=caps_cp_async, k8mma=k8mma and not op8, target=target, defines=defines, op8=op8,
+                  agroup=agroup if act_scale == 3 else 0)
 
 
 #: (weight format, 16-bit operand) pairs whose ``native_cvt`` dequantizer gemm/dequant.cuh has
@@ -1476,10 +1487,10 @@ def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Ti
     per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
     30.6 / 26.0 / 39.9 for WG_128 in four; W4A8 M=512 WG_128 67.9 / 49.5 against 89.7 / 66.5 for WG_64; at
     129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two). 128-token tiles of groups of
-    half a block take TMA stages (half_block_groups)."""
+    half a block (half_block_groups) and of activation group scales (act_scale 3) take TMA stages."""
     t = _byte_wgmma_tile(tile, recipe, lo, n, k)
-    if half_block_groups(recipe) and t.bm == 128 and not t.tma:
-        return replace(t, tma=1)
+    if (half_block_groups(recipe) or recipe.act_scale == 3) and t.bm == 128 and not t.tma:
+        return replace(t, tma=1)  # (activation group scales: 3 local loads / stores per turn with cp.async stages)
     return t
 
 
@@ -1826,8 +1837,8 @@ COMPUTE_TYPES = ("fp16", "bf16")
 def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     """Byte operands whose plan runs warpgroup MMAs at every M (so no emulated mma.sync is issued):
     a native wgmma form of the pair, and a layer the warpgroup scheduler takes."""
-    if layer.is_moe or layer.activation.quant == "dynamic_group" or not caps.find_mma(compute.a, compute.b, acc,
-                                                                                    families="wgmma"):
+    if (layer.is_moe or (layer.activation.quant == "dynamic_group" and not _group_acts_fit(layer, compute))
+            or not caps.find_mma(compute.a, compute.b, acc, families="wgmma")):
         return False
     try:  # (the weights as the byte operand: any other limit keeps the emulation among the reasons)
         recipe = recipe_for(layer.weight, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False,
@@ -1835,6 +1846,32 @@ def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     except UnsupportedError:
         return False
     return wgmma_ok(recipe, caps)
+
+
+def byte_group_activations(layer, caps, compute) -> bool:
+    """Whether per-group activation scales meet this layer's byte operands (GemmMmaSync::AGS, folded with each
+    block's sums): fp8 x fp8 (8-bit float weights: no byte rings at any M) on a chip whose plan runs warpgroup
+    tiles at every M, activation groups of a multiple of 128 values (whole blocks), weight groups that span whole
+    blocks, no act order (its permutation would mix groups within a block)."""
+    return _group_acts_fit(layer, compute) and _byte_wgmma_everywhere(layer, caps, compute, "fp32")
+
+
+def byte_group_acts_enabled() -> bool:
+    """Whether plans may fold per-group activation scales on fp8 warpgroup tiles (byte_group_activations):
+    ``HUMMING_BYTE_GROUP_ACTS`` is 1/on (read when a plan is made; plans are cached). Off by default: correct
+    (its GPU tests pass) but slower than bf16 operands on the H200 as built, through the bench, e4m3 g128 x e4m3
+    in groups of 128: 8192x8192 M = 1 / 256 / 1024 29.5 / 92.0 / 353 us against 25.8 / 75.2 / 303 (gpu_run.sh
+    s41j, s41k). Each fold reads every token's scale of the block from a row-major [M, K / group] array, a cache
+    line per token (128 per block and warp at 128 tokens): a [K / group, M] layout would read four."""
+    return os.environ.get("HUMMING_BYTE_GROUP_ACTS", "0").lower() in ("1", "on", "true", "yes")
+
+
+def _group_acts_fit(layer, compute) -> bool:
+    a, w = layer.activation, layer.weight
+    return (byte_group_acts_enabled() and _op8(compute) in (2, 3) and w.is_float and w.bits == 8
+            and a.group_size is not None
+            and a.group_size % 128 == 0 and not w.act_order
+            and (w.scale not in ("group", "block") or w.group_size % 128 == 0))
 
 
 #: byte operands (int8, fp8) on chips with warpgroup MMAs take 16-bit operands instead where their weights' scale groups
@@ -1885,9 +1922,10 @@ def check_layer(layer, caps, compute) -> list[str]:
         reasons.extend(e.reasons)
     act = layer.activation
     if act.quant == "dynamic_group":
-        if not sixteen:
-            reasons.append("per-group activation scales on byte operands are not implemented in the mma_sync "
-                           "family yet (16-bit operands take them folded into the values)")
+        if not sixteen and not byte_group_activations(layer, caps, compute):
+            reasons.append("per-group activation scales on byte operands are not implemented in the planned kernels "
+                           "(16-bit operands take them folded into the values; HUMMING_BYTE_GROUP_ACTS=1 folds them "
+                           "on fp8 warpgroup MMAs, slower as built)")
         g = act.group_size
         if not (g in (8, 16, 32, 64, 128, 256) or (g > 256 and g % 256 == 0)):
             reasons.append(f"activation groups of {g}: the quantization kernel takes groups of 8, 16, 32, 64, "
@@ -1915,9 +1953,12 @@ def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
     memory of the register rings' slices, stream_x_cap); for a layer this version cannot run (a
     ``families="hardware"`` plan, not runnable) the nearest one it could."""
     w = layer.weight
+    op8 = _op8(compute)
+    groups = bool(op8) and layer.activation.quant == "dynamic_group"  # (byte_wgmma_tile's act_scale 3)
     try:
         return recipe_for(w, bf16=compute.a == "bf16", out_bf16=False, caps_cp_async=cp_async, k8mma=False,
-                          target="sm_80", op8=_op8(compute))
+                          target="sm_80", op8=op8, act_scale=3 if groups else 0,
+                          agroup=layer.activation.group_size or 0)
     except UnsupportedError:
         grouped = w.scale in ("group", "block")
         zp = {"none": 0, "int": 1, "float": 2}[w.zero_point]
@@ -2278,8 +2319,9 @@ def recipe_from_plan(plan, hw) -> Recipe:
         raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16, int8 or fp8; the plan "
                                f"asks for {c.a} x {c.b} operands", [f"{c.a} x {c.b} MMA is not implemented yet"])
     act = layer.activation
-    # (dynamic_group on 16-bit operands: the per-row power of two the group scales are folded over)
-    act_scale = {"dynamic_token": 1, "dynamic_group": 1, "static_tensor": 2}.get(act.quant, 0)
+    # (dynamic_group on 16-bit operands: the per-row power of two the group scales are folded over; on byte
+    # operands the group scales themselves, folded with each block's sums)
+    act_scale = {"dynamic_token": 1, "dynamic_group": 3 if op8 else 1, "static_tensor": 2}.get(act.quant, 0)
     comps = plan.components
     caps = hw.caps
     compiler = "nvrtc" if caps.targets.get("nvrtc") else "nvcc"
@@ -2287,7 +2329,8 @@ def recipe_from_plan(plan, hw) -> Recipe:
     return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
                       caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
                       k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
-                      has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt")
+                      has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt",
+                      agroup=act.group_size or 0)
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):

@@ -179,15 +179,18 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         if pw.perm is not None:
             v = v.index_select(1, pw.perm)
         return _aligned(v), s.reshape(-1).contiguous()
-    if act.quant == "dynamic_group":  # (the planner does not choose byte operands for these)
-        raise UnsupportedError("gemm: per-group activation scales on byte operands are not implemented",
-                               [f"activation scheme {act.describe()}"])
+    if act.quant == "dynamic_group" and (pw.recipe.act_scale != 3 or pw.perm is not None):
+        raise UnsupportedError("gemm: per-group activation scales on these byte operands are not implemented",
+                               [f"activation scheme {act.describe()}; the kernels fold them for fp8 operands on "
+                                f"warpgroup MMAs, without act order"])
     if pw.perm is not None:
         x = x.index_select(1, pw.perm)
     fmt = act.fmt
     if act.format.bits == 4 and pw.recipe.op8 != 4:
         fmt += BYTES  # the int8 operands take the int4 codes exactly, one per byte
-    q, s = quantize_activation(x.contiguous(), fmt, act.quant, scale=act_scale, scale_fmt=act.scale_fmt)
+    # (dynamic_group: the codes and their scales [M, K / group], which the kernel folds with each block's sums)
+    q, s = quantize_activation(x.contiguous(), fmt, act.quant, act.group_size, scale=act_scale,
+                               scale_fmt=act.scale_fmt)
     # byte operands: the codes go to the MMA as they are
     return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
 

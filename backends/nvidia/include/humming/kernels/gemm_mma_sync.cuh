@@ -1855,15 +1855,22 @@ struct GemmMmaSync {
   // first two k32 steps write set 0, the last two set 1, one group each; both are folded, each times
   // its own group's scales, after the next block's dequantization, behind the same wait_group 0.
   static constexpr int GSUB = WG_FOLD && BYTES && Cfg::GSCALE && Cfg::GROUP % 64 != 0 ? 2 : 1;
+  // ACT_SCALE 3 (byte operands of the warpgroup tiles that fold): activation scales per token and group of
+  // Cfg::AGROUP values (a multiple of the 128 of a block), applied with the weights' in each block's fold
+  static constexpr bool AGS = Cfg::ACT_SCALE == 3;
+  static_assert(!AGS || (WG && BYTES && WG_FOLD && GSUB == 1), "activation group scales: byte warpgroup tiles that "
+                "fold per block");
   static constexpr int NSET = WG_FOLD ? GSUB : NCH;  // accumulator sets the wgmmas write
   // 128-token tiles of two sets hold 192 accumulators per thread: they retire the previous block's group before
   // dequantizing the next, so that one block's A fragments are live instead of two (16 registers: the 255 of
-  // ptxas' limit, with a 48-byte spill in the main loop otherwise)
+  // ptxas' limit, with a 48-byte spill in the main loop otherwise); so do those of activation group scales (32
+  // more registers: 16-32 bytes of stack on cp.async stages otherwise)
 #ifndef HUMMING_WAIT_FIRST
 #define HUMMING_WAIT_FIRST 1
 #endif
   // (HUMMING_WAIT_FIRST=2: every byte tile that folds, for measurements)
-  static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST == 2 ? (WG_FOLD && BYTES) : HUMMING_WAIT_FIRST && GSUB == 2 && BM == 128;
+  static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST == 2 ? (WG_FOLD && BYTES)
+                                     : HUMMING_WAIT_FIRST && (GSUB == 2 || Cfg::ACT_SCALE == 3) && BM == 128;
   static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0 || (BYTES && Cfg::GROUP % 32 == 0),
                 "wgmma tiles that fold: group scales over whole 64-unit blocks (bytes: or halves of one)");
   // 16-bit operands that fold, four blocks per stage, groups of whole pairs of blocks, one warpgroup per
@@ -1885,8 +1892,9 @@ struct GemmMmaSync {
 
   // acc += part * (the rows' group scales f[j][0] for row g, f[j][1] for g + 8; 1 without group scales),
   // for each partial set j
+  // (AGS: times the block's activation group scale of each token, xs[mt][h] for token mt * 8 + 2 * c4 + h)
   static HUMMING_DEVICE void fold_wg(float (&acc)[NT][MT][4], PT (&part)[NSET][NT][MT][4],
-                                     const float (&f)[GSUB][NT][2]) {
+                                     const float (&f)[GSUB][NT][2], const float (&xs)[AGS ? MT : 1][2]) {
     wgmma::fence_regs<GSUB * NT * MT * 4>(&part[0][0][0][0]);  // (read only after the wait that retired them)
 #pragma unroll
     for (int j = 0; j < GSUB; ++j)
@@ -1896,15 +1904,39 @@ struct GemmMmaSync {
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            if constexpr (Cfg::GSCALE) acc[t][mt][q] = fmaf(static_cast<float>(part[j][t][mt][q]), f[j][t][q >> 1], acc[t][mt][q]);
+            float sc = 1.0f;
+            if constexpr (Cfg::GSCALE) sc = f[j][t][q >> 1];
+            if constexpr (AGS) sc *= xs[mt][q & 1];
+            if constexpr (Cfg::GSCALE || AGS) acc[t][mt][q] = fmaf(static_cast<float>(part[j][t][mt][q]), sc, acc[t][mt][q]);
             else acc[t][mt][q] += static_cast<float>(part[j][t][mt][q]);
           }
   }
 
+  // AGS: the activation group scales of block kb0 (K unit of its first column) for this thread's tokens of
+  // the tile at m0 (rows past M read row M - 1: their sums are not stored)
+  static HUMMING_DEVICE void act_group_scales(const GemmParams& p, int m0, int kb0, int lane, float (&xs)[AGS ? MT : 1][2]) {
+    if constexpr (AGS) {
+      const int ld = (p.K * KU + Cfg::AGROUP - 1) / Cfg::AGROUP;
+      const int gi = kb0 * KU / Cfg::AGROUP;
+      const int r0 = m0 + 2 * (lane & 3);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = r0 + mt * 8 + h < p.M ? r0 + mt * 8 + h : p.M - 1;
+          xs[mt][h] = __ldg(p.act_scale + static_cast<i64>(r) * ld + gi);
+        }
+    } else {
+      xs[0][0] = xs[0][1] = 1.0f;
+    }
+  }
+
   template <typename Issue>
-  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first, float (&acc)[NT][MT][4],
+  static HUMMING_DEVICE void compute_stage_wg(const GemmParams& p, int m0, const char* base, int k0, bool first,
+                                              float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
-                                              float (&fs)[2][GSUB][NT][2], int wn, int lane, Issue&& issue) {
+                                              float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2], int wn,
+                                              int lane, Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
                       OP8 != 4 &&
                       !Cfg::K8MMA,
@@ -1925,7 +1957,9 @@ struct GemmMmaSync {
         for (int j = 1; j <= FOLD_SPAN; ++j)
 #pragma unroll
           for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
-        if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1]);  // (block kb - 1's rows: the group's)
+        if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1], xs);  // (block kb - 1's rows: the group's)
+        // AGS: block kb's activation scales, read a block ahead of their fold (L2 latency behind its wgmmas)
+        act_group_scales(p, m0, k0 + kb * 64, lane, xs);
       };
       if constexpr (WAIT_FIRST) {
         if (fold_here) retire();
@@ -2059,6 +2093,7 @@ struct GemmMmaSync {
     PT wacc[NSET][NT][MT][4];  // what the wgmmas write: the chains, or (WG_FOLD) the two blocks' partial sums
     float acc[NT][MT][4];      // WG_FOLD: the folded sums
     float fs[2][GSUB][NT][2];  // WG_FOLD: the group scales of the last two blocks' rows
+    float xs[AGS ? MT : 1][2];  // AGS: the activation group scales of the block in flight (its tokens)
 #pragma unroll
     for (int i = 0; i < NSET * ACC; ++i) (&wacc[0][0][0][0])[i] = PT(0);
 #pragma unroll
@@ -2116,7 +2151,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) __syncthreads();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, wn, lane, [&] {
+      compute_stage_wg(p, m0, smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, xs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
@@ -2149,7 +2184,7 @@ struct GemmMmaSync {
     else __syncthreads();
 
     if constexpr (WG_FOLD) {
-      if (nsteps > 0) fold_wg(acc, wacc, fs[1]);  // (the slice's last block: block KB - 1 (odd) of its last stage)
+      if (nsteps > 0) fold_wg(acc, wacc, fs[1], xs);  // (the slice's last block: block KB - 1 (odd) of its last stage)
     } else {
 #pragma unroll
       for (int c = 1; c < NCH; ++c)
