@@ -1875,7 +1875,12 @@ def _group_acts_fit(layer, compute) -> bool:
 
 
 #: byte operands (int8, fp8) on chips with warpgroup MMAs take 16-bit operands instead where their weights' scale groups
-#: are not whole multiples of this many values (measured: byte_group_fallback's docstring)
+#: are not whole multiples of this many values: the byte warpgroup tiles fold at most two groups per 128-value block
+#: (GSUB), and mma.sync, which took groups of 32, ran them at 0.42-0.48x cuBLAS fp16 above 256 tokens (H200, through
+#: the bench, gpu_run.sh s41d, us, W4A8 int4 g32 on 16-bit / int8 operands, M = 1 / 16 / 64 / 256 / 1024: 8192x8192
+#: 20.0 / 22.6 / 33.8 / 67.7 / 243 against 22.2 / 23.7 / 52.3 / 109 / 427; 28672x8192 63.8 / 54.6 / 73.7 / 222 / 795
+#: against 65.7 / 65.4 / 121 / 425 / 1418). Groups of 64 keep their byte tiles: 16-bit operands were slower at 1-64
+#: tokens there (uint4 g64 zp 8192x8192 20.8 / 23.1 / 33.8 against 18.4 / 18.8 / 27.2 us) and within 10 % above.
 BYTE_GROUP_VALUES = 64
 
 
@@ -1906,7 +1911,7 @@ def check_layer(layer, caps, compute) -> list[str]:
     w = layer.weight
     if (op8 in (1, 2, 3) and caps.has("wgmma") and w.scale in ("group", "block")
             and w.group_size % BYTE_GROUP_VALUES):
-        # (the 16-bit operands' warpgroup tiles dequantize the scales into the weights: byte_group_fallback)
+        # (the 16-bit operands' warpgroup tiles apply the scales to the dequantized weights: BYTE_GROUP_VALUES)
         reasons.append(f"{compute.a} x {compute.b} with scale groups of {w.group_size} values folds its partial "
                        f"sums more often than once per {BYTE_GROUP_VALUES} values on this chip's warpgroup tiles, "
                        f"slower than 16-bit operands (which hold {compute.a} values exactly)")
