@@ -1852,8 +1852,9 @@ def byte_group_activations(layer, caps, compute) -> bool:
     """Whether per-group activation scales meet this layer's byte operands (GemmMmaSync::AGS, folded with each
     block's sums): fp8 x fp8 (8-bit float weights: no byte rings at any M) on a chip whose plan runs warpgroup
     tiles at every M, activation groups of a multiple of 128 values (whole blocks), weight groups that span whole
-    blocks, no act order (its permutation would mix groups within a block)."""
-    return _group_acts_fit(layer, compute) and _byte_wgmma_everywhere(layer, caps, compute, "fp32")
+    blocks, no act order (its permutation would mix groups within a block): _group_acts_fit, which
+    _byte_wgmma_everywhere checks for such layers."""
+    return layer.activation.quant == "dynamic_group" and _byte_wgmma_everywhere(layer, caps, compute, "fp32")
 
 
 def byte_group_acts_enabled() -> bool:

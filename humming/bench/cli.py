@@ -71,9 +71,10 @@ def build_workloads(args) -> list:
     preset = WEIGHT_PRESETS.get(args.weight.lower())
     if preset is not None:  # (a preset's fields, then the flags given)
         fields = dict(preset, zero_point=args.zero_point)
-        if args.group_size is not None:
-            fields.update(scale="group", group_size=args.group_size) if args.group_size > 0 else \
-                fields.update(scale="channel", group_size=None)
+        if args.group_size is not None and args.group_size > 0:
+            fields.update(scale="group", group_size=args.group_size)
+        elif args.group_size is not None:
+            fields.update(scale="channel", group_size=None)
         if args.scale_fmt is not None:
             fields["scale_fmt"] = args.scale_fmt
         weight = WeightScheme(**fields)
