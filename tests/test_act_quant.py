@@ -111,7 +111,7 @@ def test_spec_carries_the_format_and_layout():
     s = act_quant_spec("e4m3", "dynamic_group", torch.bfloat16, 512, "sm_89", group_size=128)
     assert (s.get("EXP"), s.get("MAN"), s.get("BIAS"), s.get("QMAX"), s.get("QMIN")) == (4, 3, 7, 448.0, -448.0)
     assert s.get("IN_BF16") is True and s.get("MODE") == 2 and s.get("GROUP") == 128 and s.get("OUT_BITS") == 8
-    assert (s.threads, s.get("ROW_THREADS")) == (128, 32) and s.params_size == ctypes.sizeof(ActQuantParams) == 56
+    assert (s.threads, s.get("ROW_THREADS")) == (128, 32) and s.params_size == ctypes.sizeof(ActQuantParams) == 64
     i4 = act_quant_spec("int4", "dynamic_token", torch.float16, 9000, "sm_80")
     assert (i4.get("QMIN"), i4.get("QMAX"), i4.get("OUT_BITS"), i4.get("OUT_FLOAT")) == (-8.0, 7.0, 4, False)
     assert (i4.threads, i4.get("ROW_THREADS")) == (1024, 1024)
@@ -140,12 +140,14 @@ def _fake(*shape, dtype=torch.float16):
     ("int8", "static_tensor", None, (5, 64), (0,)),
     ("e2m1+fp16", "dynamic_group", 16, (5, 64), (5, 1)),  # 16-bit values: one power of two per row
     ("int4+bf16", "dynamic_token", None, (5, 64), (5, 1)),
+    ("e4m3", "dynamic_group+major", 16, (5, 64), (4, 8)),  # by group: [K / 16, M rounded up to 4]
 ])
 def test_fake_implementation_gives_shapes_and_dtypes(fmt, mode, g, q_shape, s_shape):
     mode_, x = _fake(5, 64)
+    mode, major = mode.split("+")[0], mode.endswith("+major")
     with mode_:
         scale = torch.ones(1, device="cuda") if mode == "static_tensor" else None
-        q, s = torch.ops.humming.quantize_activation(x, fmt, mode, g, scale)
+        q, s = torch.ops.humming.quantize_activation(x, fmt, mode, g, scale, group_major=major)
     assert (tuple(q.shape), q.dtype, q.device.type) == (q_shape, quantized_dtype(fmt), "cuda")
     assert (tuple(s.shape), s.dtype) == (s_shape, torch.float32)
 
@@ -156,6 +158,8 @@ def test_fake_implementation_gives_shapes_and_dtypes(fmt, mode, g, q_shape, s_sh
     (("int8", "static_tensor", None, None), ShapeError, ["static_tensor", "None"]),
     (("int8", "dynamic_token", None, "scale"), ShapeError, ["only taken by static_tensor"]),
     (("int8", "rowwise"), ValueError, ["'rowwise'"]),
+    (("int8", "dynamic_token", None, None, "fp32", True), ValueError, ["group_major", "dynamic_token"]),
+    (("int8+fp16", "dynamic_group", 7, None, "fp32", True), ValueError, ["group_major", "16-bit values"]),
 ])
 def test_bad_calls_name_what_is_wrong(args, error, words):
     mode_, x = _fake(3, 7)
@@ -234,6 +238,20 @@ def test_dynamic_group_matches_reference(poison_cuda, fmt, dtype, group_size):
     for i, (m, groups) in enumerate([(1, 1), (3, 5), (37, 8), (2, 56), (1, 130)]):
         poison_cuda()
         _check(_inputs(m, groups * group_size, dtype, seed=100 + i), fmt, "dynamic_group", group_size)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["e4m3", "int8", "int4"])
+def test_group_major_scales_are_the_row_major_ones_by_group(poison_cuda, fmt):
+    """group_major=True: the same codes, the scales [K / group, M rounded up to 4] (what the byte warpgroup
+    GEMM copies into its stages), each the row-major one."""
+    for i, (m, groups) in enumerate([(1, 3), (5, 8), (64, 2), (37, 4)]):
+        poison_cuda()
+        x = _inputs(m, groups * 128, torch.bfloat16, seed=300 + i)
+        q, s = quantize_activation(x, fmt, "dynamic_group", 128)
+        qg, sg = quantize_activation(x, fmt, "dynamic_group", 128, group_major=True)
+        assert tuple(sg.shape) == (groups, (m + 3) // 4 * 4) and sg.is_contiguous()
+        assert torch.equal(bits(qg), bits(q)) and torch.equal(sg[:, :m], s.t())
 
 
 @pytest.mark.gpu

@@ -346,6 +346,15 @@ def stream_smem(tile: Tile, m: int, slice_blocks: int, recipe: Recipe) -> int:
     return head + stream_ring_bytes(tile, recipe)
 
 
+def _xs_rows(recipe: Recipe, tile: Tile) -> int:
+    """Rows of activation group scales a stage holds (act_scale 3; mirrors GemmMmaSync::XS_ROWS): one per
+    group its 128-value blocks lie in."""
+    if recipe.act_scale != 3 or recipe.agroup < 128:  # (smaller groups: kernel_spec refuses the recipe)
+        return 0
+    kb, gpb = tile.bk // 64, recipe.agroup // 128
+    return kb // gpb if kb % gpb == 0 else 1 if gpb % kb == 0 else kb
+
+
 def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     """Dynamic shared memory of the kernel (mirrors GemmMmaSync::SMEM_BYTES); for
     a stream tile the most a launch may use (each launch sets its own)."""
@@ -356,6 +365,7 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     a = tile.bm * tile.bk * 2
     w = (tile.bn // 16) * (tile.bk // 64) * recipe.wpl * 128
     s = (_gs_rows(recipe.group, tile.bk) * tile.bn * (4 if recipe.zp else 2)) if recipe.gscale else 0
+    s += _xs_rows(recipe, tile) * tile.bm * 4
     red = tile.bm * (tile.bn + 4) * 4
     if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one (TMA: + the barriers)
         bars = (128 if tile.wn > 4 or tile.cluster > 1 else 64) if tile.tma else 0  # (full barriers; empty ones

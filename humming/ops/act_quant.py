@@ -9,7 +9,11 @@
   byte, ``torch.int8 [..., K]``; ``fmt + "+fp16"`` or ``"+bf16"``: the codes'
   values as 16-bit floats ``[..., K]``, for GEMMs on 16-bit operands (see below);
 * ``scales``: fp32, ``[..., 1]`` (``dynamic_token``), ``[..., K/group_size]``
-  (``dynamic_group``), or the given ``scale`` (``static_tensor``, shape ``[1]``).
+  (``dynamic_group``), or the given ``scale`` (``static_tensor``, shape ``[1]``);
+  ``group_major=True`` (``dynamic_group`` codes only) lays the group scales out by
+  group, ``[K/group_size, M']`` with ``M'`` the M rows rounded up to a multiple
+  of 4 (the padding entries unwritten): a GEMM that folds them per block reads each block's
+  scales of consecutive tokens from one run of memory.
 
 With 16-bit values, token and static scales stay apart (``x = value * scale``,
 the values exact), and ``dynamic_group`` folds each group's scale into its
@@ -64,7 +68,8 @@ class ActQuantParams(ctypes.Structure):
 
     _fields_ = [("x", ctypes.c_void_p), ("q", ctypes.c_void_p), ("scales", ctypes.c_void_p),
                 ("m", ctypes.c_int), ("k", ctypes.c_int),
-                ("ld_x", ctypes.c_longlong), ("ld_q", ctypes.c_longlong), ("ld_s", ctypes.c_longlong)]
+                ("ld_x", ctypes.c_longlong), ("ld_q", ctypes.c_longlong), ("ld_s", ctypes.c_longlong),
+                ("ld_g", ctypes.c_longlong)]
 
 
 #: ``fmt + BYTES``: a 4-bit integer format's codes one per byte (``torch.int8 [..., K]``, the
@@ -199,7 +204,7 @@ def device_target(index: int) -> str:
 _bits: dict[str, int] = {}  # output name -> bits per element written, for formats already validated
 
 
-def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
+def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale, group_major: bool = False):
     """Validate the call; returns (M, K, q shape, scales shape or None)."""
     if mode not in _MODE_CODE:
         raise ValueError(f"quantize_activation: mode must be one of {MODES}, found {mode!r}")
@@ -235,11 +240,18 @@ def _shapes(x: torch.Tensor, fmt: str, mode: str, group_size, scale):
         return m, k, q_shape, None
     if scale is not None:
         raise ShapeError(f"quantize_activation: scale is only taken by static_tensor, found it with mode={mode!r}")
+    if group_major and mode != "dynamic_group":
+        raise ValueError(f"quantize_activation: group_major is for dynamic_group scales, found mode={mode!r}")
     if mode == "dynamic_token":
         return m, k, q_shape, lead + (1,)
+    if group_major and bits == 16:
+        raise ValueError(f"quantize_activation: group_major is for codes with their group scales; {fmt!r} "
+                         f"writes 16-bit values with one scale per row")
     g = _check_group(group_size)
     if k % g:
         raise ShapeError(f"quantize_activation: group_size={g} must divide K, found K={k}")
+    if group_major:
+        return m, k, q_shape, (k // g, (m + 3) // 4 * 4)
     return m, k, q_shape, lead + ((k // g,) if bits < 16 else (1,))  # (16-bit values: the row's t)
 
 
@@ -268,12 +280,12 @@ def _prepare(key) -> _Prepared:
 
 
 def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optional[int] = None,
-                         scale: Optional[torch.Tensor] = None, scale_fmt: str = "fp32"
+                         scale: Optional[torch.Tensor] = None, scale_fmt: str = "fp32", group_major: bool = False
                          ) -> tuple[torch.Tensor, torch.Tensor]:
     """The op: as quantize_activation, but static_tensor returns an empty scales tensor."""
     if x.device.type != "cuda":
         raise DeviceError(f"quantize_activation: x must be a CUDA tensor, found one on {x.device}")
-    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale)
+    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale, group_major)
     x2 = x if x.dim() == 2 else x.reshape(m, k)
     if k > 1 and x2.stride(1) != 1:
         x2 = x2.contiguous()
@@ -297,7 +309,10 @@ def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optio
     p.k = k
     p.ld_x = x2.stride(0) if m > 1 else k
     p.ld_q = q_shape[-1] * q.element_size()
-    p.ld_s = 0 if s_shape is None else s_shape[-1]
+    if group_major:
+        p.ld_s, p.ld_g = 1, s_shape[-1]
+    else:
+        p.ld_s, p.ld_g = (0 if s_shape is None else s_shape[-1]), 1
     grid = (m + prep.rows_per_block - 1) // prep.rows_per_block
     if device != torch.cuda.current_device():
         with torch.cuda.device(device):
@@ -307,8 +322,8 @@ def _quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: Optio
     return q, scales
 
 
-def _fake(x, fmt, mode, group_size=None, scale=None, scale_fmt="fp32"):
-    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale)
+def _fake(x, fmt, mode, group_size=None, scale=None, scale_fmt="fp32", group_major=False):
+    m, k, q_shape, s_shape = _shapes(x, fmt, mode, group_size, scale, group_major)
     q = x.new_empty(q_shape, dtype=quantized_dtype(fmt))
     return q, x.new_empty(s_shape if s_shape is not None else (0,), dtype=torch.float32)
 
@@ -317,10 +332,10 @@ _op = register_op("quantize_activation", _quantize_activation, _fake)
 
 
 def quantize_activation(x: torch.Tensor, fmt: str, mode: str, group_size: int | None = None,
-                        scale: torch.Tensor | None = None, scale_fmt: str = "fp32"
+                        scale: torch.Tensor | None = None, scale_fmt: str = "fp32", group_major: bool = False
                         ) -> tuple[torch.Tensor, torch.Tensor]:
     """Quantize ``x`` (see the module docstring)."""
-    q, scales = _op(x, fmt, mode, group_size, scale, scale_fmt)
+    q, scales = _op(x, fmt, mode, group_size, scale, scale_fmt, group_major)
     if mode == "static_tensor":
         return q, scale.reshape(1)
     return q, scales

@@ -188,9 +188,10 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
     fmt = act.fmt
     if act.format.bits == 4 and pw.recipe.op8 != 4:
         fmt += BYTES  # the int8 operands take the int4 codes exactly, one per byte
-    # (dynamic_group: the codes and their scales [M, K / group], which the kernel folds with each block's sums)
+    # (dynamic_group: the codes and their scales by group, [K / group, M rounded up to 4], which the kernel
+    # copies into its stages beside the activations and folds with each block's sums)
     q, s = quantize_activation(x.contiguous(), fmt, act.quant, act.group_size, scale=act_scale,
-                               scale_fmt=act.scale_fmt)
+                               scale_fmt=act.scale_fmt, group_major=act.quant == "dynamic_group")
     # byte operands: the codes go to the MMA as they are
     return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
 

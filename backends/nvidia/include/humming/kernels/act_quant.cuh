@@ -38,12 +38,13 @@ namespace humming {
 struct ActQuantParams {
   const void* x;  // [m, k] fp16 or bf16; row stride ld_x elements
   void* q;        // codes [m, k] (8-bit) or [m, k / 2] (4-bit), or 16-bit values [m, k]; row stride ld_q bytes
-  float* scales;  // token: [m] stride ld_s; group: [m, k / GROUP] row stride ld_s; static: [1], read
+  float* scales;  // token: [m] stride ld_s; group: row r's group g at r * ld_s + g * ld_g; static: [1], read
   int m;
   int k;
   long long ld_x;
   long long ld_q;
   long long ld_s;
+  long long ld_g;  // group codes: 1 for [m, k / GROUP] (ld_s = k / GROUP); [k / GROUP, ld_g] by group: ld_s = 1
 };
 
 namespace act_quant_detail {
@@ -293,7 +294,7 @@ HUMMING_DEVICE void group_row(const ActQuantParams& p, long long row, int lane) 
         smax = fmaxf(smax, scale);
         continue;
       }
-      if (!VALUES && sub == 0) p.scales[row * p.ld_s + gi] = scale;
+      if (!VALUES && sub == 0) p.scales[row * p.ld_s + gi * p.ld_g] = scale;
       quantize_group(gi, vals, scale, VALUES ? scale * inv_t : 1.f);
     }
   };

@@ -34,7 +34,8 @@ struct GemmParams {
   const u32* w;           // packed weights [Np/16][Kp/64][BITS][32]
   const void* sz;         // group scales [groups][Np]: u16 scale, or u32 (scale, aux) with zero points
   const float* chan;      // [Np] per-channel multiplier (channel scale x global), or null
-  const float* act_scale; // [M] per-token or [1] per-tensor activation scale, or null
+  const float* act_scale; // [M] per-token or [1] per-tensor activation scale, [groups, M rounded up to 4] by
+                          // group (ACT_SCALE 3), or null
   const float* bias;      // [N] fp32, or null
   void* y;                // output [M, ldy], 16-bit
   float* ws;              // split-K partials [gridDim.z][M][Np]
@@ -52,6 +53,16 @@ struct GemmParams {
                           // copies its first stages' weights before the wait too (unsplit ones always do)
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
+};
+
+// Cfg::AGROUP where the config has it (ACT_SCALE 3 only), else 0
+template <typename C, typename = void>
+struct AGroupOf {
+  static constexpr int value = 0;
+};
+template <typename C>
+struct AGroupOf<C, decltype(void(C::AGROUP))> {
+  static constexpr int value = C::AGROUP;
 };
 
 template <typename Cfg>
@@ -87,11 +98,22 @@ struct GemmMmaSync {
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int W_BYTES = (BN / 16) * KB * WPL * 128;
   static constexpr int S_BYTES = GS_ROWS * BN * SZB;
+  // ACT_SCALE 3: a stage also holds its blocks' activation group scales of the tile's tokens, XS_ROWS rows of BM
+  // fp32 (one per group the stage's blocks lie in; block kb reads row xs_row(kb)), copied like the activations
+  // from scales laid out by group, [groups, M rounded up to 4] (humming.ops.act_quant's group_major)
+  static constexpr int AGROUP = AGroupOf<Cfg>::value;
+  static constexpr int XS_GPB = Cfg::ACT_SCALE == 3 ? AGROUP / 128 : 1;  // 64-unit blocks per group
+  static constexpr int XS_ROWS = Cfg::ACT_SCALE != 3 ? 0 : KB % XS_GPB == 0 ? KB / XS_GPB : XS_GPB % KB == 0 ? 1 : KB;
+  static HUMMING_DEVICE constexpr int xs_row(int kb) {
+    return KB % XS_GPB == 0 ? kb / XS_GPB : XS_GPB % KB == 0 ? 0 : kb;
+  }
+  static constexpr int XS_BYTES = XS_ROWS * BM * 4;
   // WG (sm_90a): one warpgroup MMA (m64 x BM tokens x k16) per k16 step of every four warps,
   // the weights' A fragments from registers, the activations read from shared memory in
   // 128-byte swizzle atoms (gemm/wgmma.cuh), so each stage starts on a 1024-byte boundary
   static constexpr bool WG = Cfg::WG != 0;
-  static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + 1023) / 1024 * 1024 : A_BYTES + W_BYTES + S_BYTES;
+  static constexpr int STAGE_BYTES = WG ? (A_BYTES + W_BYTES + S_BYTES + XS_BYTES + 1023) / 1024 * 1024
+                                        : A_BYTES + W_BYTES + S_BYTES + XS_BYTES;
   static constexpr int BN_PAD = BN + 4;
   static constexpr int SPLIT_U = (BM * BN / 4 + THREADS - 1) / THREADS < 4 ? (BM * BN / 4 + THREADS - 1) / THREADS : 4;
   static constexpr int RED_BYTES = BM * BN_PAD * 4;
@@ -111,7 +133,8 @@ struct GemmMmaSync {
   // (TMA: a "full" barrier per stage; with more than one warpgroup or CTA an "empty" one per stage too)
   static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? (WN > 4 || CLUSTER > 1 ? 128 : 64) : 0) + (WG ? 1024 : 0);
   static_assert(!TMA || STAGES <= 8, "TMA tiles: at most 8 stages (their barriers' 64 bytes)");
-  static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0, "16-byte aligned stage parts");
+  static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0 && XS_BYTES % 16 == 0,
+                "16-byte aligned stage parts");
 
   // group scales multiply the dequantized weights (SCALE_W), or the fp32
   // partial sums of each group (SCALE_ACC: fewer operations for few tokens, and exact)
@@ -160,6 +183,8 @@ struct GemmMmaSync {
   static constexpr int S_CPR = BN * SZB / 16;
   static constexpr int S_CHUNKS = GS_ROWS * S_CPR;
   static constexpr int S_IT = (S_CHUNKS + THREADS - 1) / THREADS;
+  static constexpr int XS_CHUNKS = XS_ROWS * BM / 4;  // (ACT_SCALE 3: four tokens' scales per chunk)
+  static_assert(XS_CHUNKS <= THREADS, "activation group scales: one chunk per thread at most");
 
   // A thread copies chunk c = tid + i * THREADS of each part of a stage. Its sources
   // are one base pointer per part (advanced by a stage's step) plus constant offsets;
@@ -176,12 +201,14 @@ struct GemmMmaSync {
     const u32* w_src;  // next global source of the first weight chunk
     int w_rel[W_IT];   // word offset of each chunk from w_src
     int n0;            // the tile's first weight row (read by stream-K tiles only; the others take blockIdx.x)
+    int xs_tok;        // ACT_SCALE 3: the first token of this thread's scale chunk (-1: none; past M: zero-filled)
 
     HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
       const int tid = threadIdx.x;
       const int k0 = kstep0 * BK;
       const int kblocks = p.Kp / 64;
       this->n0 = n0;
+      xs_tok = static_cast<int>(tid) < XS_CHUNKS ? m0 + (tid % (BM / 4)) * 4 : -1;
       const int row0 = m0 + tid / A_CPR < p.M ? m0 + tid / A_CPR : p.M - 1;
       a_src = static_cast<const u16*>(p.x) + static_cast<i64>(row0) * p.lda + k0;
       a_live = 0;
@@ -232,6 +259,14 @@ struct GemmMmaSync {
     }
   }
 
+  // ACT_SCALE 3: the row of activation group scales [groups, M rounded up to 4] of the group that holds K unit
+  // `ku` (past the last group: the last one, finite; the activations there are zeros)
+  static HUMMING_DEVICE const float* act_scale_row(const GemmParams& p, int ku) {
+    const int groups = (p.K * KU + AGROUP - 1) / AGROUP;
+    const int g = ku * KU / AGROUP < groups ? ku * KU / AGROUP : groups - 1;
+    return p.act_scale + static_cast<i64>(g) * ((p.M + 3) & ~3);
+  }
+
   // Issue the copies of k-step `kstep` into `stage`, then advance the sources.
   // PARTS: LOAD_X the activations, LOAD_W the weights and their group scales (both by default; the
   // warpgroup tiles issue their first stages' weights before the wait for the previous kernel, run_wg)
@@ -254,7 +289,17 @@ struct GemmMmaSync {
         if (has_chunk(i, A_CHUNKS) && (L.a_live >> i & 1u))
           copy16(base + L.a_dst[i], L.a_src + L.a_rel[i], k0 + L.a_col[i] < p.K);
     }
-    if constexpr (PARTS & LOAD_X) L.a_src += BK;
+    if constexpr (PARTS & LOAD_X) {
+      L.a_src += BK;
+      if constexpr (XS_ROWS > 0) {
+        if (L.xs_tok >= 0) {
+          const int r = threadIdx.x / (BM / 4);
+          const float* src = act_scale_row(p, kstep * BK + (XS_ROWS == KB ? r : r * XS_GPB) * 64);
+          const bool ok = L.xs_tok < p.M;  // (chunks start on multiples of 4: a chunk below M lies inside the rows)
+          copy16(base + A_BYTES + W_BYTES + S_BYTES + threadIdx.x * 16, ok ? src + L.xs_tok : src, ok);
+        }
+      }
+    }
     if constexpr (!(PARTS & LOAD_W)) return;
     const u32 wb = base + threadIdx.x * 16;
 #pragma unroll
@@ -1786,7 +1831,9 @@ struct GemmMmaSync {
     const u32 base = smem_base + stage * STAGE_BYTES;
     const u32 bar = bars + stage * 8;
     const int k0 = kstep * BK;
-    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER + W_BYTES + S_BYTES);
+    // (ACT_SCALE 3: the tile's tokens below M rounded up to 4 of each scale row)
+    const int xs_bytes = XS_ROWS > 0 ? (((p.M + 3) & ~3) - m0 < BM ? ((p.M + 3) & ~3) - m0 : BM) * 4 : 0;
+    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER + W_BYTES + S_BYTES + XS_ROWS * xs_bytes);
     if constexpr (CLUSTER > 1) {  // this CTA's share of the rows, into every CTA of the cluster
       const int r0 = static_cast<int>(tma::cluster_rank()) * p.tma_rows;
 #pragma unroll
@@ -1810,6 +1857,12 @@ struct GemmMmaSync {
         const int g = k0 / Cfg::GROUP + r < p.groups ? k0 / Cfg::GROUP + r : p.groups - 1;
         tma::load_1d(base + A_BYTES + W_BYTES + r * (BN * SZB), sz + static_cast<i64>(g) * p.Np * SZB, BN * SZB, bar);
       }
+    }
+    if constexpr (XS_ROWS > 0) {
+#pragma unroll
+      for (int r = 0; r < XS_ROWS; ++r)
+        tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES + r * BM * 4,
+                     act_scale_row(p, k0 + (XS_ROWS == KB ? r : r * XS_GPB) * 64) + m0, xs_bytes, bar);
     }
   }
 
@@ -1863,14 +1916,15 @@ struct GemmMmaSync {
   static constexpr int NSET = WG_FOLD ? GSUB : NCH;  // accumulator sets the wgmmas write
   // 128-token tiles of two sets hold 192 accumulators per thread: they retire the previous block's group before
   // dequantizing the next, so that one block's A fragments are live instead of two (16 registers: the 255 of
-  // ptxas' limit, with a 48-byte spill in the main loop otherwise); so do those of activation group scales (32
-  // more registers: 16-32 bytes of stack on cp.async stages otherwise)
+  // ptxas' limit, with a 48-byte spill in the main loop otherwise). (Those of activation group scales did too
+  // while the scales came from global memory: 16-32 bytes of stack otherwise; copied into the stages, 226
+  // registers without it.)
 #ifndef HUMMING_WAIT_FIRST
 #define HUMMING_WAIT_FIRST 1
 #endif
   // (HUMMING_WAIT_FIRST=2: every byte tile that folds, for measurements)
   static constexpr bool WAIT_FIRST = HUMMING_WAIT_FIRST == 2 ? (WG_FOLD && BYTES)
-                                     : HUMMING_WAIT_FIRST && (GSUB == 2 || Cfg::ACT_SCALE == 3) && BM == 128;
+                                     : HUMMING_WAIT_FIRST && GSUB == 2 && BM == 128;
   static_assert(!WG_FOLD || !Cfg::GSCALE || Cfg::GROUP % 64 == 0 || (BYTES && Cfg::GROUP % 32 == 0),
                 "wgmma tiles that fold: group scales over whole 64-unit blocks (bytes: or halves of one)");
   // 16-bit operands that fold, four blocks per stage, groups of whole pairs of blocks, one warpgroup per
@@ -1912,27 +1966,25 @@ struct GemmMmaSync {
           }
   }
 
-  // AGS: the activation group scales of block kb0 (K unit of its first column) for this thread's tokens of
-  // the tile at m0 (rows past M read row M - 1: their sums are not stored)
-  static HUMMING_DEVICE void act_group_scales(const GemmParams& p, int m0, int kb0, int lane, float (&xs)[AGS ? MT : 1][2]) {
+  // AGS: the activation group scales of the stage's block kb for this thread's tokens (the stage's copy, xs_row;
+  // tokens past M: stale or zero-filled, their sums are not stored), one 8-byte shared load per token pair
+  static HUMMING_DEVICE void act_group_scales(const char* xs_s, int kb, int lane, float (&xs)[AGS ? MT : 1][2]) {
     if constexpr (AGS) {
-      const int ld = (p.K * KU + Cfg::AGROUP - 1) / Cfg::AGROUP;
-      const int gi = kb0 * KU / Cfg::AGROUP;
-      const int r0 = m0 + 2 * (lane & 3);
+      const u32 row = ptx::smem_addr(xs_s) + xs_row(kb) * BM * 4 + (lane & 3) * 8;
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = r0 + mt * 8 + h < p.M ? r0 + mt * 8 + h : p.M - 1;
-          xs[mt][h] = __ldg(p.act_scale + static_cast<i64>(r) * ld + gi);
-        }
+      for (int mt = 0; mt < MT; ++mt) {
+        float2 v;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(row + mt * 32));
+        xs[mt][0] = v.x;
+        xs[mt][1] = v.y;
+      }
     } else {
       xs[0][0] = xs[0][1] = 1.0f;
     }
   }
 
   template <typename Issue>
-  static HUMMING_DEVICE void compute_stage_wg(const GemmParams& p, int m0, const char* base, int k0, bool first,
+  static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first,
                                               float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
                                               float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2], int wn,
@@ -1958,8 +2010,8 @@ struct GemmMmaSync {
 #pragma unroll
           for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
         if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1], xs);  // (block kb - 1's rows: the group's)
-        // AGS: block kb's activation scales, read a block ahead of their fold (L2 latency behind its wgmmas)
-        act_group_scales(p, m0, k0 + kb * 64, lane, xs);
+        // AGS: block kb's activation scales, from the stage, for its fold
+        act_group_scales(base + A_BYTES + W_BYTES + S_BYTES, kb, lane, xs);
       };
       if constexpr (WAIT_FIRST) {
         if (fold_here) retire();
@@ -2151,7 +2203,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) __syncthreads();
       const int nxt = it + LEAD;
-      compute_stage_wg(p, m0, smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, xs, wn, lane, [&] {
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, xs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
@@ -2218,6 +2270,9 @@ struct GemmMmaSync {
 // first weight loads before that wait. (Without the launch attribute the wait returns at once.)
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
+  // (stage tiles: the launch's dynamic shared memory, the host's smem_bytes, holds what the kernel lays out)
+  static_assert(Cfg::STREAM != 0 || Cfg::SMEM_BYTES >= GemmMmaSync<Cfg>::SMEM_BYTES,
+                "the host's shared memory (gemm_mma_sync.smem_bytes) is less than the kernel's stages need");
   ptx::trace_at(p.trace, 0);  // (HUMMING_TRACE builds: entry, after the wait, ..., exit)
   ptx::pdl_launch_dependents();
   if constexpr (Cfg::STREAM >= 3) {
