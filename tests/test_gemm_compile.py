@@ -12,6 +12,7 @@ local memory (no spills, no stack).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import types
 
@@ -49,9 +50,29 @@ SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6,
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """Every (device, variant, M range) kernel, compiled once, in parallel."""
+    """Every (device, variant, M range) kernel, compiled once, in parallel. (16-bit and byte operands of mma.sync and
+    16-bit warpgroup tiles: HUMMING_BYTE_GROUP_ACTS=0 keeps the fp8 block variant on bf16 operands on Hopper, as
+    other GPUs run it; test_fp8_group_activation_kernels_and_their_switch checks its fp8 warpgroup kernels.)"""
+    from humming.planner import clear_cache
+
     rt = Runtime(cache_dir=tmp_path_factory.mktemp("gemm-compile"))
     plans, specs = {}, []
+    saved = os.environ.get("HUMMING_BYTE_GROUP_ACTS")
+    os.environ["HUMMING_BYTE_GROUP_ACTS"] = "0"
+    clear_cache()
+    try:
+        _plan_variants(plans, specs)
+    finally:
+        if saved is None:
+            del os.environ["HUMMING_BYTE_GROUP_ACTS"]
+        else:
+            os.environ["HUMMING_BYTE_GROUP_ACTS"] = saved
+        clear_cache()
+    rt.warmup(list(dict.fromkeys(specs)), executor="thread")
+    return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
+
+
+def _plan_variants(plans, specs):
     for dev in DEVICES:
         for name, scheme, act in VARIANTS:
             act_s = act if isinstance(act, ActivationScheme) else ActivationScheme(act)
@@ -64,8 +85,6 @@ def compiled(tmp_path_factory):
                 spec = p.kernel(m)
                 plans[(dev, name, m)] = (p, spec)
                 specs.append(spec)
-    rt.warmup(list(dict.fromkeys(specs)), executor="thread")
-    return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
 
 
 @pytest.mark.parametrize("dev,m", [(d, m) for d in DEVICES for m in (1, 1024)] + [("sm_90", 8), ("sm_90", 16), ("sm_90", 64)])
@@ -1230,36 +1249,35 @@ def test_plan_says_where_the_kernels_apply_group_scales(device):
     assert ch.scales["weight_channel"] == "epilogue"
 
 
-def test_fp8_group_activation_kernels_behind_their_switch(tmp_path, monkeypatch):
-    """fp8 weights and activations in groups of 128 values: bf16 operands by default (the planner's reason names
-    HUMMING_BYTE_GROUP_ACTS); with it, e4m3 warpgroup MMAs at every M whose kernels fold the activation group scales
-    (ACT_SCALE 3, AGROUP) and compile for sm_90a without local memory, the 128-token tiles on TMA stages; tiles
-    that cannot fold them are refused with the reason."""
+def test_fp8_group_activation_kernels_and_their_switch(tmp_path, monkeypatch):
+    """fp8 weights and activations in groups of 128 values: e4m3 warpgroup MMAs at every M whose kernels fold the
+    activation group scales (ACT_SCALE 3, AGROUP), copied into each stage (XS_ROWS rows, which smem_bytes counts),
+    and compile for sm_90a without local memory, the 128-token tiles on TMA stages; HUMMING_BYTE_GROUP_ACTS=0 keeps
+    bf16 operands (the planner's reason names it); tiles that cannot fold them are refused with the reason."""
     from humming.errors import UnsupportedError
     from humming.planner import clear_cache
     from humming_nvidia import gemm_mma_sync as G
 
     layer = LayerSpec(7168, 2048, WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
                       ActivationScheme("e4m3", "dynamic_group", 128), out_dtype="bf16")
-    clear_cache()
-    p = humming.plan(layer, "h200")
-    assert p.compute.a == "bf16" and "HUMMING_BYTE_GROUP_ACTS" in p.fallbacks[0].reason, p.explain()
-    monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "1")
+    monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "0")
     clear_cache()
     try:
         p = humming.plan(layer, "h200")
-        assert p.compute.a == "e4m3" and p.scales["activation"] == "partial_accumulators", p.explain()
-        specs = {p.kernel(m): m for m in (1, 16, 64, 100, 300)}
+        assert p.compute.a == "bf16" and "HUMMING_BYTE_GROUP_ACTS=0" in p.fallbacks[0].reason, p.explain()
     finally:
         monkeypatch.delenv("HUMMING_BYTE_GROUP_ACTS")
         clear_cache()
+    p = humming.plan(layer, "h200")
+    assert p.compute.a == "e4m3" and p.scales["activation"] == "partial_accumulators", p.explain()
+    specs = {p.kernel(m): m for m in (1, 16, 64, 100, 300)}
     rt = Runtime(cache_dir=tmp_path)
     rt.warmup(list(specs), executor="thread")
     for spec, m in specs.items():
         cfg = dict(spec.config)
         assert cfg["ACT_SCALE"] == 3 and cfg["AGROUP"] == 128 and cfg["WG"] == 1, (m, cfg)
         assert cfg["BM"] < 128 or cfg["TMA"] == 1, (m, cfg)
-        kern = rt.kernel(spec)
+        kern = rt.kernel(spec)  # (the kernel asserts that the host's smem_bytes holds its stages)
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (m, usage)
         assert I.count(I.disassemble(kern.cubin), r"QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, m

@@ -402,23 +402,37 @@ def test_quantized_activations(scheme, act, out_dtype):
 @pytest.mark.parametrize("out_dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("case", GROUP_ACT_CASES, ids=lambda c: f"{c[0].describe()}-K{c[1]}-{c[2].describe()}"
                          .replace(" ", "_").replace(",", ""))
-def test_group_and_fp4_activations(case, out_dtype):
+def test_group_and_fp4_activations(case, out_dtype, monkeypatch):
     """Per-group activation scales (NVFP4, MXFP4, MXFP8, FP8 block, integer groups) and e2m1
     activations: the act-quant kernel writes the codes' values as 16-bit operands (group scales
     folded in over a per-row power of two that the epilogue applies), act order permuting after.
     Tolerance: the usual bound; where code x scale is not a 16-bit float (fp32 group scales) each
-    activation is rounded once more (eps relative), inside the bound's doubled weight term."""
+    activation is rounded once more (eps relative), inside the bound's doubled weight term. (fp8 weights
+    and activations in groups of 128 plan fp8 warpgroup MMAs on the H200, which
+    test_fp8_group_activations_on_warpgroup_mmas checks: here HUMMING_BYTE_GROUP_ACTS=0 keeps the 16-bit
+    operands that other GPUs run.)"""
     import humming
+    from humming.planner import clear_cache
 
     scheme, k, act = case
     n = N_ODD if scheme.scale != "block" else 256
     w = torch.randn(n, k, device="cuda") * 0.02
     perm = torch.randperm(k, device="cuda") if scheme.act_order else None
     qw = R.quantize(w, scheme, perm=perm, bias=torch.randn(n, device="cuda"))
-    p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True))
-    assert p.compute.is_16bit and p.runnable, p.explain()
-    scale = torch.tensor([0.3], device="cuda") if act.quant == "static_tensor" else None
-    run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)  # every M of the module
+    layer = LayerSpec(n, k, scheme, act, out_dtype=out_dtype, bias=True)
+    p = humming.plan(layer)
+    if not p.compute.is_16bit:
+        assert p.compute.a == act.fmt and p.scales["activation"] == "partial_accumulators", p.explain()
+        monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "0")
+        clear_cache()
+        p = humming.plan(layer)
+    try:
+        assert p.compute.is_16bit and p.runnable, p.explain()
+        scale = torch.tensor([0.3], device="cuda") if act.quant == "static_tensor" else None
+        run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)  # every M of the module
+    finally:
+        monkeypatch.delenv("HUMMING_BYTE_GROUP_ACTS", raising=False)
+        clear_cache()
 
 
 @pytest.mark.parametrize("scheme,k,act", [
@@ -427,27 +441,16 @@ def test_group_and_fp4_activations(case, out_dtype):
     (WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), 640, ActivationScheme("e4m3", "dynamic_group", 128, "e8m0")),
     (WeightScheme("e5m2", "channel", scale_fmt="fp32"), 768, ActivationScheme("e5m2", "dynamic_group", 128)),
 ], ids=["deepseek-block", "channel-g256", "group-e8m0", "e5m2"])
-def test_fp8_group_activations_on_warpgroup_mmas(scheme, k, act, monkeypatch):
+def test_fp8_group_activations_on_warpgroup_mmas(scheme, k, act):
     """fp8 weights and activations in groups of whole 128-value blocks on the H200 (DeepSeek's FP8 block scheme and
-    its kin) with HUMMING_BYTE_GROUP_ACTS=1 (not planned by default: slower than bf16 operands as built): fp8
-    warpgroup MMAs at every M, each block's fp32 sum folded times its rows' weight scale and its tokens' activation
-    group scale (GemmMmaSync::AGS; the 128-token tiles on TMA stages), through the planner, with split K, rows past
-    M and odd N where the weight scales allow, against reference.py."""
-    from humming.planner import clear_cache
+    its kin): fp8 warpgroup MMAs at every M, each block's fp32 sum folded times its rows' weight scale and its
+    tokens' activation group scale (GemmMmaSync::AGS: the scales by group, copied into each stage; the 128-token
+    tiles on TMA stages), through the planner, with split K, rows past M and odd N where the weight scales allow,
+    against reference.py."""
     from humming_nvidia import gemm_mma_sync as G
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("warpgroup MMAs need sm_90a")
-    monkeypatch.setenv("HUMMING_BYTE_GROUP_ACTS", "1")  # (read when a plan is made: plans are cached)
-    clear_cache()
-    try:
-        _fp8_group_activations(scheme, k, act, G)
-    finally:
-        monkeypatch.delenv("HUMMING_BYTE_GROUP_ACTS")
-        clear_cache()
-
-
-def _fp8_group_activations(scheme, k, act, G):
     n = 256 if scheme.scale == "block" else N_ODD
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme, bias=torch.randn(n, device="cuda"))
     p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16", bias=True), "h200")
@@ -1087,6 +1090,33 @@ def test_byte_operands_at_65_512_tokens_through_the_planner(scheme, act):
     assert tiles[200] == ((G.BYTE_WG_8BIT, 2) if eight else (G.WG_64, None)), tiles
     assert tiles[300] == ((G.BYTE_WG_8BIT, None) if eight else (G.WG_128, None)), tiles
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
+
+
+@pytest.mark.parametrize("scheme,act", [(WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+                                         ActivationScheme("e4m3", "dynamic_token")),
+                                        (WeightScheme("int8", "channel", scale_fmt="fp32"), INT8_TOK),
+                                        (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
+                                         ActivationScheme("e4m3", "dynamic_group", 128)),
+                                        (WeightScheme("int4", "group", 128), INT8_TOK),
+                                        (WeightScheme("uint4", "group", 64, zero_point="int"), INT8_TOK)],
+                         ids=["e4m3-e4m3", "w8a8", "fp8-block-groups", "w4a8-g128", "w4a8-g64-zp"])
+def test_byte_codes_at_65_128_tokens_on_wide_layers(scheme, act):
+    """65-128 tokens of byte operands on more than 4096 rows on the H200 (byte_wgmma_tile): 128-token tiles (8-bit
+    codes: the TMA tile; groups of 64 values: TMA stages), K split while their CTAs fill fewer than half the SMs
+    (34 of them: 3 slices); fp8 group activations too. Through the planner, rows past M in the tile, against
+    reference.py."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    n, k = 4096 + 256, 2048 + 128
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    p = plan(LayerSpec(n, k, scheme, act), "h200")
+    assert p.compute.a == act.fmt, p.explain()
+    cfg = p.tuning_for(100).config
+    tile = G.tile_from_config(cfg)
+    want = G.BYTE_WG_8BIT if scheme.bits == 8 else G.WG_128
+    assert tile.bm == 128 and tile.bn == want.bn and tile.tma == (want.tma or scheme.group_size == 64), p.tuning
+    assert cfg.get("split_k") == 132 // 34, p.tuning
+    run_and_check(qw, act, ms=(65, 100, 128))
 
 
 def test_large_shapes_split_k_and_tails():

@@ -442,8 +442,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
 def test_byte_operand_tiles_at_65_512_tokens():
     """Byte operands (W4A8, W8A8, fp8 x fp8) on 2049-4096 rows take byte_wgmma_tile's 65-512-token tiles: 64 tokens
     of 128 rows with K in two slices at 65-128 tokens over a long K, the 8-bit codes' TMA tile in two at 129-256
-    wherever it leaves half the SMs idle, 128 tokens for codes of at most 4 bits above 256; other layers, and
-    the A100's (mma.sync), keep their tiles."""
+    wherever it leaves half the SMs idle, 128 tokens for codes of at most 4 bits above 256 (and at 65-128 on more
+    than 4096 rows: test_eight_bit_byte_tiles_on_hopper); other layers, and the A100's (mma.sync), keep their
+    tiles."""
     from humming_nvidia import gemm_mma_sync as G
 
     tok8, fp8 = ActivationScheme("int8", "dynamic_token"), ActivationScheme("e4m3", "dynamic_token")
@@ -455,7 +456,7 @@ def test_byte_operand_tiles_at_65_512_tokens():
 
     assert pick(g128, tok8, 4096, 14336, 100) == (G.WG_64, 2) == pick(e4, fp8, 3072, 12288, 65)
     assert pick(g128, tok8, 4096, 4096, 100) == (G.WG_64_NARROW, None)  # (a short K)
-    assert pick(g128, tok8, 8192, 8192, 100) == (G.WG_64, None)  # (128 CTAs)
+    assert pick(g128, tok8, 8192, 8192, 100) == (G.WG_128, 2)  # (more than 4096 rows: 128 tokens, 64 CTAs)
     assert pick(e4, fp8, 4096, 4096, 200) == (G.BYTE_WG_8BIT, 2) and pick(e4, fp8, 8192, 8192, 200)[1] is None
     assert pick(g128, tok8, 4096, 14336, 200) == (G.WG_64, None)
     assert pick(g128, tok8, 4096, 4096, 300) == (G.WG_128, None) == pick(g128, tok8, 2560, 14336, 512)
@@ -631,6 +632,40 @@ def test_group_activation_note_says_when_values_are_exact(act, out, compute, exa
     assert p.compute.a == compute and p.scales["activation"] == "values_and_epilogue"
     (note,) = [n for n in p.notes if "activation group scales" in n]
     assert ("exact for these codes and scales" in note) == exact and ("rounded once" in note) == (not exact), note
+
+
+@pytest.mark.parametrize("scheme,act", [
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token")),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), ActivationScheme("int8", "dynamic_token")),
+    (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_group", 128)),
+], ids=["fp8", "w8a8", "fp8-block"])
+def test_eight_bit_byte_tiles_on_hopper(scheme, act):
+    """8-bit codes on byte warpgroup tiles (H200): the 8-token decode tile keeps two CTAs per SM by shared memory
+    (byte_depth: fewer stages); 65-128 tokens on more than 4096 rows take the 128-token TMA tile (K split while its
+    CTAs fill under half the SMs), as do 4-bit codes (WG_128), 2049-4096 rows keep their 64-token tiles; fp8 group
+    activations plan fp8 MMAs."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    hw = get_device("h200")
+    smem = int(hw.max_smem_per_block or G._max_smem(hw.caps))
+    for n, k in ((14336, 4096), (8192, 8192), (28672, 8192)):
+        p = plan(LayerSpec(n, k, scheme, act), "h200")
+        assert p.compute.a == act.fmt and not p.fallbacks, p.explain()
+        rec = G.recipe_from_plan(p, hw)
+        dec = G.tile_from_config(p.tuning_for(1).config)
+        assert dec.bm == 8 and dec.wgmma and G.BYTE_MIN_STAGES <= dec.stages < G.BYTE_WG_DECODE.stages, p.tuning
+        assert G.ctas_by_smem(rec, dec, smem) >= 2 > G.ctas_by_smem(rec, G.BYTE_WG_DECODE, smem), p.tuning
+        for m in (65, 128):
+            cfg = p.tuning_for(m).config
+            assert G.tile_from_config(cfg) == G.BYTE_WG_8BIT, (n, m, p.tuning)
+            assert cfg.get("split_k") == (2 if n == 8192 else None), (n, m, p.tuning)
+    p = plan(LayerSpec(4096, 14336, scheme, act), "h200")
+    assert G.tile_from_config(p.tuning_for(100).config).bm == 64, p.tuning
+    for scheme in (WeightScheme("int4", "group", 128), WeightScheme("uint4", "group", 64, zero_point="int")):
+        p = plan(LayerSpec(8192, 8192, scheme, ActivationScheme("int8", "dynamic_token")), "h200")  # (4-bit codes)
+        cfg = p.tuning_for(100).config
+        assert G.tile_from_config(cfg).bm == 128 and cfg.get("split_k") == 2, p.tuning
 
 
 def test_byte_operands_in_small_scale_groups_on_hopper():

@@ -310,10 +310,11 @@ CASES = [
     Case("fp8blk-sm90", "fp8blk", "fp8g128", "sm_90", E("e4m3", family="wgmma",
                                                         scales={"weight_block": "partial_accumulators",
                                                                 "activation": "partial_accumulators"}),
-         grouped("fp16", ("e4m3", "fp16", lim("e4m3", emulated=True, why="compiler emulation") + ("exact in fp16",)),
-                 rounded=True, dequant=CVT,
-                 # (4096x4096: 32-token tiles, folding the block scales, up to 128 tokens -- wgmma_tile)
-                 scales={"weight_block": "partial_accumulators (M 1-128), dequantized_weights (M >= 129)"})),
+         # (fp8 warpgroup MMAs at every M fold each block's sums times the weights' block scale and the tokens'
+         # activation group scales; HUMMING_BYTE_GROUP_ACTS=0 keeps bf16 / fp16 operands)
+         E("e4m3", dequant="passthrough", mma="mma_sync.m16n8k32.e4m3 + wgmma.m64nNk32.e4m3 (M >= 1)",
+           scales={"weight_block": "partial_accumulators", "activation": "partial_accumulators"},
+           notes=("issue the native wgmma form at every M instead",))),
     Case("fp8blk-sm89", "fp8blk", "fp8g128", "sm_89",
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(GROUP_ACT,)),
          grouped("fp16", ("e4m3", "fp16", lim("e4m3", why=GROUP_ACT) + ("exact in fp16",)), rounded=True, dequant=CVT)),

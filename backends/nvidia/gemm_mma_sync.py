@@ -1496,11 +1496,20 @@ def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Ti
     128-token CTAs (H200, kernel alone, gpu_run.sh s39d, 4096x14336: W4A8 int4 g128 / per channel, e4m3 x e4m3
     per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
     30.6 / 26.0 / 39.9 for WG_128 in four; W4A8 M=512 WG_128 67.9 / 49.5 against 89.7 / 66.5 for WG_64; at
-    129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two). 128-token tiles of groups of
-    half a block (half_block_groups) and of activation group scales (act_scale 3) take TMA stages."""
+    129-256 tokens WG_64 stays: 45.5 / 34.1 against 44.9 / 36.2 for WG_128 in two). On more than 4096 rows,
+    65-128 tokens take 128-token tiles (BYTE_WG_8BIT for 8-bit codes, WG_128 otherwise; K split where they fill
+    under half the SMs: tuning), which read each weight once where two 64-token tiles read it twice (H200, the
+    bench, gpu_run.sh s42c / s42e, two rounds, us, M = 65 / 96 / 128, against WG_64: e4m3 x e4m3 per channel
+    8192x8192 28.7 / 29.4 / 30.5 against 42.4 / 42.5 / 43.1, 14336x4096 28.1 / 29.0 / 30.4 against 44.8 / 46.0 /
+    47.6, 28672x8192 91.2 / 89.7 / 93.6 against 119 / 114 / 121; W8A8 int8 per channel alike; W4A8 int4 g128
+    27.3 / 27.9 / 28.7 against 32.6 / 32.9 / 33.1 and 26.6 / 27.9 / 28.9 against 33.3 / 34.3 / 35.8; uint4 g64
+    with zero points 36.7 / 37.1 / 37.9 against 40.8 / 41.1 / 41.5 and 36.4 / 37.0 / 38.2 against 42.2 / 43.2 /
+    44.5; e4m3 in groups of 128 with activations in groups of 128 35.8 / 36.3 / 37.1 against 47.8 / 47.7 / 47.8).
+    128-token tiles of groups of half a block (half_block_groups) and of activation group scales (act_scale 3)
+    take TMA stages."""
     t = _byte_wgmma_tile(tile, recipe, lo, n, k)
     if (half_block_groups(recipe) or recipe.act_scale == 3) and t.bm == 128 and not t.tma:
-        return replace(t, tma=1)  # (activation group scales: 3 local loads / stores per turn with cp.async stages)
+        return replace(t, tma=1)
     return t
 
 
@@ -1519,8 +1528,10 @@ def half_block_groups(recipe: "Recipe") -> bool:
 def _byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Tile:
     if lo <= 8:
         return BYTE_WG_DECODE
-    if lo > 128 and recipe.bits == 8:
+    if recipe.bits == 8 and (lo > 128 or (lo > 64 and n > 4096)):
         return BYTE_WG_8BIT
+    if 64 < lo <= 128 and n > 4096:
+        return WG_128
     if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4:
         return BYTE_WG_LARGE
     if 2048 < n <= 4096 and lo <= 512:
@@ -1868,13 +1879,16 @@ def byte_group_activations(layer, caps, compute) -> bool:
 
 
 def byte_group_acts_enabled() -> bool:
-    """Whether plans may fold per-group activation scales on fp8 warpgroup tiles (byte_group_activations):
-    ``HUMMING_BYTE_GROUP_ACTS`` is 1/on (read when a plan is made; plans are cached). Off by default: correct
-    (its GPU tests pass) but slower than bf16 operands on the H200 as built, through the bench, e4m3 g128 x e4m3
-    in groups of 128: 8192x8192 M = 1 / 256 / 1024 29.5 / 92.0 / 353 us against 25.8 / 75.2 / 303 (gpu_run.sh
-    s41j, s41k). Each fold reads every token's scale of the block from a row-major [M, K / group] array, a cache
-    line per token (128 per block and warp at 128 tokens): a [K / group, M] layout would read four."""
-    return os.environ.get("HUMMING_BYTE_GROUP_ACTS", "0").lower() in ("1", "on", "true", "yes")
+    """Whether plans may fold per-group activation scales on fp8 warpgroup tiles (byte_group_activations): yes
+    unless ``HUMMING_BYTE_GROUP_ACTS`` is 0/off (read when a plan is made; plans are cached), which keeps bf16
+    operands. With the scales laid out by group and copied into the stages they beat the bf16 operands at every
+    M measured (H200, through the bench, gpu_run.sh s42b / s42c, e4m3 g128 x e4m3 in groups of 128, us, M = 1 /
+    16 / 64 / 128 / 256 / 1024: 8192x8192 24.8 / 25.1 / 26.8 / 37.1 / 65.1 / 245 against 26.5 / 26.9 / 32.8 /
+    41.6 / 75.3 / 302; 14336x4096 21.9 / 24.9 / 25.1 / 35.7 / 66.4 / 221 against 22.5 / 24.8 / 30.7 / 40.4 / 77.8
+    / 266; 28672x8192 72.7 / 73.4 / 90.9 / 119 / 231 / 804 against 75.6 / 80.3 / 92.3 / 135 / 269 / 1031). Read
+    from global memory at each fold, row-major [M, K / group] (a cache line per token), they had lost: 29.5 / 92.0
+    / 353 us at M = 1 / 256 / 1024 on 8192x8192 (s41k)."""
+    return os.environ.get("HUMMING_BYTE_GROUP_ACTS", "1").lower() not in ("0", "off", "false", "no")
 
 
 def _group_acts_fit(layer, compute) -> bool:
@@ -1940,8 +1954,8 @@ def check_layer(layer, caps, compute) -> list[str]:
     if act.quant == "dynamic_group":
         if not sixteen and not byte_group_activations(layer, caps, compute):
             reasons.append("per-group activation scales on byte operands are not implemented in the planned kernels "
-                           "(16-bit operands take them folded into the values; HUMMING_BYTE_GROUP_ACTS=1 folds them "
-                           "on fp8 warpgroup MMAs, slower as built)")
+                           "(16-bit operands take them folded into the values; fp8 warpgroup MMAs fold them unless "
+                           "HUMMING_BYTE_GROUP_ACTS=0)")
         g = act.group_size
         if not (g in (8, 16, 32, 64, 128, 256) or (g > 256 and g % 256 == 0)):
             reasons.append(f"activation groups of {g}: the quantization kernel takes groups of 8, 16, 32, 64, "
@@ -2080,17 +2094,19 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # or more, and byte operands' tiles on 2049-4096 rows, whose grid leaves half the SMs idle from the
             # range's first M on (wgmma_tile's tiles of 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of
             # 8192 or more, of 4097-8192 rows at 65-128; byte_wgmma_tile's 65-128 on a long K, the 8-bit TMA tile at
-            # 129-256; their M tiles are as many at every M of the range), into as many K slices as one wave of one
-            # CTA per SM holds)
+            # 129-256, its 128-token tiles at 65-128 on more than 4096 rows; their M tiles are as many at every M of
+            # the range), into as many K slices as one wave of one CTA per SM holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
-                wide = nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
+                wide = (nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
+                        or (nominal.bm >= 128 and lo <= 128 and layer.n > 4096))
                 idle = wide and lo <= 256 and sms and 2 * tiles <= sms
                 split = {"split_k": sms // tiles} if idle else split_config(nominal)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
             fitted = decode_depth(fitted, recipe, smem)
+        fitted = byte_depth(fitted, recipe, smem)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
@@ -2291,6 +2307,27 @@ def ctas_by_smem(recipe: Recipe, tile: Tile, max_smem: int) -> int:
     """CTAs of ``tile`` that an SM's shared memory holds (``max_smem``: the opt-in limit per block; an SM
     holds about 1 KB more, and each CTA takes 1 KB of the driver's besides its own)."""
     return (max_smem + 1024) // (smem_bytes(recipe, tile) + STATIC_SMEM_BYTES + 1024)
+
+
+#: the fewest stages byte_depth leaves a small byte tile
+BYTE_MIN_STAGES = 3
+
+
+def byte_depth(tile: Tile, recipe: Recipe, max_smem: int) -> Tile:
+    """A fitted 8-token warpgroup tile of byte operands (8-bit codes: a 128-unit stage holds 256 values, twice
+    the bytes of a 16-bit stage) with fewer stages, down to BYTE_MIN_STAGES, until two CTAs share an SM by shared
+    memory; other tiles as they are. With eight stages BYTE_WG_DECODE of 8-bit codes took 145 KB, one CTA per
+    SM, so a 14336-row layer's 224 CTAs ran in two waves (H200, gpu_run.sh s42b, the bench, two rounds, us, M =
+    1 / 8, six stages against eight: e4m3 x e4m3 per channel 14336x4096 22.0 / 22.1 against 27.3 / 27.7,
+    28672x8192 72.4 / 71.0 against 80.1 / 79.7, 8192x8192 24.7 / 25.0 against 25.1 / 25.7, 4096x14336 25.1 /
+    25.5 against 24.8 / 25.1; int8 x int8 per channel 21.9 / 22.3 against 27.8 / 28.0, 71.0 / 69.3 against 82.1
+    / 80.9). The 16-token tiles gained 2-4 % the same way but lost 8 % on 4096x14336 (30.0 against 27.9 us)."""
+    if not recipe.op8 or not tile.wgmma or tile.tma or tile.bm > 8 or ctas_by_smem(recipe, tile, max_smem) >= 2:
+        return tile
+    t = tile
+    while t.stages > BYTE_MIN_STAGES and ctas_by_smem(recipe, t, max_smem) < 2:
+        t = replace(t, stages=t.stages - 1)
+    return t if ctas_by_smem(recipe, t, max_smem) >= 2 else tile
 
 
 #: the stages of the 128-row decode tile (WG_DECODE_TWO) with folded group scales on layers of more such tiles
