@@ -1227,6 +1227,68 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    s42f)  # fp8 group activations' 128-token tiles without WAIT_FIRST (the scales now in the stages: 226 registers, no
+           # stack; alt/: with it), through the bench alternated; then their GPU tests
+           (export HUMMING_BYTE_GROUP_ACTS=1; abbench s42f 2 "new alt" 120 "^(== |128 |256 |1024 )|rror" \
+             --shapes 8192x8192,14336x4096,28672x8192 --m 128,256,1024 --weight e4m3 --group-size 128 --scale-fmt fp32 \
+             --act e4m3 --act-quant dynamic_group --act-group-size 128)
+           gputests s42f 150 "fp8_group_activations or (byte_codes_at_65 and fp8)" ;;
+    s42e)  # 4-bit byte codes (W4A8) at 65-128 tokens on more than 4096 rows: WG_128, K split where its CTAs fill under half
+           # the SMs (alt/: the 64-token tile before), through the bench alternated; then the GPU tests
+           for w in int4:128:none uint4:64:int; do
+             IFS=: read -r wf gs zp <<<"$w"
+             abbench s42e-$wf 2 "new alt" 120 "^(== |65 |96 |128 )|rror" --shapes 8192x8192,14336x4096 --m 65,96,128 \
+               --weight "$wf" --group-size "$gs" --zero-point "$zp" --act int8 --act-quant dynamic_token
+           done
+           gputests s42e 200 "byte_codes_at_65 or (group_and_fp4 and e4m3) or byte_wgmma_tiles or byte_operands_at_65" ;;
+    s42d)  # the final tree (fp8 group activations planned by default; byte_depth; the 65-128-token 8-bit tile): its GPU
+           # tests, then fp8 / int8 byte operands beside cuBLAS fp16
+           gputests s42d 330 "fp8_group_activations or group_and_fp4 or byte_wgmma_tiles or byte_operands or eight_bit_byte_codes"
+           timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_act_quant.py 2>&1 | tee "$OUT/s42d_aq.log" \
+             | tail -2; rc=$((rc | PIPESTATUS[0]))
+           for w in e4m3:128:e4m3:dynamic_group:128 e4m3:0:e4m3:dynamic_token:0 int8:0:int8:dynamic_token:0; do
+             IFS=: read -r wf gs ac aq ag <<<"$w"
+             a=(--weight "$wf" --group-size "$gs" --scale-fmt fp32 --act "$ac" --act-quant "$aq")
+             [ "$ag" != 0 ] && a+=(--act-group-size "$ag")
+             timeout 150 humming bench --shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,1024 "${a[@]}" \
+               --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s42d-$wf-$aq" 2>&1 \
+               | tee "$OUT/s42d-$wf-$aq.log" | grep -E "^(== |1 |16 |64 |128 |256 |1024 )|rror"
+           done ;;
+    s42c)  # 8-bit byte codes at 65-128 tokens on more than 4096 rows: the 128-token TMA tile, K split where its CTAs fill
+           # under half the SMs (alt/: the 64-token tile before), through the bench alternated; then the GPU tests
+           for w in e4m3:0:e4m3:dynamic_token:0 int8:0:int8:dynamic_token:0 e4m3:128:e4m3:dynamic_group:128; do
+             IFS=: read -r wf gs ac aq ag <<<"$w"
+             a=(--weight "$wf" --group-size "$gs" --scale-fmt fp32 --act "$ac" --act-quant "$aq")
+             [ "$ag" != 0 ] && a+=(--act-group-size "$ag")
+             (export HUMMING_BYTE_GROUP_ACTS=1; abbench s42c-$wf-$aq 2 "new alt" 120 "^(== |65 |96 |128 )|rror" \
+               --shapes 8192x8192,14336x4096,28672x8192 --m 65,96,128 "${a[@]}")
+           done
+           gputests s42c 200 "eight_bit_byte_codes or byte_operands_at_65 or fp8_group_activations" ;;
+    s42b)  # after s42a (AGROUP missing from other configs: fixed): 8-bit byte tiles of at most 32 tokens at two CTAs per SM
+           # (byte_depth; alt/: the tree before it), through the bench alternated; the fp8 group-activation path and bf16
+           # operands beside cuBLAS; then the GPU tests
+           for w in e4m3:e4m3 int8:int8; do
+             abbench s42b-${w%%:*} 2 "new alt" 120 "^(== |1 |8 |16 |32 )|rror" --shapes 14336x4096,4096x14336,8192x8192,28672x8192 \
+               --m 1,8,16,32 --weight "${w%%:*}" --group-size 0 --scale-fmt fp32 --act "${w##*:}" --act-quant dynamic_token
+           done
+           a=(--shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,1024 --weight e4m3 --group-size 128
+              --scale-fmt fp32 --act e4m3 --act-quant dynamic_group --act-group-size 128)
+           HUMMING_BYTE_GROUP_ACTS=1 timeout 150 humming bench "${a[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot \
+             --no-jit --out "$OUT/s42b-cublas" 2>&1 | tee "$OUT/s42b-cublas.log" | grep -E "^(== |1 |16 |64 |128 |256 |1024 )|rror"
+           envbench s42b 1 "bf16=HUMMING_BYTE_GROUP_ACTS=0" 150 "^(== |1 |16 |64 |128 |256 |1024 )|rror" "${a[@]}"
+           gputests s42b 240 "fp8_group_activations or (group_and_fp4 and e4m3) or byte_wgmma_tiles or (byte_operands and (e4m3 or int8_per))"
+           timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_act_quant.py -k "group_major" \
+             2>&1 | tee "$OUT/s42b_aq.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s42a)  # fp8 group activations with their scales laid out by group and copied into the stages (GemmMmaSync::XS_ROWS):
+           # the GPU tests, then the e4m3 MMAs (HUMMING_BYTE_GROUP_ACTS=1) against bf16 operands, alternated, and cuBLAS
+           gputests s42a 200 "fp8_group_activations or (group_and_fp4 and e4m3)"
+           timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_act_quant.py -k "group_major or group_matches" \
+             2>&1 | tee "$OUT/s42a_aq.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           a=(--shapes 8192x8192,14336x4096,28672x8192 --m 1,16,64,128,256,1024 --weight e4m3 --group-size 128
+              --scale-fmt fp32 --act e4m3 --act-quant dynamic_group --act-group-size 128)
+           envbench s42a 2 "byte=HUMMING_BYTE_GROUP_ACTS=1 bf16=HUMMING_BYTE_GROUP_ACTS=0" 150 "^(== |1 |16 |64 |128 |256 |1024 )|rror" "${a[@]}"
+           HUMMING_BYTE_GROUP_ACTS=1 timeout 150 humming bench "${a[@]}" --methods humming,cublas-fp16 --repeats 3 --no-plot \
+             --no-jit --out "$OUT/s42a-cublas" 2>&1 | tee "$OUT/s42a-cublas.log" | grep -E "^(== |1 |16 |64 |128 |256 |1024 )|rror" ;;
     s41k)  # after s41j (slower than bf16 operands: the activation scales read from L2 at each fold): the scales read a
            # block ahead of their fold; its GPU tests, and the bench with cuBLAS (s41j has the bf16 tree's figures)
            gputests s41k 150 "fp8_group_activations or (group_and_fp4 and e4m3)"
