@@ -12,7 +12,6 @@ local memory (no spills, no stack).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import types
 
@@ -57,17 +56,13 @@ def compiled(tmp_path_factory):
 
     rt = Runtime(cache_dir=tmp_path_factory.mktemp("gemm-compile"))
     plans, specs = {}, []
-    saved = os.environ.get("HUMMING_BYTE_GROUP_ACTS")
-    os.environ["HUMMING_BYTE_GROUP_ACTS"] = "0"
-    clear_cache()
-    try:
-        _plan_variants(plans, specs)
-    finally:
-        if saved is None:
-            del os.environ["HUMMING_BYTE_GROUP_ACTS"]
-        else:
-            os.environ["HUMMING_BYTE_GROUP_ACTS"] = saved
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HUMMING_BYTE_GROUP_ACTS", "0")
         clear_cache()
+        try:
+            _plan_variants(plans, specs)
+        finally:
+            clear_cache()
     rt.warmup(list(dict.fromkeys(specs)), executor="thread")
     return {key: (p, rt.kernel(spec)) for key, (p, spec) in plans.items()}
 

@@ -107,6 +107,7 @@ struct GemmMmaSync {
   static HUMMING_DEVICE constexpr int xs_row(int kb) {
     return KB % XS_GPB == 0 ? kb / XS_GPB : XS_GPB % KB == 0 ? 0 : kb;
   }
+  static HUMMING_DEVICE constexpr int xs_block(int r) { return XS_ROWS == KB ? r : r * XS_GPB; }  // row r's first block
   static constexpr int XS_BYTES = XS_ROWS * BM * 4;
   // WG (sm_90a): one warpgroup MMA (m64 x BM tokens x k16) per k16 step of every four warps,
   // the weights' A fragments from registers, the activations read from shared memory in
@@ -294,7 +295,7 @@ struct GemmMmaSync {
       if constexpr (XS_ROWS > 0) {
         if (L.xs_tok >= 0) {
           const int r = threadIdx.x / (BM / 4);
-          const float* src = act_scale_row(p, kstep * BK + (XS_ROWS == KB ? r : r * XS_GPB) * 64);
+          const float* src = act_scale_row(p, k0 + xs_block(r) * 64);
           const bool ok = L.xs_tok < p.M;  // (chunks start on multiples of 4: a chunk below M lies inside the rows)
           copy16(base + A_BYTES + W_BYTES + S_BYTES + threadIdx.x * 16, ok ? src + L.xs_tok : src, ok);
         }
@@ -1862,7 +1863,7 @@ struct GemmMmaSync {
 #pragma unroll
       for (int r = 0; r < XS_ROWS; ++r)
         tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES + r * BM * 4,
-                     act_scale_row(p, k0 + (XS_ROWS == KB ? r : r * XS_GPB) * 64) + m0, xs_bytes, bar);
+                     act_scale_row(p, k0 + xs_block(r) * 64) + m0, xs_bytes, bar);
     }
   }
 
