@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1227,6 +1227,25 @@ PY
              abbench s34b-${w##*:} 1 "new old" 90 "^(== |1 |16 |64 )|stream " --shapes 4096x4096,4096x14336,8192x8192,14336x4096 \
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
+    fuzz)  # random layers through the planner (tests/test_gemm_fuzz_gpu.py): seeds FUZZ_FIRST.. (default 0), FUZZ_N of
+           # them (default 120), within FUZZ_S seconds (default 540)
+           HUMMING_FUZZ_FIRST=${FUZZ_FIRST:-0} HUMMING_FUZZ_SEEDS=${FUZZ_N:-120} timeout "${FUZZ_S:-540}" \
+             python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py 2>&1 \
+             | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
+    s43a)  # is 28672x8192's one-token gap the grid's balance? int4 g128 at M = 1, 8 on layers whose 128-row decode
+           # tiles number 224 (28672 rows: two CTAs on 92 SMs, one on 40), 264 (33792: two on every SM), 198 and 132,
+           # with the stream, two rounds; stream-K against the data-parallel grid through the bench; timelines (loops by
+           # CTAs per SM) of both grids, traced and plain builds timed as the bench does
+           for r in 1 2; do
+             timeout 120 humming bench --shapes 28672x8192,33792x8192,25344x8192,16896x8192 --m 1,8 --weight int4 \
+               --group-size 128 --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/s43a-bal$r" 2>&1 \
+               | tee "$OUT/s43a-bal$r.log" | grep -E "^(== |1 |8 )|stream "
+           done
+           envbench s43a-sk 2 "dp=HUMMING_STREAM_K=0 sk=HUMMING_STREAM_K=1" 60 "^(== |1 |8 )|stream " \
+             --shapes 28672x8192,33792x8192 --m 1,8 --weight int4 --group-size 128
+           timeout 200 python3 scripts/gpu_trace.py --shapes 28672x8192,33792x8192 --m 1 --no-stream --time \
+             --tile "Tile(8, 128, 256, 1, 4, 1, 5, wgmma=1, fold=1, sk=1)" --json "$OUT/s43a-trace.json" 2>&1 \
+             | tee "$OUT/s43a-trace.log" | grep -v "^    Tile"; rc=$((rc | PIPESTATUS[0])) ;;
     s42f)  # fp8 group activations' 128-token tiles without WAIT_FIRST (the scales now in the stages: 226 registers, no
            # stack; alt/: with it), through the bench alternated; then their GPU tests
            (export HUMMING_BYTE_GROUP_ACTS=1; abbench s42f 2 "new alt" 120 "^(== |128 |256 |1024 )|rror" \

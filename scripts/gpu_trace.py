@@ -72,6 +72,12 @@ def analyse(traces: list[torch.Tensor], per_call: bool = False) -> dict:
             loop = (tt[looped, 3] - begin) / 1e3
             r["loop_min"], r["loop_med"], r["loop_max"] = float(loop.min()), float(loop.median()), float(loop.max())
             r["tail"] = float((tt[looped, 4] - tt[looped, 3]).median()) / 1e3
+            # the loops by how many CTAs of the call shared the CTA's SM (word 7): "loop_on1", "loop_on2", ...
+            sms = tt[:, 7].long()
+            share = (sms[:, None] == sms[None, :]).sum(1)[looped]
+            for c in torch.unique(share).tolist():
+                r[f"loop_on{c}"] = float(loop[share == c].median())
+                r[f"ctas_on{c}"] = float((share == c).sum())
         summed = tt[:, 5] > 0
         if summed.any():
             r["sum"] = float((tt[summed, 4] - tt[summed, 5]).median()) / 1e3
@@ -120,7 +126,7 @@ def replay_traces(timer, calls, bufs, reps: int = 5) -> list[torch.Tensor]:
 
 def fmt(r: dict) -> str:
     keys = ["period", "span", "overlap", "wait", "launch", "stage", "xwait", "loop_min", "loop_med", "loop_max", "tail",
-            "sum", "s_fence", "s_own", "s_all", "s_epi", "spread", "rr"]
+            "sum", "s_fence", "s_own", "s_all", "s_epi", "spread", "rr"] + sorted(k for k in r if k.startswith("loop_on"))
     return "  ".join(f"{k} {r[k]:.2f}" for k in keys if k in r) + f"  (ctas {r['ctas']}, timer step " \
            f"{r['timer_step_ns']:.0f} ns)"
 
