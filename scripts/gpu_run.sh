@@ -1228,9 +1228,9 @@ PY
                --m 1,16,64 --weight e2m1 --group-size ${w%%:*} --scale-fmt ${w##*:}
            done ;;
     fuzz)  # random layers through the planner (tests/test_gemm_fuzz_gpu.py): seeds FUZZ_FIRST.. (default 0), FUZZ_N of
-           # them (default 120), within FUZZ_S seconds (default 540)
+           # them (default 120), within FUZZ_S seconds (default 540); FUZZ_K: pytest -k (default: both tests)
            HUMMING_FUZZ_FIRST=${FUZZ_FIRST:-0} HUMMING_FUZZ_SEEDS=${FUZZ_N:-120} timeout "${FUZZ_S:-540}" \
-             python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py 2>&1 \
+             python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k "${FUZZ_K:-random}" 2>&1 \
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
     s43a)  # is 28672x8192's one-token gap the grid's balance? int4 g128 at M = 1, 8 on layers whose 128-row decode
            # tiles number 224 (28672 rows: two CTAs on 92 SMs, one on 40), 264 (33792: two on every SM), 198 and 132,

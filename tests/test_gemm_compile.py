@@ -1280,3 +1280,26 @@ def test_fp8_group_activation_kernels_and_their_switch(tmp_path, monkeypatch):
                        act_scale=3, op8=2, agroup=128)
     with pytest.raises(UnsupportedError, match="activation scales per group of 128 values"):
         G.kernel_spec(rec, G.Tile(64, 128, 64, 2, 4, 1, 4))  # (an mma.sync tile)
+
+
+@pytest.mark.parametrize("scheme,act", [(WeightScheme("int4", "group", 128), ActivationScheme("bf16")),
+                                        (WeightScheme("uint4", "group", 64, zero_point="int"), ActivationScheme("bf16")),
+                                        (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("bf16")),
+                                        (WeightScheme("int4", "group", 128), ActivationScheme("int8", "dynamic_token")),
+                                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"),
+                                         ActivationScheme("e4m3", "dynamic_group", 128))],
+                         ids=["int4-bf16", "uint4-zp-bf16", "e4m3-bf16", "w4a8", "mxfp4-a8g128"])
+def test_bf16_layers_on_turing_compile(tmp_path, scheme, act):
+    """Turing has no bf16 MMA: the planner runs bf16 activations on fp16 operands (gemm converts x) and bf16
+    outputs from fp32 sums. Those plans compile for sm_75 at every M range (the epilogue's bf16 packing is software
+    there: cvt.bf16x2 needs sm_80; these plans were runnable but did not compile before), on HMMA.1688 pairs."""
+    rt = Runtime(cache_dir=tmp_path)
+    p = humming.plan(LayerSpec(1000, 1024, scheme, act, out_dtype="bf16", bias=True), "T4")
+    assert p.runnable and p.compute.a in ("fp16", "int8"), p.explain()
+    if act.fmt == "bf16":
+        assert p.activation.convert == "bf16 -> fp16", p.explain()
+    for m in (1, 16, 100, 1000):
+        spec = p.kernel(m)
+        assert spec.target == "sm_75", spec.target
+        sass = I.disassemble(rt.kernel(spec).cubin)
+        assert ("HMMA.1688.F32" in sass) or ("IMMA" in sass), (m, "no sm_75 tensor-core MMA")

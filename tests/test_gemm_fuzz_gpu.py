@@ -23,7 +23,7 @@ import torch
 
 from humming import plan, reference as R
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
-from test_gemm_gpu import run_and_check
+from test_gemm_gpu import bound, run_and_check
 
 FUZZ_SEEDS = 12
 FIRST = int(os.environ.get("HUMMING_FUZZ_FIRST", "0"))
@@ -81,10 +81,15 @@ def _fits(w: WeightScheme, n: int, k: int) -> bool:
     return True
 
 
-def case_for(seed: int):
+#: GPUs without warpgroup MMAs whose plans this GPU runs as they are: their mma.sync tiles, grids and operand
+#: choices, compiled for this GPU (Ampere, Ada, Turing)
+OTHER_GPUS = ["A100", "L40S", "A10", "T4"]
+
+
+def case_for(seed: int, device: str = "h200"):
     """The layer of one seed: (weight scheme, activation scheme, N, K, bias, out dtype, token counts), the first
-    draw the planner can run on an H200."""
-    rng = random.Random(seed)
+    draw the planner can run on ``device``."""
+    rng = random.Random(seed if device == "h200" else f"{device}-{seed}")
     for _ in range(200):
         w = rng.choice(WEIGHTS)
         a = rng.choices(ACTS, weights=ACT_WEIGHTS)[0]
@@ -95,17 +100,53 @@ def case_for(seed: int):
             continue
         out = a.fmt if a.fmt in ("fp16", "bf16") else rng.choice(["fp16", "bf16"])
         bias = rng.random() < 0.5
-        p = plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), "h200")
+        p = plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), device)
         if not p.runnable:
             continue
         ms = tuple(rng.randint(lo, hi) for lo, hi in M_RANGES)
         return w, a, n, k, bias, out, ms
-    raise AssertionError(f"seed {seed}: no runnable draw in 200 tries")
+    raise AssertionError(f"seed {seed}: no runnable draw for {device} in 200 tries")
 
 
-def _id(seed):
-    w, a, n, k, bias, out, ms = case_for(seed)
+def _other(seed: int) -> str:
+    return OTHER_GPUS[seed % len(OTHER_GPUS)]
+
+
+def _id(seed, device="h200"):
+    w, a, n, k, bias, out, ms = case_for(seed, device)
     return f"{seed}-{w.describe()}-{a.describe()}-{n}x{k}".replace(" ", "_").replace(",", "")
+
+
+def _launch_plan(device: str, layer: LayerSpec, here):
+    """``device``'s plan of ``layer``, the recipe that compiles its choices for ``here`` (this GPU), and its launch
+    ranges fitted to ``device``'s shared memory."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    there = get_device(device)
+    p = plan(layer, there)
+    recipe = G.recipe_from_plan(p, here)
+    kp = G.padded_k(layer.k, recipe) // recipe.ku
+    return there, p, recipe, G.launch_ranges(p, recipe, int(there.max_smem_per_block), kp)
+
+
+def prepare_as(device: str):
+    """A ``prepare`` for run_and_check: the weight prepared under ``device``'s plan, launched on this GPU as that
+    device would launch it (its SM count and shared memory for the grids; plain launches, no clusters)."""
+    def prepare(qw, layer, dev):
+        from humming.device import get_device
+        from humming.ops.gemm import PreparedWeight, _detect_cuda, _register
+        from humming_nvidia import gemm_mma_sync as G
+
+        dev = _detect_cuda(dev)  # (cuda:N, as ops.prepare_weight keeps it)
+        there, p, recipe, ranges = _launch_plan(device, layer, get_device(dev.index))
+        packed = G.pack_weight(qw, recipe, dev)
+        launcher = G.Launcher(packed, [r[:3] for r in ranges], there.sm_count, max_split=[r[3] for r in ranges],
+                              smem_per_sm=there.caps.limit("smem_per_sm"), pdl=False, cluster_split=0)
+        w = PreparedWeight(layer, p, packed, launcher, dev, dict(packed.descriptor))
+        w.handle = _register(w)
+        return w
+    return prepare
 
 
 @pytest.fixture(scope="module")
@@ -114,12 +155,19 @@ def compiled_ahead():
     import humming
     from humming.jit import warmup
 
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    here = get_device(torch.cuda.current_device())
     specs = []
     for seed in SEEDS:
         w, a, n, k, bias, out, ms = case_for(seed)
         p = humming.plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias))
         if p.runnable:
             specs += [p.kernel(m) for m in ms]
+        w, a, n, k, bias, out, ms = case_for(seed, _other(seed))
+        _, _, recipe, ranges = _launch_plan(_other(seed), LayerSpec(n, k, w, a, out_dtype=out, bias=bias), here)
+        specs += [G.kernel_spec(recipe, r[2]) for r in ranges]
     warmup(list(dict.fromkeys(specs)))
 
 
@@ -131,10 +179,9 @@ def test_the_draws_are_reproducible_and_varied():
     assert any(d[1].is_quantized for d in draws) and any(not d[1].is_quantized for d in draws)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("seed", SEEDS, ids=_id)
-def test_random_layers_through_the_planner(seed, compiled_ahead):
-    w, a, n, k, bias, out, ms = case_for(seed)
+def _check(seed: int, device: str = "h200", prepare=None):
+    """Draw the seed's layer for ``device``, quantize fresh weights, check every token count (run_and_check)."""
+    w, a, n, k, bias, out, ms = case_for(seed, device)
     g = torch.Generator(device="cuda").manual_seed(torch.randint(0, 2**31, (1,)).item())
     perm = torch.randperm(k, device="cuda", generator=g) if w.act_order else None
     qw = R.quantize(torch.randn(n, k, device="cuda", generator=g) * 0.02, w, perm=perm,
@@ -142,4 +189,71 @@ def test_random_layers_through_the_planner(seed, compiled_ahead):
     scale = None
     if a.is_quantized and a.quant == "static_tensor":  # (about the largest |x| of randn * 2 over the format's range)
         scale = torch.tensor([10.0 / {"int8": 127, "int4": 7, "e4m3": 448, "e5m2": 57344}[a.fmt]], device="cuda")
-    run_and_check(qw, a, ms=ms, out_dtype=out, act_scale=scale)
+    run_and_check(qw, a, ms=ms, out_dtype=out, act_scale=scale, prepare=prepare)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", SEEDS, ids=_id)
+def test_random_layers_through_the_planner(seed, compiled_ahead):
+    _check(seed)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{_other(s)}-{_id(s, _other(s))}")
+def test_random_layers_as_older_gpus_plan_them(seed, compiled_ahead):
+    """The same draws as Ampere, Ada and Turing plan them (mma.sync tiles, cp.async or plain loads, m16n8k8 on
+    Turing, their operand fallbacks and K splits), compiled for and run on this GPU: the code those GPUs run, on
+    layers of real sizes."""
+    _check(seed, _other(seed), prepare_as(_other(seed)))
+
+
+def test_gemm_converts_bf16_activations_only_where_the_plan_says():
+    """(CPU) gemm's activation step: bf16 x for a plan that converts bf16 -> fp16 (Turing) becomes fp16, saturating at
+    +-65504 and keeping NaN; where the plan converts nothing, a dtype other than the compute type is refused."""
+    from types import SimpleNamespace
+
+    from humming.errors import ShapeError
+    from humming.ops.gemm import _prepare_activations
+
+    def weight(convert, compute):
+        layer = LayerSpec(64, 8, WeightScheme("int4", "group", 8), ActivationScheme("bf16"), out_dtype="bf16")
+        return SimpleNamespace(layer=layer, packed=SimpleNamespace(perm=None), compute_dtype=compute,
+                               plan=SimpleNamespace(activation=SimpleNamespace(convert=convert)))
+
+    x = torch.tensor([[1e6, -3e5, 7e4, 65280, float("nan"), 1.5, -2.25, 0.0]], dtype=torch.bfloat16)
+    v, s = _prepare_activations(x, weight("bf16 -> fp16", torch.float16), None)
+    assert s is None and v.dtype == torch.float16
+    assert v[0, :4].tolist() == [65504.0, -65504.0, 65504.0, 65280.0] and torch.isnan(v[0, 4])
+    assert v[0, 5:].tolist() == [1.5, -2.25, 0.0]
+    with pytest.raises(ShapeError, match="the plan computes in torch.float16"):
+        _prepare_activations(x, weight("none", torch.float16), None)
+    with pytest.raises(ShapeError, match="the plan computes in torch.bfloat16"):
+        _prepare_activations(x.half(), weight("none", torch.bfloat16), None)
+
+
+@pytest.mark.gpu
+def test_bf16_activations_where_the_plan_computes_in_fp16():
+    """A chip without bf16 MMAs (Turing) plans bf16 activations on fp16 operands: gemm takes the bf16 x and
+    converts it, saturating at fp16's range as the plan's fallback note says (the random draws found gemm
+    refusing such x). Values beyond 65504 included; the reference multiplies the saturated activations."""
+    from humming.ops import gemm
+
+    n, k = 1000, 1024
+    scheme, act = WeightScheme("int4", "group", 128), ActivationScheme("bf16")
+    layer = LayerSpec(n, k, scheme, act, out_dtype="bf16")
+    assert plan(layer, "T4").activation.convert == "bf16 -> fp16"
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    pw = prepare_as("T4")(qw, layer, torch.device("cuda"))
+    for m in (1, 16, 100):
+        x = (torch.randn(m, k, device="cuda") * 2).to(torch.bfloat16)
+        x[0, :3] = torch.tensor([1e6, -3e5, 7e4])
+        y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        gemm(x, pw, out=y)
+        torch.cuda.synchronize()
+        x_eff = x.float().clamp(-65504, 65504).half().float()
+        ref = R.gemm(x_eff, qw)
+        magic = 1024.0 if pw.plan.tuning_for(m).config.get("stream") else 0.0  # (fp16 raw codes on a stream tile)
+        b = bound(x_eff, qw, ref, 2.0 ** -8, pw.packed.out_mul, raw=magic)  # (bf16 output)
+        assert not torch.isnan(y).any(), f"M={m}: outputs not written (or NaN)"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"

@@ -225,13 +225,14 @@ def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: fl
     return 4 * eps * (xa @ W.T) + eps * ref.double().abs() + sub + 1e-6
 
 
-def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=None, with_bias=True):
+def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=None, with_bias=True, prepare=None):
+    """``prepare(qw, layer, device)``: how the weight is prepared (ops.prepare_weight, for this GPU, by default)."""
     from humming.ops import gemm, prepare_weight
 
     dev = torch.device("cuda")
     layer = LayerSpec(qw.n, qw.k, qw.scheme, act, out_dtype=out_dtype or ("bf16" if act.fmt == "bf16" else "fp16"),
                       bias=qw.bias is not None)
-    pw = prepare_weight(qw, layer=layer, device=dev)
+    pw = (prepare or (lambda q, l, d: prepare_weight(q, layer=l, device=d)))(qw, layer, dev)
     assert pw.plan.family == "mma_sync" and pw.plan.runnable
     eps = 2.0 ** (-8 if pw.compute_dtype == torch.bfloat16 else -11)
     eps_out = 2.0 ** (-8 if pw.out_dtype == torch.bfloat16 else -11)

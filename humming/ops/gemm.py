@@ -165,8 +165,14 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         if pw.perm is not None:
             x = x.index_select(1, pw.perm)
         if x.dtype != w.compute_dtype:
-            raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
-                             f"(activation scheme {act.describe()})")
+            if x.dtype != _TORCH_OUT.get(act.fmt) or w.plan.activation.convert == "none":
+                raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
+                                 f"(activation scheme {act.describe()})")
+            # the plan's fallback (bf16 activations on a chip without bf16 MMAs, e.g. sm_75): converted here,
+            # before the kernel, saturating at the compute type's range as the plan's note says (clamped after
+            # the cast: bf16 cannot hold fp16's largest value, 65504, and would round the bound up to 65536)
+            fi = torch.finfo(w.compute_dtype)
+            x = x.to(w.compute_dtype).clamp(fi.min, fi.max)
         return _aligned(x), None
     from .act_quant import BYTES, VALUES, quantize_activation
 

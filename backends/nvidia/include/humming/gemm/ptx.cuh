@@ -301,9 +301,14 @@ HUMMING_DEVICE u32 hfma2(u32 a, u32 b, u32 c) {
 template <bool BF16>
 HUMMING_DEVICE u32 pack2(float lo, float hi) {
   if constexpr (BF16) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    // (no bf16 conversion before sm_80: bf16 outputs of fp16 operands on Turing, in software)
+    return static_cast<u32>(float_to_bf16(lo)) | (static_cast<u32>(float_to_bf16(hi)) << 16);
+#else
     u32 d;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
     return d;
+#endif
   } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     u32 d;
