@@ -1303,3 +1303,27 @@ def test_bf16_layers_on_turing_compile(tmp_path, scheme, act):
         assert spec.target == "sm_75", spec.target
         sass = I.disassemble(rt.kernel(spec).cubin)
         assert ("HMMA.1688.F32" in sass) or ("IMMA" in sass), (m, "no sm_75 tensor-core MMA")
+
+
+@pytest.mark.parametrize("device", ["T4", "A10", "A100", "L40S", "H200", "B200", "RTX-5090"])
+def test_random_draws_compile_for_their_targets(tmp_path, device):
+    """The random layers of test_gemm_fuzz_gpu.py as ``device`` plans them (two seeds, every drawn token count):
+    every kernel builds for the device's own target and holds a tensor-core MMA. (A runnable plan that does not
+    compile -- bf16 outputs on Turing, found this way -- fails here without a GPU; 1446 kernels of such draws on
+    nine targets compiled in the sweep that found it.)"""
+    from test_gemm_fuzz_gpu import case_for
+
+    rt = Runtime(cache_dir=tmp_path)
+    specs = []
+    for seed in (0, 1):
+        w, a, n, k, bias, out, ms = case_for(seed, device)
+        p = humming.plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), device)
+        specs += [p.kernel(m) for m in ms]
+    from humming.device import get_device
+
+    target = get_device(device).compile_target("nvrtc")
+    rt.warmup(specs, executor="thread")
+    for spec in dict.fromkeys(specs):
+        assert spec.target == target, (spec.target, target)
+        sass = I.disassemble(rt.kernel(spec).cubin)
+        assert re.search(r"\b(HMMA|IMMA|HGMMA|IGMMA|QMMA|QGMMA)\b", sass), (device, spec.target)
