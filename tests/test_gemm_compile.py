@@ -1308,7 +1308,8 @@ def test_bf16_layers_on_turing_compile(tmp_path, scheme, act):
 @pytest.mark.parametrize("device", ["T4", "A10", "A100", "L40S", "H200", "B200", "RTX-5090"])
 def test_random_draws_compile_for_their_targets(tmp_path, device):
     """The random layers of test_gemm_fuzz_gpu.py as ``device`` plans them (two seeds, every drawn token count):
-    every kernel builds for the device's own target and holds a tensor-core MMA. (A runnable plan that does not
+    every kernel builds for the device's own target, fits its shared memory per block and holds a tensor-core
+    MMA. (A runnable plan that does not
     compile -- bf16 outputs on Turing, found this way -- fails here without a GPU; 1446 kernels of such draws on
     nine targets compiled in the sweep that found it.)"""
     from test_gemm_fuzz_gpu import case_for
@@ -1321,9 +1322,12 @@ def test_random_draws_compile_for_their_targets(tmp_path, device):
         specs += [p.kernel(m) for m in ms]
     from humming.device import get_device
 
-    target = get_device(device).compile_target("nvrtc")
+    hw = get_device(device)
+    target = hw.compile_target("nvrtc")
+    limit = hw.caps.limit("smem_per_block_optin") or hw.caps.limit("smem_per_block")
     rt.warmup(specs, executor="thread")
     for spec in dict.fromkeys(specs):
         assert spec.target == target, (spec.target, target)
+        assert spec.smem_bytes + 16 <= limit, (device, spec.smem_bytes, limit)
         sass = I.disassemble(rt.kernel(spec).cubin)
         assert re.search(r"\b(HMMA|IMMA|HGMMA|IGMMA|QMMA|QGMMA)\b", sass), (device, spec.target)
