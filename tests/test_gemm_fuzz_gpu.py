@@ -153,9 +153,8 @@ def prepare_as(device: str):
 def compiled_ahead():
     """Compile the seeds' kernels in parallel first (the lazy path would compile them one by one)."""
     import humming
-    from humming.jit import warmup
-
     from humming.device import get_device
+    from humming.jit import warmup
     from humming_nvidia import gemm_mma_sync as G
 
     here = get_device(torch.cuda.current_device())
