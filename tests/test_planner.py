@@ -286,10 +286,16 @@ def test_kernel_of_a_declared_family_is_refused():
 @pytest.mark.parametrize("name", C.names())
 def test_every_capability_file_plans(name):
     for mode in ("implemented", "hardware"):
+        if name == "zhenwu-810e" and mode == "implemented":
+            # (its tensor cores are ppu.mma.sync m16n16k16, which this version's kernels do not issue)
+            with pytest.raises(UnsupportedError, match="this chip lists m16n16k16"):
+                plan(W4A16, name, families=mode)
+            continue
         p = plan(W4A16, name, families=mode)
         assert p.device_chain == C.load(name).chain
-        assert p.runnable == p.implemented
-        assert (p.family == "mma_sync") == p.runnable
+        assert p.runnable == (p.implemented and not p.limits)
+        assert (p.family == "mma_sync" and not p.limits) == p.runnable
+        assert not p.limits or name == "zhenwu-810e"
 
 
 def _code_strings_and_attrs(tree):

@@ -1917,6 +1917,14 @@ def check_layer(layer, caps, compute) -> list[str]:
     if not sixteen and not op8:
         reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8, int4 x int4 or "
                        f"fp8 x fp8 (alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
+    if sixteen:
+        # (the 16-bit kernels issue m16n8k16, or two m16n8k8 where the chip has no k16 form: Turing)
+        ops = [op for op in caps.find_mma(compute.a, compute.b, "fp32", families="mma_sync", native_only=False)
+               if op.kind is None]
+        shapes = sorted({sh for op in ops for sh in op.shapes})
+        if ops and not {"m16n8k16", "m16n8k8"} & set(shapes):
+            reasons.append(f"the 16-bit kernels issue mma.sync m16n8k16 (m16n8k8 on Turing) {compute.a}; this chip "
+                           f"lists {', '.join(shapes)}, which this version's kernels do not issue")
     if op8:
         acc = "int32" if op8 in (1, 4) else "fp32"
         shape = "m16n8k64" if op8 == 4 else "m16n8k32"
