@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -80,6 +80,18 @@ envbench() {
         --out "$OUT/$prefix-${v%%=*}$r" 2>&1 | tee "$OUT/$prefix-${v%%=*}$r.log" | grep -E "$pattern"
     done
   done
+}
+# alt_after ANCHOR CODE: alt/ = this tree's backends/nvidia as alt/humming_nvidia (for abbench's "alt"), with CODE
+# inserted into its gemm_mma_sync.py after the line ANCHOR (which must be there)
+alt_after() {
+  rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
+  ANCHOR="$1" CODE="$2" python3 - <<'PY'
+import os
+p = "alt/humming_nvidia/gemm_mma_sync.py"
+s, a = open(p).read(), os.environ["ANCHOR"] + "\n"
+assert a in s, a
+open(p, "w").write(s.replace(a, a + os.environ["CODE"], 1))
+PY
 }
 rc=0
 for part in "${@:-all}"; do
@@ -1232,6 +1244,39 @@ PY
            HUMMING_FUZZ_FIRST=${FUZZ_FIRST:-0} HUMMING_FUZZ_SEEDS=${FUZZ_N:-120} timeout "${FUZZ_S:-540}" \
              python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k "${FUZZ_K:-random}" 2>&1 \
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
+    s44b)  # one token of 2-bit codes at three CTAs per SM: kernel alone (group s44o), then through the bench against
+           # alt/ (this tree with those rings at occupancy 3, 32 or 64 rows, where a one-wave grid of them fills at
+           # least as many slots), g128 and per channel, alternated
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/s44b-sweep.log" | grep -vE "^\s*$" ; }
+           sw --shapes 8192x8192,4096x14336 --m 1 --groups s44o --weight int2 --group 128 --json "$OUT/s44b-int2.json"
+           alt_after "        fitted = byte_depth(fitted, recipe, smem)" \
+'        if fitted.stream == 4 and recipe.bits == 2 and hi == 1 and fitted.occupancy == 2 and sms:
+            best, most = None, 0
+            for cand in (fitted, DECODE_INT4_LONG_K, DECODE_INT4_WIDE):
+                cand = replace(cand, occupancy=3)
+                tiles = padded_n(layer.n) // cand.bn
+                ctas = tiles * max(1, (3 * sms + tiles // 2) // tiles)
+                if padded_n(layer.n) % cand.bn == 0 and most < ctas <= 3 * sms:
+                    best, most = cand, ctas
+            if best is not None:
+                fitted = best
+'
+           for g in 128 0; do
+             abbench s44b-g$g 2 "new alt" 120 "^(== |1 )|stream |rror" --shapes 14336x4096,4096x14336,8192x8192 \
+               --m 1 --weight int2 --group-size $g
+           done ;;
+    s44a)  # one token of 2-bit (and 3-bit) codes on deeper register rings: kernel alone (gpu_sweep.py group s44r), then
+           # through the bench against alt/ (this tree with one-token rings of 2-bit codes at eight stages), alternated
+           sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/s44a-sweep.log" | grep -vE "^\s*$" ; }
+           sw --shapes 8192x8192,4096x14336,14336x4096,4096x4096 --m 1 --groups s44r --weight int2 --group 128 \
+             --json "$OUT/s44a-int2.json"
+           sw --shapes 8192x8192,4096x14336 --m 1 --groups s44r --weight int3 --group 128 --json "$OUT/s44a-int3.json"
+           alt_after "        fitted = byte_depth(fitted, recipe, smem)" \
+'        if fitted.stream == 4 and recipe.bits == 2 and hi == 1:
+            fitted = replace(fitted, stages=8)
+'
+           abbench s44a 2 "new alt" 120 "^(== |1 )|stream |rror" --shapes 4096x4096,14336x4096,4096x14336,8192x8192 \
+             --m 1 --weight int2 --group-size 128 ;;
     s43a)  # is 28672x8192's one-token gap the grid's balance? int4 g128 at M = 1, 8 on layers whose 128-row decode
            # tiles number 224 (28672 rows: two CTAs on 92 SMs, one on 40), 264 (33792: two on every SM), 198 and 132,
            # with the stream, two rounds; stream-K against the data-parallel grid through the bench; timelines (loops by

@@ -397,6 +397,14 @@ GROUPS = {
              T(8, 256, 64, 1, 16, 1, 4, stream=4, occupancy=1), T(8, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1)],
     # stream-K (Tile.sk: equal runs of the (tile, K step) space per CTA) against the planner's warpgroup tiles at 1, 16
     # and 64 tokens (gpu_run.sh sk)
+    # one token of 2- and 3-bit codes: the planner's register rings (4 blocks in flight per warp) against deeper
+    # ones (6, 8): a 2-bit block is half an int4 one, so the same ring keeps half the bytes in flight per SM
+    "s44r": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, stages=6), G.replace(G.DECODE_INT4_LONG_K, stages=8),
+             G.DECODE_INT4_WIDE, G.replace(G.DECODE_INT4_WIDE, stages=8), G.DECODE_INT3, G.replace(G.DECODE_INT3, stages=8)],
+    # one token of 2-bit codes at three CTAs per SM (79-80 registers, no spills: the one-token loop's instructions
+    # as at two) against the planner's two
+    "s44o": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, occupancy=3), G.DECODE_INT4_WIDE,
+             G.replace(G.DECODE_INT4_WIDE, occupancy=3)],
     "sk1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_DECODE, fold=1, sk=1)],
     "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
              G.replace(G.WG_16_DEEP, fold=1, sk=1)],
