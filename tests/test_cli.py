@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import metadata
 
 import pytest
@@ -204,3 +205,35 @@ def test_other_modules_register_subcommands(capsys):
             cli.register_command("hello-test", "other", lambda args: 0)
     finally:
         cli.COMMANDS.pop("hello-test", None)
+
+
+def test_compile_inspects_the_machine_code_without_a_gpu(capsys, isolated_cache):
+    """``humming compile --inspect`` shows what each kernel's machine code holds: an Ada plan of fp8 weights and
+    activations issues QMMA (mma.sync m16n8k32 e4m3), a Turing plan of 16-bit operands HMMA.1688 (m16n8k8), with
+    their registers, spills and K loop; the figures are those of humming.jit.inspect.summary."""
+    from humming.jit import default_runtime, inspect as I
+
+    cases = ((["--device", "L40S", "--weight", "e4m3", "--scale", "channel", "--scale-fmt", "fp32", "--act", "fp8"],
+              r"QMMA\.16832\.F32\.E4M3\.E4M3 x\d+"),
+             (["--device", "T4", "--weight", "int4", "--group-size", "128", "--act", "fp16"], r"HMMA\.1688\.F32 x\d+"))
+    for flags, mma in cases:
+        rc, out, _ = run(capsys, "compile", *flags, "--n", "256", "--k", "512", "--m", "1,100", "--inspect")
+        assert rc == 0, out
+        lines = out.splitlines()
+        names = [l.split()[0] for l in lines if l.startswith("gemm_mma_sync[")]
+        assert len(names) == 2 and lines[-1].startswith("2 kernels for "), out
+        for name in names:
+            i = next(i for i, l in enumerate(lines) if l.startswith(name))
+            head, loop = lines[i + 1], lines[i + 2]
+            assert head.startswith("    registers ") and re.search(mma, head), out
+            assert loop.startswith("    K loop ") and loop.endswith("no spills in loops"), out
+        # the same figures as the library call on the kernels of the layer those flags describe
+        parser = cli.build_parser()
+        args = parser.parse_args(["compile", *flags, "--n", "256", "--k", "512"])
+        p = plan(cli.layer_from_args(args), args.device)
+        for m in (1, 100):
+            kern = default_runtime().kernel(p.kernel(m))
+            assert kern.spec.name in names
+            s = I.summary(kern.cubin)
+            assert s["registers"] > 0 and s["loop_spills"] == 0 and s["main_loop"] > 0 and s["mma"]
+            assert "    " + I.describe_summary(s).replace("\n", "\n    ") in out

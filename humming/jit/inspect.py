@@ -8,6 +8,7 @@ cuda.pathfinder -- the pip wheels ``nvidia-cuda-cuobjdump`` and
     count(sass, r"F2FP\\..*E4M3")          # instructions matching a regex
     opcodes(sass)["HMMA.16816.F32"]       # Counter of opcodes
     resource_usage(kernel.cubin)          # {"humming_entry": {"REG": 40, "STACK": 0, "LOCAL": 0, ...}}
+    summary(kernel.cubin)                 # registers, spills, MMA instructions, the K loop's instruction mix
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import shutil
 import subprocess
 import tempfile
 
-__all__ = ["ToolMissing", "tool_path", "disassemble", "instructions", "count", "opcodes", "resource_usage"]
+__all__ = ["ToolMissing", "tool_path", "disassemble", "instructions", "count", "opcodes", "resource_usage", "summary",
+           "describe_summary"]
 
 
 class ToolMissing(RuntimeError):
@@ -133,3 +135,35 @@ def resource_usage(cubin: bytes) -> dict[str, dict[str, int]]:
     out = _run_on_cubin(["-res-usage"], cubin)
     return {m.group(1): {k: int(v) for k, v in _RES_ITEM.findall(m.group(2))}
             for m in _RES_FUNC.finditer(out)}
+
+
+# tensor-core instructions: HMMA / IMMA / QMMA (mma.sync), HGMMA / IGMMA / QGMMA (wgmma), UTC*MMA (tcgen05)
+_MMA_OP = re.compile(r"^[A-Z]*MMA(\.|$)")
+
+
+def summary(cubin: bytes, entry: str = "humming_entry") -> dict:
+    """What a kernel's machine code holds, for checking a build without its GPU: ``registers``, ``stack`` and
+    ``local`` bytes (cuobjdump's resource usage of ``entry``, else of the cubin's first function), ``mma`` (each
+    tensor-core opcode with modifiers and its count), ``main_loop`` (instructions of the K loop: the
+    backward-branch span holding the most MMAs, see :func:`main_loop`), ``main_loop_mix`` (its base opcodes by
+    count) and ``loop_spills`` (local loads and stores inside loops)."""
+    sass = disassemble(cubin)
+    usage = resource_usage(cubin)
+    res = usage.get(entry) or next(iter(usage.values()), {})
+    loop = main_loop(sass)
+    mix = collections.Counter()
+    for op, n in opcodes(loop).items():
+        mix[op.split(".")[0]] += n
+    return {"registers": res.get("REG"), "stack": res.get("STACK"), "local": res.get("LOCAL"),
+            "mma": {op: n for op, n in sorted(opcodes(sass).items()) if _MMA_OP.match(op)},
+            "main_loop": len(instructions(loop)), "main_loop_mix": dict(mix.most_common()),
+            "loop_spills": local_in_loops(sass)}
+
+
+def describe_summary(s: dict, top: int = 8) -> str:
+    """:func:`summary` in two lines."""
+    mma = ", ".join(f"{op} x{n}" for op, n in s["mma"].items()) or "none"
+    mix = ", ".join(f"{op} {n}" for op, n in list(s["main_loop_mix"].items())[:top])
+    spills = "no spills in loops" if not s["loop_spills"] else f"{s['loop_spills']} local loads/stores in loops"
+    return (f"registers {s['registers']}, stack {s['stack']} B, local {s['local']} B; tensor-core MMAs: {mma}\n"
+            f"K loop {s['main_loop']} instructions ({mix}); {spills}")
