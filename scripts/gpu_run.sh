@@ -54,7 +54,7 @@ abbench() {
   [ -d old3/backends/nvidia ] && rm -rf old3/humming_nvidia && cp -r old3/backends/nvidia old3/humming_nvidia
   for r in $(seq "$rounds"); do
     for v in $trees; do
-      pp=; [ "$v" = old ] && pp=$PWD/old3; [ "$v" = alt ] && pp=$PWD/alt
+      pp=; [ "$v" = old ] && pp=$PWD/old3; [ "$v" = alt ] && pp=$PWD/alt; [ "$v" = alt2 ] && pp=$PWD/alt2
       [ -n "$pp" ] && [ ! -d "$pp" ] && continue
       PYTHONPATH=$pp timeout "$limit" humming bench "$@" --methods humming --repeats 3 --no-plot --no-jit \
         --out "$OUT/$prefix-$v$r" 2>&1 | tee "$OUT/$prefix-$v$r.log" | grep -E "$pattern"
@@ -81,13 +81,14 @@ envbench() {
     done
   done
 }
-# alt_after ANCHOR CODE: alt/ = this tree's backends/nvidia as alt/humming_nvidia (for abbench's "alt"), with CODE
-# inserted into its gemm_mma_sync.py after the line ANCHOR (which must be there)
+# alt_after ANCHOR CODE [DIR]: DIR (default alt; abbench's "alt" and "alt2" trees) = this tree's backends/nvidia as
+# DIR/humming_nvidia, with CODE inserted into its gemm_mma_sync.py after the line ANCHOR (which must be there)
 alt_after() {
-  rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
-  ANCHOR="$1" CODE="$2" python3 - <<'PY'
+  local dir=${3:-alt}
+  rm -rf "$dir" && mkdir -p "$dir" && cp -r backends/nvidia "$dir/humming_nvidia"
+  ANCHOR="$1" CODE="$2" DIR="$dir" python3 - <<'PY'
 import os
-p = "alt/humming_nvidia/gemm_mma_sync.py"
+p = os.environ["DIR"] + "/humming_nvidia/gemm_mma_sync.py"
 s, a = open(p).read(), os.environ["ANCHOR"] + "\n"
 assert a in s, a
 open(p, "w").write(s.replace(a, a + os.environ["CODE"], 1))
@@ -1246,7 +1247,8 @@ PY
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
     s44b)  # one token of 2-bit codes at three CTAs per SM: kernel alone (group s44o), then through the bench against
            # alt/ (this tree with those rings at occupancy 3, 32 or 64 rows, where a one-wave grid of them fills at
-           # least as many slots), g128 and per channel, alternated
+           # least as many slots) and alt2/ (below), g128 and per channel, alternated (prepared in the forty-fourth
+           # session, not run: no device was lent after s44a)
            sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/s44b-sweep.log" | grep -vE "^\s*$" ; }
            sw --shapes 8192x8192,4096x14336 --m 1 --groups s44o --weight int2 --group 128 --json "$OUT/s44b-int2.json"
            alt_after "        fitted = byte_depth(fitted, recipe, smem)" \
@@ -1261,8 +1263,14 @@ PY
             if best is not None:
                 fitted = best
 '
+           # alt2/: 2-bit codes at one token on the 16-warp ring of one CTA per SM (DECODE_INT3) on layers of at most
+           # 4096 rows over a longer K (s44a, kernel alone: 8.38 us on 4096x14336 against 9.90 for the planner's)
+           alt_after "        fitted = byte_depth(fitted, recipe, smem)" \
+'        if fitted.stream == 4 and recipe.bits == 2 and hi == 1 and layer.n <= 4096 and kp > 4096:
+            fitted = DECODE_INT3
+' alt2
            for g in 128 0; do
-             abbench s44b-g$g 2 "new alt" 120 "^(== |1 )|stream |rror" --shapes 14336x4096,4096x14336,8192x8192 \
+             abbench s44b-g$g 2 "new alt alt2" 120 "^(== |1 )|stream |rror" --shapes 14336x4096,4096x14336,8192x8192 \
                --m 1 --weight int2 --group-size $g
            done ;;
     s44a)  # one token of 2-bit (and 3-bit) codes on deeper register rings: kernel alone (gpu_sweep.py group s44r), then
