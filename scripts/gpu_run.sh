@@ -1246,15 +1246,15 @@ PY
              python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k "${FUZZ_K:-random}" 2>&1 \
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
     s44b)  # one token of 2-bit codes at three CTAs per SM: kernel alone (group s44o), then through the bench against
-           # alt/ (this tree with those rings at occupancy 3, 32 or 64 rows, where a one-wave grid of them fills at
-           # least as many slots) and alt2/ (below), g128 and per channel, alternated (prepared in the forty-fourth
+           # alt/ (this tree with those rings at occupancy 3, 32, 64 or 112 rows, whichever one-wave grid of them
+           # fills the most slots; 79-80 registers, no spills) and alt2/ (below), g128 and per channel, alternated (prepared in the forty-fourth
            # session, not run: no device was lent after s44a)
            sw() { timeout 200 python3 scripts/gpu_sweep.py --rounds 3 "$@" 2>&1 | tee -a "$OUT/s44b-sweep.log" | grep -vE "^\s*$" ; }
-           sw --shapes 8192x8192,4096x14336 --m 1 --groups s44o --weight int2 --group 128 --json "$OUT/s44b-int2.json"
+           sw --shapes 8192x8192,4096x14336,14336x4096 --m 1 --groups s44o --weight int2 --group 128 --json "$OUT/s44b-int2.json"
            alt_after "        fitted = byte_depth(fitted, recipe, smem)" \
 '        if fitted.stream == 4 and recipe.bits == 2 and hi == 1 and fitted.occupancy == 2 and sms:
             best, most = None, 0
-            for cand in (fitted, DECODE_INT4_LONG_K, DECODE_INT4_WIDE):
+            for cand in (fitted, DECODE_INT4_LONG_K, DECODE_INT4_WIDE, Tile(8, 112, 64, 1, 7, 1, 4, stream=4)):
                 cand = replace(cand, occupancy=3)
                 tiles = padded_n(layer.n) // cand.bn
                 ctas = tiles * max(1, (3 * sms + tiles // 2) // tiles)

@@ -404,7 +404,7 @@ GROUPS = {
     # one token of 2-bit codes at three CTAs per SM (79-80 registers, no spills: the one-token loop's instructions
     # as at two) against the planner's two
     "s44o": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, occupancy=3), G.DECODE_INT4_WIDE,
-             G.replace(G.DECODE_INT4_WIDE, occupancy=3)],
+             G.replace(G.DECODE_INT4_WIDE, occupancy=3), T(8, 112, 64, 1, 7, 1, 4, stream=4, occupancy=3)],
     "sk1": [G.replace(G.WG_DECODE_TWO, fold=1), G.replace(G.WG_DECODE_TWO, fold=1, sk=1), G.replace(G.WG_DECODE, fold=1, sk=1)],
     "sk16": [G.replace(G.WG_16_DEEP_TWO, fold=1), G.replace(G.WG_16_DEEP, fold=1), G.replace(G.WG_16_DEEP_TWO, fold=1, sk=1),
              G.replace(G.WG_16_DEEP, fold=1, sk=1)],
