@@ -44,5 +44,6 @@ def run(args) -> int:
         if args.inspect:
             summary = inspect.summary(rt.kernel(r.spec).cubin)
             print("    " + inspect.describe_summary(summary).replace("\n", "\n    "))
-    print(f"{len(results)} kernels for {plan.device} ({specs[0].target}) in {time.perf_counter() - t0:.2f} s")
+    print(f"{len(results)} kernel{'s' if len(results) != 1 else ''} for {plan.device} ({specs[0].target}) in "
+          f"{time.perf_counter() - t0:.2f} s")
     return 0
