@@ -373,7 +373,8 @@ CASES = [
          out="bf16"),
     # -- Zhenwu 810E: sm_80-class ppu.mma.sync with N=16, no int4 or fp8 tensor cores. This version's kernels issue
     # mma.sync m16n8k16 / m16n8k32, not the chip's m16n16k16 / m16n16k32: the hardware plans say so, nothing runs
-    Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e", E("bf16", mma="mma_sync.m16n16k16.bf16", limits=(PPU.replace("fp16", "bf16"),)),
+    Case("w4a16bf-zhenwu", "gptq4", "bf16", "zhenwu-810e",
+         E("bf16", mma="mma_sync.m16n16k16.bf16", limits=(PPU.replace("fp16", "bf16"),)),
          Raises((PPU.replace("fp16", "bf16"),)), out="bf16"),
     Case("w4a4i-zhenwu", "int4ch", "int4", "zhenwu-810e",
          E("int8", mma="mma_sync.m16n16k32.s8", steps=(("int4", "int8", ("no int4 x int4 MMA on zhenwu-810e",)),),
