@@ -331,6 +331,8 @@ def main(argv=None) -> int:
         return 0
     except UnsupportedError as e:
         print(f"humming {args.command}: unsupported: {e}", file=sys.stderr)
+        if getattr(args, "hardware", None) is False and str(e).startswith("nothing can run"):
+            print("  (`humming plan ... --hardware` shows what the chip itself would run)", file=sys.stderr)
         return 1
     except (HummingError, ValueError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e

@@ -237,3 +237,15 @@ def test_compile_inspects_the_machine_code_without_a_gpu(capsys, isolated_cache)
             s = I.summary(kern.cubin)
             assert s["registers"] > 0 and s["loop_spills"] == 0 and s["main_loop"] > 0 and s["mma"]
             assert "    " + I.describe_summary(s).replace("\n", "\n    ") in out
+
+
+def test_plan_that_nothing_runs_points_at_the_hardware_plan(capsys):
+    """Where no implemented family runs a layer (here the Zhenwu 810E, whose ppu.mma.sync m16n16k16 this version's
+    kernels do not issue), ``humming plan`` exits 1 with the planner's reasons and names ``--hardware``, which
+    shows the chip's own plan with that limit."""
+    flags = ("--device", "zhenwu-810e", "--weight", "int4", "--group-size", "128", "--act", "fp16")
+    rc, _, err = run(capsys, "plan", *flags)
+    assert rc == 1 and err.startswith("humming plan: unsupported: nothing can run ")
+    assert "this chip lists m16n16k16" in err and "--hardware` shows what the chip itself would run" in err
+    rc, out, _ = run(capsys, "plan", *flags, "--hardware")
+    assert rc == 0 and "runnable    no" in out and "this chip lists m16n16k16" in out
