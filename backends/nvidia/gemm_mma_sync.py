@@ -1917,24 +1917,26 @@ def check_layer(layer, caps, compute) -> list[str]:
     if not sixteen and not op8:
         reasons.append(f"the mma_sync kernels of this version multiply fp16, bf16, int8 x int8, int4 x int4 or "
                        f"fp8 x fp8 (alike) operands; {compute.a} x {compute.b} MMA is not implemented yet")
+
+    def plain_ops(acc):  # the chip's mma.sync forms of these operands (not the kind:: block-scaled ones)
+        ops = [op for op in caps.find_mma(compute.a, compute.b, acc, families="mma_sync", native_only=False)
+               if op.kind is None]
+        return ops, ", ".join(sorted({sh for op in ops for sh in op.shapes})) or "none"
+
     if sixteen:
         # (the 16-bit kernels issue m16n8k16, or two m16n8k8 where the chip has no k16 form: Turing)
-        ops = [op for op in caps.find_mma(compute.a, compute.b, "fp32", families="mma_sync", native_only=False)
-               if op.kind is None]
-        shapes = sorted({sh for op in ops for sh in op.shapes})
-        if ops and not {"m16n8k16", "m16n8k8"} & set(shapes):
+        ops, listed = plain_ops("fp32")
+        if ops and not any({"m16n8k16", "m16n8k8"} & set(op.shapes) for op in ops):
             reasons.append(f"the 16-bit kernels issue mma.sync m16n8k16 (m16n8k8 on Turing) {compute.a}; this chip "
-                           f"lists {', '.join(shapes)}, which this version's kernels do not issue")
+                           f"lists {listed}, which this version's kernels do not issue")
     if op8:
         acc = "int32" if op8 in (1, 4) else "fp32"
         shape = "m16n8k64" if op8 == 4 else "m16n8k32"
-        ops = [op for op in caps.find_mma(compute.a, compute.b, acc, families="mma_sync", native_only=False)
-               if op.kind is None]
+        ops, listed = plain_ops(acc)
         ks = [op for op in ops if shape in op.shapes]
         if not ks:
             reasons.append(f"the {'int4' if op8 == 4 else 'byte'}-operand kernels issue mma.sync {shape} "
-                           f"{compute.a}; this chip lists "
-                           f"{', '.join(sorted({sh for op in ops for sh in op.shapes})) or 'none'}")
+                           f"{compute.a}; this chip lists {listed}")
         elif not any(op.native for op in ks) and not _byte_wgmma_everywhere(layer, caps, compute, acc):
             # the compiler's emulation converts both operands of every MMA to 16 bits (fp8) or
             # int8 (int4): the 16-bit or int8 kernels convert each weight once (H200, e4m3 per
