@@ -126,7 +126,7 @@ def _launch_plan(device: str, layer: LayerSpec, here):
     there = get_device(device)
     p = plan(layer, there)
     recipe = G.recipe_from_plan(p, here)
-    kp = G.padded_k(layer.k, recipe) // recipe.ku
+    kp = G.plan_kp(p, recipe)
     return there, p, recipe, G.launch_ranges(p, recipe, int(there.max_smem_per_block), kp)
 
 

@@ -95,6 +95,14 @@ def _cases():
         (WeightScheme("int4", "group", 128, act_order=True), 640),  # GPTQ act order
         (WeightScheme("uint4", "group", 64, zero_point="int", act_order=True), 576),
     ]
+    # scale groups that are not a multiple of 16 values: run padded to one, zero-weight columns in the gaps and
+    # the activations gathered into the kernels' K (gemm_mma_sync.kernel_group; tests/test_group_padding.py)
+    cases += [
+        (WeightScheme("int4", "group", 8), 576),
+        (WeightScheme("uint4", "group", 24, zero_point="int"), 3696),
+        (WeightScheme("uint3", "group", 40, zero_point="float", act_order=True), 640),
+        (WeightScheme("e2m1", "group", 8, scale_fmt="e8m0"), 576),
+    ]
     return cases
 
 

@@ -44,6 +44,7 @@ W = {
     "fp8ch": WeightScheme("e4m3", "channel", scale_fmt="fp32"),
     "fp8blk": WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
     "fp8g8": WeightScheme("e4m3", "group", 8, scale_fmt="fp32"),
+    "int4g24": WeightScheme("int4", "group", 24),
     "e5m2ch": WeightScheme("e5m2", "channel", scale_fmt="fp32"),
     "nvfp4": WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
     "mxfp4": WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"),
@@ -118,6 +119,8 @@ SMALL_M_ACC = "partial_accumulators (M 1-32), dequantized_weights (M >= 33)"
 #: int4 activations reach int8 or 16-bit operands (one code per byte); the int4 x int4 MMA is not built
 PACKED4 = "activations meet int8 or 16-bit operands in this version"
 FP4_ACT = "e2m1 activations meet 16-bit operands in this version"
+#: scale groups that are not a multiple of 16 values: 16-bit operands run them padded (gemm_mma_sync.kernel_group)
+PAD8 = "scale groups of 8 values: the kernels apply one scale per 16 values of K, so prepare_weight pads each group"
 #: per-group activation scales on 16-bit operands: folded into the values (humming.ops.act_quant)
 GROUP_VALUES = {"activation": "values_and_epilogue"}
 
@@ -349,10 +352,9 @@ CASES = [
     Case("e5m2a8-sm80", "e5m2ch", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w8a4-sm80", "int8ch", "int4", "sm_80",
          E("int8", steps=(("int4", "int8", ("integers in [-128, 127] are not exact in int4",)),))),
+    # groups of 8 values: no e4m3 MMA splits them; 16-bit operands run them padded to 16 (kernel_group)
     Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
-         E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),),
-           limits=("group size 8 is not a multiple of 16",)),
-         Raises(("multiple of an MMA K", "group size 8 is not a multiple of 16"))),
+         E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),), notes=(PAD8,))),
     # -- products and other devices resolve through their architecture
     Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090",
          E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(FP8_OF + "uint4",)), fp16_past("e4m3", why=FP8_OF)),
@@ -394,13 +396,10 @@ CASES = [
            limits=(MOE,)), Raises((MOE,)), out="bf16", experts=32),
     Case("moe-w4a16-zhenwu", "gptq4", "fp16", "zhenwu-810e",
          E("fp16", mma="mma_sync.m16n16k16.f16", limits=(MOE, PPU)), Raises((MOE, PPU)), experts=8),
-    Case("fp8g8-sm80", "fp8g8", "fp8", "sm_80",
-         E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=("group size 8 is not a multiple of 16",)),
-         Raises(("group size 8 is not a multiple of 16",))),
+    Case("fp8g8-sm80", "fp8g8", "fp8", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),), notes=(PAD8,))),
     Case("fp8g8-sm75", "fp8g8", "fp8", "sm_75",
-         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("e4m3", "fp16", NO_FP8),),
-           limits=("group size 8 is not a multiple of 16",)),
-         Raises(("group size 8 is not a multiple of 16",))),
+         E("fp16", mma="mma_sync.m16n8k8.f16", steps=(("e4m3", "fp16", NO_FP8),), notes=(PAD8,))),
+    Case("int4g24-sm80", "int4g24", "fp16", "sm_80", E("fp16", notes=("scale groups of 24 values", "K 4080 -> 5440"))),
     Case("fp8g4-sm80", "fp8ch", "fp8g4", "sm_80",
          E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=("activation groups of 4",)),
          Raises(("activation groups of 4: the quantization kernel takes groups of 8, 16",))),
@@ -411,8 +410,8 @@ CASES = [
 
 
 def _layer(c: Case) -> LayerSpec:
-    return LayerSpec(n=4096, k=4096, weight=W[c.w], activation=A[c.act], out_dtype=c.out,
-                     num_experts=c.experts)
+    k = 4096 if 4096 % (W[c.w].group_size or 1) == 0 else 4080  # (groups of 24: 4080 = 170 x 24)
+    return LayerSpec(n=4096, k=k, weight=W[c.w], activation=A[c.act], out_dtype=c.out, num_experts=c.experts)
 
 
 def _check(p, e: E, mode: str):

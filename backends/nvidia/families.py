@@ -134,9 +134,12 @@ class MmaSyncFamily(_NvidiaFamily):
         the previous kernel (Launcher.pdl), and on chips with thread-block clusters split-K launches of up
         to the portable cluster size of slices sum them in a cluster (Launcher.cluster_split), which the
         scheduler slot says."""
-        from .gemm_mma_sync import cluster_split_limit, scale_places
+        from .gemm_mma_sync import cluster_split_limit, group_padding_note, scale_places
 
         out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
+        note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
+        if note:
+            out["notes"] = [note]
         comps = {}
         wg = [r for r in tuning if r.config.get("wgmma")]
         if wg:
@@ -208,13 +211,19 @@ class MmaSyncFamily(_NvidiaFamily):
         return prepare(plan, qw, device, hw)
 
     def weight_layout(self, layer, caps, compute) -> WeightLayout:
-        return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, {
+        from .gemm_mma_sync import kernel_layer
+
+        params = {
             "bits": layer.weight.bits,
             "block": f"{layout.BLOCK_ROWS}x{layout.BLOCK_COLS if compute.is_16bit else layout.BYTE_BLOCK_COLS}",
             "operand": compute.b,
             "mma_shape": mma_shape(layer, compute),
             "dequantizer": self._dequantizer(layer, caps, compute),
-        })
+        }
+        kl = kernel_layer(layer, compute)
+        if kl is not layer:
+            params["group_padding"] = f"{layer.weight.group_size} -> {kl.weight.group_size}"
+        return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, params)
 
 
 class WgmmaFamily(_NvidiaFamily):

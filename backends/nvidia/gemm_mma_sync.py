@@ -470,7 +470,7 @@ def scale_places(layer, caps, compute, tuning, scales: dict) -> dict:
     key = next((k for k in ("weight_group", "weight_block") if scales.get(k) == "dequantized_weights"), None)
     if key is None or not compute.is_16bit:
         return {}
-    recipe = _sizing_recipe(layer, compute)
+    recipe = _sizing_recipe(kernel_layer(layer, compute), compute)
     runs: list[list] = []  # [place, lo, hi]
     for r in tuning:
         tile = tile_from_config(r.config)
@@ -565,8 +565,10 @@ class PackedWeight:
     bias: torch.Tensor | None       # fp32 [N]
     out_mul: float
     groups: int
-    perm: torch.Tensor | None       # int64 [K]: x[:, perm] feeds the kernel
+    perm: torch.Tensor | None       # int64 [k]: x[:, perm] feeds the kernel (k: the kernels' K)
     descriptor: dict = field(default_factory=dict)
+    zero_column: bool = False       # perm's index K (the layer's K) names a column of zeros appended to x
+                                    # (the gaps of padded scale groups: kernel_group)
 
     @property
     def nbytes(self) -> int:
@@ -595,12 +597,23 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     fmt = s.format
     dev = torch.device(device) if device is not None else qw.codes.device
     n, k = qw.n, qw.k
-    np_, kp = padded_n(n), padded_k(k, recipe)
+    grouped = s.scale in ("group", "block")
+    g2 = recipe.group * recipe.ku if recipe.gscale and grouped else 0  # (the kernels' group, in values)
+    padded = bool(g2) and g2 != s.group_size
+    if padded and (g2 < s.group_size or g2 % 16 or recipe.op8):
+        raise ValueError(f"pack_weight: the recipe's groups of {g2} values cannot hold the weight's groups of "
+                         f"{s.group_size}")
+    kk = k // s.group_size * g2 if padded else k  # the kernels' K
+    np_, kp = padded_n(n), padded_k(kk, recipe)
     codes = qw.codes.to(dev).to(torch.int64)
     if isinstance(fmt, IntFormat) and fmt.signed:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
     vals = torch.zeros(np_, kp, dtype=torch.int64, device=dev)
-    vals[:n, :k] = codes
+    cols = group_columns(k, s.group_size, g2, dev) if padded else None
+    if padded:  # (the gaps hold code 0: they meet the zero column of the activations)
+        vals[:n, cols] = codes
+    else:
+        vals[:n, :k] = codes
     if recipe.op8 == 4:  # offset binary -> two's-complement nibbles: the int4 operand itself
         w = layout.pack_nibbles(vals ^ 0x8).reshape(-1).contiguous()
     elif recipe.op8:
@@ -673,11 +686,61 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         chan[:n] = C.to(torch.float32)
     bias = None if qw.bias is None else qw.bias.to(dev, torch.float32).contiguous()
     perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
+    if padded:  # the kernels' column j reads x[:, perm[j]]; the gaps read the zero column (index k)
+        base = perm if perm is not None else torch.arange(k, dtype=torch.int64, device=dev)
+        perm = torch.full((kk,), k, dtype=torch.int64, device=dev)
+        perm[cols] = base
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
             "block": f"16x{64 * recipe.ku}",
             "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
-    return PackedWeight(recipe, n, k, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc)
+    if padded:
+        desc.update(kernel_k=kk, group_padding=f"{s.group_size} -> {g2}")
+    return PackedWeight(recipe, n, kk, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc,
+                        zero_column=padded)
+
+
+def group_columns(k: int, group: int, kernel_group: int, device=None) -> torch.Tensor:
+    """int64 [k]: where each of a weight's ``k`` columns (groups of ``group``) sits in the kernels' K,
+    whose groups hold ``kernel_group`` columns (the first ``group`` of each; zeros after)."""
+    j = torch.arange(k, dtype=torch.int64, device=device)
+    return j // group * kernel_group + j % group
+
+
+def kernel_group(scheme, op8: int = 0) -> int:
+    """K values per scale group as the kernels hold the weight (0: no group or block scales). The
+    kernels apply one scale per k16 tile of a row (per k32 / k64 on byte / int4 operands). For 16-bit
+    operands a group that is not a multiple of 16 values is padded to the next multiple: pack_weight
+    puts zero-weight columns after each group, and each call gathers the activations into that K
+    with a zero column in the gaps (humming.ops.gemm, as it permutes act-order columns). The results
+    are the layer's; the kernels read ``kernel_group / group_size`` times the weight codes. Byte
+    operands keep their groups (recipe_for refuses what their MMAs cannot split)."""
+    if scheme.scale not in ("group", "block"):
+        return 0
+    g = scheme.group_size
+    return g if op8 or g % 16 == 0 else -(-g // 16) * 16
+
+
+def kernel_layer(layer, compute):
+    """``layer`` as the kernels run it with ``compute``'s operands: with its scale groups padded
+    (kernel_group) and K grown to match; ``layer`` itself where nothing is padded."""
+    w = layer.weight
+    g2 = kernel_group(w, _op8(compute))
+    if not g2 or g2 == w.group_size:
+        return layer
+    return replace(layer, k=layer.k // w.group_size * g2, weight=replace(w, group_size=g2))
+
+
+def group_padding_note(layer, compute) -> str | None:
+    """The plan's note where kernel_layer pads the scale groups (None where it does not)."""
+    kl = kernel_layer(layer, compute)
+    if kl is layer:
+        return None
+    g, g2 = layer.weight.group_size, kl.weight.group_size
+    return (f"scale groups of {g} values: the kernels apply one scale per 16 values of K, so prepare_weight pads "
+            f"each group with {g2 - g} zero-weight columns (K {layer.k} -> {kl.k} in the kernels: "
+            f"{kl.k / layer.k:.2f}x the weight codes read) and each call gathers the activations into that K, "
+            f"with zeros in the gaps, as for act order")
 
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
@@ -1842,6 +1905,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
 def wgmma_from(layer, caps, compute) -> int | None:
     """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): see
     wgmma_decode_from."""
+    layer = kernel_layer(layer, compute)
     recipe = _sizing_recipe(layer, compute)
     if layer.is_moe or not wgmma_ok(recipe, caps):
         return None
@@ -1956,8 +2020,9 @@ def check_layer(layer, caps, compute) -> list[str]:
         reasons.append("no bf16 mma.sync on this chip")
     try:
         # what the weights would meet with the 16-bit operands this version multiplies
-        recipe_for(layer.weight, bf16=compute.a == "bf16" if sixteen else False, out_bf16=False,
-                   caps_cp_async=True, k8mma=False, target="sm_80", op8=op8)
+        # (16-bit operands: with the scale groups padded to what the kernels apply, kernel_group)
+        recipe_for(kernel_layer(layer, compute).weight, bf16=compute.a == "bf16" if sixteen else False,
+                   out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_80", op8=op8)
     except UnsupportedError as e:
         reasons.extend(e.reasons)
     act = layer.activation
@@ -2023,6 +2088,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     loads are synchronous and two stages suffice."""
     from humming.planner.family import MRange
 
+    layer = kernel_layer(layer, compute)  # (padded scale groups: the K the kernels run)
     recipe = _sizing_recipe(layer, compute, cp_async=caps.has("cp_async"))
     kp = padded_k(layer.k, recipe) // recipe.ku  # in kernel K units
     smem = int(max_smem or _max_smem(caps))
@@ -2375,8 +2441,8 @@ def tile_from_config(cfg) -> Tile | None:
 
 
 def recipe_from_plan(plan, hw) -> Recipe:
-    layer = plan.layer
     c = plan.compute
+    layer = kernel_layer(plan.layer, c)
     op8 = _op8(c)
     if c.a not in ("fp16", "bf16") and not op8:
         raise UnsupportedError(f"the mma_sync GEMM in this version computes in fp16/bf16, int8 or fp8; the plan "
@@ -2417,11 +2483,16 @@ def launch_ranges(plan, recipe: Recipe, max_smem: int, kp: int):
             for lo, hi, t in DEFAULT_RANGES]
 
 
+def plan_kp(plan, recipe: Recipe) -> int:
+    """The prepared weight's K in kernel units under ``plan`` (scale groups padded as the kernels take them)."""
+    return padded_k(kernel_layer(plan.layer, plan.compute).k, recipe) // recipe.ku
+
+
 def prepare(plan, qw, device, hw):
     """Family entry: (PackedWeight, Launcher) for ``qw`` under ``plan`` on ``device``."""
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
-    kp = padded_k(plan.layer.k, recipe) // recipe.ku
+    kp = plan_kp(plan, recipe)
     ranges = launch_ranges(plan, recipe, max_smem, kp)
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
@@ -2458,7 +2529,7 @@ def spec_for_plan(plan, m: int, hw=None):
             hw = get_device(plan.device_chain[-1])
     recipe = recipe_from_plan(plan, hw)
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
-    kp = padded_k(plan.layer.k, recipe) // recipe.ku
+    kp = plan_kp(plan, recipe)
     for lo, hi, tile in ranges_from_plan(plan, recipe, max_smem, kp):
         if m >= lo and (hi is None or m <= hi):
             return kernel_spec(recipe, tile)

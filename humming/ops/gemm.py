@@ -162,8 +162,7 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
     act = w.layer.activation
     pw = w.packed
     if not act.is_quantized:
-        if pw.perm is not None:
-            x = x.index_select(1, pw.perm)
+        x = _kernel_columns(x, pw)
         if x.dtype != w.compute_dtype:
             if x.dtype != _TORCH_OUT.get(act.fmt) or w.plan.activation.convert == "none":
                 raise ShapeError(f"gemm: x is {x.dtype}, the plan computes in {w.compute_dtype} "
@@ -182,15 +181,12 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
         # permutes after, so that groups are the checkpoint's columns.
         v, s = quantize_activation(x.contiguous(), act.fmt + VALUES[w.compute_dtype], act.quant,
                                    act.group_size, scale=act_scale, scale_fmt=act.scale_fmt)
-        if pw.perm is not None:
-            v = v.index_select(1, pw.perm)
-        return _aligned(v), s.reshape(-1).contiguous()
+        return _aligned(_kernel_columns(v, pw)), s.reshape(-1).contiguous()
     if act.quant == "dynamic_group" and (pw.recipe.act_scale != 3 or pw.perm is not None):
         raise UnsupportedError("gemm: per-group activation scales on these byte operands are not implemented",
                                [f"activation scheme {act.describe()}; the kernels fold them for fp8 operands on "
                                 f"warpgroup MMAs, without act order"])
-    if pw.perm is not None:
-        x = x.index_select(1, pw.perm)
+    x = _kernel_columns(x, pw)
     fmt = act.fmt
     if act.format.bits == 4 and pw.recipe.op8 != 4:
         fmt += BYTES  # the int8 operands take the int4 codes exactly, one per byte
@@ -200,6 +196,16 @@ def _prepare_activations(x: torch.Tensor, w: PreparedWeight, act_scale: torch.Te
                                scale_fmt=act.scale_fmt, group_major=act.quant == "dynamic_group")
     # byte operands: the codes go to the MMA as they are
     return _aligned(q.view(torch.int8)), s.reshape(-1).contiguous()
+
+
+def _kernel_columns(x: torch.Tensor, pw) -> torch.Tensor:
+    """``x``'s columns in the order and K the kernels read: act order's permutation, and the gaps of
+    scale groups the kernels pad (a column of zeros appended to ``x``, index K: ``pw.zero_column``)."""
+    if pw.perm is None:
+        return x
+    if getattr(pw, "zero_column", False):
+        x = torch.nn.functional.pad(x, (0, 1))
+    return x.index_select(1, pw.perm)
 
 
 def _aligned(x: torch.Tensor) -> torch.Tensor:

@@ -199,9 +199,10 @@ class KernelFamily(Protocol):
     calls it.
     ``tuned(layer, caps, compute, tuning, components, scales)`` (optional; default:
     nothing) says what depends on the final ``tuning`` (a plugin's override included):
-    ``{"components": {slot: variant}, "scales": {key: place}}``, entries that replace
-    the plan's (e.g. per M range, as ``"partial_accumulators (M 1-32),
-    dequantized_weights (M >= 33)"``); a slot a component variant has taken keeps it.
+    ``{"components": {slot: variant}, "scales": {key: place}, "notes": [...]}``, entries
+    that replace the plan's (e.g. per M range, as ``"partial_accumulators (M 1-32),
+    dequantized_weights (M >= 33)"``; notes are added); a slot a component variant has
+    taken keeps it.
     ``native_form(layer, caps, compute)`` (optional; default: None) returns
     ``(mma family, fewest tokens)`` where the family's kernels also issue
     another capability family's instructions (nvidia's mma_sync issues wgmma on

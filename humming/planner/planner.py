@@ -154,6 +154,7 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
             if components.get(slot) == own.get(slot):  # (not where a variant took the slot)
                 components[slot] = variant
         scales.update(upd.get("scales", {}))
+        notes.extend(upd.get("notes", ()))
     notes.extend(_numeric_notes(layer, compute, components["dequantizer"]))
     if mode == "implemented":
         notes.extend(_preferred_elsewhere(layer, caps, compute, fam, declared))
