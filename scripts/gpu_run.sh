@@ -1249,6 +1249,8 @@ PY
            # GPU tests and act order's (the activation gather both take: humming.ops.gemm._kernel_columns), then int4
            # in groups of 8 / 16 / 24 / 32 through the bench (K = 8160, a multiple of each), humming alone
            gputests s45a 300 "(weight_formats and (g8_ or g24_ or g40_)) or act_order"
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k padded 2>&1 \
+             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
            for g in 8 16 24 32; do
              timeout 90 humming bench --shapes 8192x8160,28672x8160 --m 1,16,64 --weight int4 --group-size $g \
                --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/s45a-g$g" 2>&1 \

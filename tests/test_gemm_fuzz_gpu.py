@@ -11,7 +11,8 @@ every launch.
 
 Each case is a seed: the draw is reproducible (``case_for(seed)``), the data is fresh. The suite runs
 FUZZ_SEEDS seeds; ``HUMMING_FUZZ_SEEDS=N`` runs N, ``HUMMING_FUZZ_FIRST=S`` starts at seed S
-(``scripts/gpu_run.sh fuzz``).
+(``scripts/gpu_run.sh fuzz``). Scale groups that are not a multiple of 16 values (which the kernels run padded)
+draw from their own seeds (``test_random_padded_group_layers``), so the seeds above keep their draws.
 """
 from __future__ import annotations
 
@@ -86,12 +87,24 @@ def _fits(w: WeightScheme, n: int, k: int) -> bool:
 OTHER_GPUS = ["A100", "L40S", "A10", "T4"]
 
 
-def case_for(seed: int, device: str = "h200"):
+#: scale groups that are not a multiple of 16 values (run padded to one: gemm_mma_sync.kernel_group), drawn by
+#: their own seeds (test_random_padded_group_layers), so that the other seeds keep their draws
+PADDED = [
+    WeightScheme("int4", "group", 8), WeightScheme("uint4", "group", 24, zero_point="int"),
+    WeightScheme("int3", "group", 40), WeightScheme("e2m1", "group", 8, scale_fmt="e8m0"),
+    WeightScheme("uint4", "group", 8, zero_point="float", act_order=True),
+]
+PADDED_SEEDS = list(range(8))
+
+
+def case_for(seed: int, device: str = "h200", weights=None):
     """The layer of one seed: (weight scheme, activation scheme, N, K, bias, out dtype, token counts), the first
-    draw the planner can run on ``device``."""
+    draw the planner can run on ``device`` (weight schemes from ``weights``, default WEIGHTS)."""
     rng = random.Random(seed if device == "h200" else f"{device}-{seed}")
+    if weights is not None:
+        rng = random.Random(f"padded-{device}-{seed}")
     for _ in range(200):
-        w = rng.choice(WEIGHTS)
+        w = rng.choice(weights or WEIGHTS)
         a = rng.choices(ACTS, weights=ACT_WEIGHTS)[0]
         n, k = rng.choice(NS), rng.choice(KS)
         if not _fits(w, n, k):
@@ -149,9 +162,9 @@ def prepare_as(device: str):
     return prepare
 
 
-@pytest.fixture(scope="module")
-def compiled_ahead():
-    """Compile the seeds' kernels in parallel first (the lazy path would compile them one by one)."""
+def _compile(draws) -> None:
+    """Compile the kernels of ``draws`` ((seed, device, weights) each) in parallel (the lazy path would compile them
+    one by one): this GPU's plan where the device is "h200", else the other device's ranges compiled for this GPU."""
     import humming
     from humming.device import get_device
     from humming.jit import warmup
@@ -159,15 +172,29 @@ def compiled_ahead():
 
     here = get_device(torch.cuda.current_device())
     specs = []
-    for seed in SEEDS:
-        w, a, n, k, bias, out, ms = case_for(seed)
-        p = humming.plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias))
-        if p.runnable:
-            specs += [p.kernel(m) for m in ms]
-        w, a, n, k, bias, out, ms = case_for(seed, _other(seed))
-        _, _, recipe, ranges = _launch_plan(_other(seed), LayerSpec(n, k, w, a, out_dtype=out, bias=bias), here)
-        specs += [G.kernel_spec(recipe, r[2]) for r in ranges]
+    for seed, device, weights in draws:
+        w, a, n, k, bias, out, ms = case_for(seed, device, weights)
+        layer = LayerSpec(n, k, w, a, out_dtype=out, bias=bias)
+        if device == "h200":
+            p = humming.plan(layer)
+            if p.runnable:
+                specs += [p.kernel(m) for m in ms]
+        else:
+            _, _, recipe, ranges = _launch_plan(device, layer, here)
+            specs += [G.kernel_spec(recipe, r[2]) for r in ranges]
     warmup(list(dict.fromkeys(specs)))
+
+
+@pytest.fixture(scope="module")
+def compiled_ahead():
+    """The seeds' kernels, compiled first."""
+    _compile([(s, "h200", None) for s in SEEDS] + [(s, _other(s), None) for s in SEEDS])
+
+
+@pytest.fixture(scope="module")
+def padded_ahead():
+    """The padded draws' kernels, compiled first."""
+    _compile([(s, _padded_device(s), PADDED) for s in PADDED_SEEDS])
 
 
 def test_the_draws_are_reproducible_and_varied():
@@ -178,9 +205,9 @@ def test_the_draws_are_reproducible_and_varied():
     assert any(d[1].is_quantized for d in draws) and any(not d[1].is_quantized for d in draws)
 
 
-def _check(seed: int, device: str = "h200", prepare=None):
+def _check(seed: int, device: str = "h200", prepare=None, weights=None):
     """Draw the seed's layer for ``device``, quantize fresh weights, check every token count (run_and_check)."""
-    w, a, n, k, bias, out, ms = case_for(seed, device)
+    w, a, n, k, bias, out, ms = case_for(seed, device, weights)
     g = torch.Generator(device="cuda").manual_seed(torch.randint(0, 2**31, (1,)).item())
     perm = torch.randperm(k, device="cuda", generator=g) if w.act_order else None
     qw = R.quantize(torch.randn(n, k, device="cuda", generator=g) * 0.02, w, perm=perm,
@@ -204,6 +231,31 @@ def test_random_layers_as_older_gpus_plan_them(seed, compiled_ahead):
     Turing, their operand fallbacks and K splits), compiled for and run on this GPU: the code those GPUs run, on
     layers of real sizes."""
     _check(seed, _other(seed), prepare_as(_other(seed)))
+
+
+def _padded_device(seed: int) -> str:
+    return "h200" if seed % 2 == 0 else _other(seed // 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", PADDED_SEEDS, ids=lambda s: f"{_padded_device(s)}-{s}")
+def test_random_padded_group_layers(seed, padded_ahead):
+    """Scale groups of 8, 24 or 40 values on layers of real sizes, as this GPU plans them (even seeds) and as an
+    older GPU would (odd ones): the kernels of their padded groups, the activation gather and its zero column."""
+    device = _padded_device(seed)
+    _check(seed, device, None if device == "h200" else prepare_as(device), weights=PADDED)
+
+
+def test_padded_group_draws_run_padded():
+    """(CPU) The padded draws are runnable plans whose groups the kernels pad, and the main draws are untouched."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    for seed in PADDED_SEEDS:
+        device = _padded_device(seed)
+        w, a, n, k, bias, out, ms = case_for(seed, device, PADDED)
+        p = plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), device)
+        assert p.runnable and G.kernel_layer(p.layer, p.compute) is not p.layer, p.explain()
+    assert all(case_for(s)[0] in WEIGHTS for s in range(FUZZ_SEEDS))
 
 
 def test_gemm_converts_bf16_activations_only_where_the_plan_says():
