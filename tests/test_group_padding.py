@@ -28,8 +28,7 @@ from humming.device import Device
 from humming.dtypes import IntFormat
 from humming.ops.gemm import _kernel_columns
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
-
-G = pytest.importorskip("humming_nvidia.gemm_mma_sync")
+from humming_nvidia import gemm_mma_sync as G
 
 SCHEMES = [
     (WeightScheme("int4", "group", 8), 576),
