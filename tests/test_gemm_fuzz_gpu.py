@@ -100,9 +100,8 @@ PADDED_SEEDS = list(range(8))
 def case_for(seed: int, device: str = "h200", weights=None):
     """The layer of one seed: (weight scheme, activation scheme, N, K, bias, out dtype, token counts), the first
     draw the planner can run on ``device`` (weight schemes from ``weights``, default WEIGHTS)."""
-    rng = random.Random(seed if device == "h200" else f"{device}-{seed}")
-    if weights is not None:
-        rng = random.Random(f"padded-{device}-{seed}")
+    rng = random.Random(f"padded-{device}-{seed}" if weights is not None
+                        else seed if device == "h200" else f"{device}-{seed}")
     for _ in range(200):
         w = rng.choice(weights or WEIGHTS)
         a = rng.choices(ACTS, weights=ACT_WEIGHTS)[0]
@@ -247,7 +246,7 @@ def test_random_padded_group_layers(seed, padded_ahead):
 
 
 def test_padded_group_draws_run_padded():
-    """(CPU) The padded draws are runnable plans whose groups the kernels pad, and the main draws are untouched."""
+    """(CPU) The padded draws are runnable plans whose groups the kernels pad."""
     from humming_nvidia import gemm_mma_sync as G
 
     for seed in PADDED_SEEDS:
@@ -255,7 +254,6 @@ def test_padded_group_draws_run_padded():
         w, a, n, k, bias, out, ms = case_for(seed, device, PADDED)
         p = plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), device)
         assert p.runnable and G.kernel_layer(p.layer, p.compute) is not p.layer, p.explain()
-    assert all(case_for(s)[0] in WEIGHTS for s in range(FUZZ_SEEDS))
 
 
 def test_gemm_converts_bf16_activations_only_where_the_plan_says():
