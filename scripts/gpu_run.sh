@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s45a|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s45a|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1246,15 +1246,17 @@ PY
              python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k "${FUZZ_K:-random}" 2>&1 \
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
     s45a)  # scale groups that are not a multiple of 16 values, run padded to one (gemm_mma_sync.kernel_group): their
-           # GPU tests and act order's (the activation gather both take: humming.ops.gemm._kernel_columns), then int4
-           # in groups of 8 / 16 / 24 / 32 through the bench (K = 8160, a multiple of each), humming alone
+           # GPU tests and act order's (the activation gather both take: humming.ops.gemm._kernel_columns), and the
+           # padded fuzz seeds (this GPU's plans and older GPUs')
            gputests s45a 300 "(weight_formats and (g8_ or g24_ or g40_)) or act_order"
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k padded 2>&1 \
-             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k padded 2>&1 \
+             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s45b)  # int4 in groups of 8 / 16 / 24 / 32 through the bench (K = 8160, a multiple of each), humming alone: what
+           # the padding costs against the unpadded groups
            for g in 8 16 24 32; do
-             timeout 90 humming bench --shapes 8192x8160,28672x8160 --m 1,16,64 --weight int4 --group-size $g \
-               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/s45a-g$g" 2>&1 \
-               | tee "$OUT/s45a-g$g.log" | grep -E "^(== |1 |16 |64 )|stream |rror"
+             timeout 120 humming bench --shapes 8192x8160,28672x8160 --m 1,16,64 --weight int4 --group-size $g \
+               --methods humming --repeats 3 --no-plot --no-jit --out "$OUT/s45b-g$g" 2>&1 \
+               | tee "$OUT/s45b-g$g.log" | grep -E "^(== |1 |16 |64 )|stream |rror"
            done ;;
     s44b)  # one token of 2-bit codes at three CTAs per SM: kernel alone (group s44o), then through the bench against
            # alt/ (this tree with those rings at occupancy 3, 32, 64 or 112 rows, whichever one-wave grid of them
