@@ -25,7 +25,7 @@ def __getattr__(name):
 
         get_plugin_manager()
         return importlib.import_module("humming.capabilities")
-    if name in ("formats", "reference", "scheme", "dtypes", "ops", "nn", "jit"):
+    if name in ("formats", "reference", "scheme", "dtypes", "ops", "nn", "jit", "engine"):
         return importlib.import_module(f"humming.{name}")
     if name in _LAZY:
         module, attr = _LAZY[name]

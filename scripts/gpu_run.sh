@@ -1250,7 +1250,10 @@ PY
            # padded fuzz seeds (this GPU's plans and older GPUs')
            gputests s45a 300 "(weight_formats and (g8_ or g24_ or g40_)) or act_order"
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k padded 2>&1 \
-             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           # (forty-sixth session: the serving-engine interface, humming.engine, end to end)
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py 2>&1 \
+             | tee "$OUT/s45a_engine.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s45b)  # int4 in groups of 8 / 16 / 24 / 32 through the bench (K = 8160, a multiple of each), humming alone: what
            # the padding costs against the unpadded groups
            for g in 8 16 24 32; do

@@ -23,3 +23,15 @@ def test_readme_leads_with_two_commands():
     lines = [l for l in README.read_text().splitlines() if l.strip()]
     first_block = README.read_text().split("```bash", 1)[1].split("```", 1)[0]
     assert "pip install -e" in first_block and "humming demo" in first_block and "pytest" in first_block
+
+
+def test_engine_example_runs_as_written(tmp_path):
+    block = re.search(r"<!-- engine-cpu -->\s*```python\n(.*?)```", README.read_text(), re.S)
+    assert block, "README lost its marked serving-engine example"
+    script = tmp_path / "engine.py"
+    script.write_text(block.group(1))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.strip().splitlines()
+    assert first == "(True, None)"
+    assert second.startswith("(False, \"group_size: 128 does not divide this partition's K = 3696"), second

@@ -71,7 +71,7 @@ class PreparedWeight:
 
 
 def _detect_cuda(device) -> torch.device:
-    dev = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+    dev = torch.device(device) if device is not None else torch.device("cuda")
     if dev.type != "cuda":
         raise DeviceError(f"prepare_weight: the mma_sync GEMM runs on CUDA devices, got {dev}")
     if not torch.cuda.is_available():

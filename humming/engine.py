@@ -1,0 +1,337 @@
+"""What a serving engine asks of a kernel library, in the engine's own terms.
+
+An engine (vLLM- or SGLang-style) describes a linear layer by the types it already
+has: a weight *scalar type* name (``uint4b8``, ``uint4`` with zero points,
+``float8_e4m3fn``, ``float4_e2m1f``, ...), the activation and output dtypes, the
+group size (-1: per output channel), whether there are zero points and a GPTQ
+``g_idx``, and the shape of this rank's partition after tensor parallelism. It
+then wants three things:
+
+1. a pure capability predicate with a reason -- :func:`can_implement`, which
+   plans the layer (no GPU needed when ``device`` names one) and returns
+   ``(True, None)`` or ``(False, "why")``, never raises for an unsupported layer;
+2. a one-shot conversion of the checkpoint's tensors into the kernel's layout --
+   :meth:`LinearKernel.process_weights` (any format of :mod:`humming.formats`,
+   or a :class:`~humming.reference.QuantizedWeight`), checked against the config;
+3. a call that is CUDA-graph- and ``torch.compile``-safe with nothing compiled in
+   the hot path -- :meth:`LinearKernel.apply` (``torch.ops.humming.gemm`` under
+   ``torch.compile``) after :func:`precompile` over the engine's M buckets.
+
+Scalar type names follow the ml_dtypes convention engines use:
+``[u]int<bits>[b<bias>]`` for integers (``uint4b8``: codes 0..15 meaning -8..7)
+and ``float<bits>_e<E>m<M>[flags]`` for floats (``f``: finite values only,
+``fn``: finite with a NaN code, none: IEEE-like with infinities).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Mapping, Optional
+
+import torch
+
+from .dtypes import FloatFormat, get_format
+from .errors import FormatError, HummingError, ShapeError, UnsupportedError
+from .scheme import ActivationScheme, LayerSpec, WeightScheme
+
+__all__ = ["LinearConfig", "LinearKernel", "can_implement", "convert_weight", "precompile", "weight_format", "scalar_type_name"]
+
+_INT_RE = re.compile(r"^(u?)int(\d+)(?:b(\d+))?$")
+_FLOAT_RE = re.compile(r"^float(\d+)_e(\d+)m(\d+)([a-z]*)$")
+#: the flags of a float scalar type name for each of humming's NaN conventions (dtypes.FloatFormat.nan)
+_NAN_FLAGS = {"ieee": "", "all_ones": "fn", "none": "f"}
+_TORCH_16 = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
+
+
+def weight_format(scalar_type: str, zero_points: bool | str = False) -> tuple[str, str]:
+    """``(WeightScheme.fmt, WeightScheme.zero_point)`` for an engine's weight scalar type name.
+
+    ``uint<b>b<2^(b-1)>`` (GPTQ's symmetric codes) is humming's ``uint<b>`` without zero
+    points (codes carry the implicit offset); ``uint<b>`` takes zero points (``True`` or
+    ``"int"``: integers, ``"float"``: real numbers); ``int<b>`` is symmetric signed.
+    """
+    if not isinstance(scalar_type, str):
+        raise FormatError(f"weight_type: expected a scalar type name such as 'uint4b8' or 'float8_e4m3fn', "
+                          f"got {type(scalar_type).__name__} {scalar_type!r}")
+    zp = {False: "none", None: "none", "none": "none", True: "int", "int": "int", "float": "float"}.get(zero_points)
+    if zp is None:
+        raise FormatError(f"zero_points: expected a bool, 'int' or 'float', got {zero_points!r}")
+    name = scalar_type.strip()
+    m = _INT_RE.match(name)
+    if m:
+        unsigned, bits, bias = m.group(1) == "u", int(m.group(2)), m.group(3)
+        if not 1 <= bits <= 8:
+            raise FormatError(f"weight_type {name}: expected 1-8 bits, got {bits}")
+        if not unsigned:
+            if bias is not None:
+                raise FormatError(f"weight_type {name}: a signed integer type carries no bias")
+            if zp != "none":
+                raise FormatError(f"weight_type {name}: signed codes are symmetric; zero points need unsigned "
+                                  f"codes (uint{bits})")
+            return f"int{bits}", "none"
+        if bias is not None:
+            if int(bias) != 1 << (bits - 1):
+                raise FormatError(f"weight_type {name}: expected the bias {1 << (bits - 1)} of uint{bits}'s "
+                                  f"symmetric codes (uint{bits}b{1 << (bits - 1)}), got {bias}")
+            if zp != "none":
+                raise FormatError(f"weight_type {name}: biased codes take no zero points; zero points come with "
+                                  f"uint{bits}")
+            return f"uint{bits}", "none"
+        if zp == "none":
+            raise FormatError(f"weight_type {name}: unsigned codes without a bias need zero points (a checkpoint "
+                              f"without them is uint{bits}b{1 << (bits - 1)}, or zero points of 0)")
+        return f"uint{bits}", zp
+    m = _FLOAT_RE.match(name)
+    if m:
+        bits, e, mant, flags = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4)
+        if zp != "none":
+            raise FormatError(f"weight_type {name}: float codes take no zero points")
+        if bits != 1 + e + mant:
+            raise FormatError(f"weight_type {name}: {bits} bits is not 1 sign + {e} exponent + {mant} mantissa bits")
+        try:
+            fmt = get_format(f"e{e}m{mant}")
+        except (KeyError, ValueError):
+            fmt = None
+        if not isinstance(fmt, FloatFormat) or not fmt.signed:
+            raise FormatError(f"weight_type {name}: humming has no signed float format e{e}m{mant}")
+        want = _NAN_FLAGS.get(fmt.nan)
+        if want != flags:
+            raise FormatError(f"weight_type {name}: humming's {fmt.name} is {scalar_type_name(fmt.name)} "
+                              f"(flags {want!r}), not flags {flags!r}")
+        return fmt.name, "none"
+    raise FormatError(f"weight_type: expected '[u]int<bits>[b<bias>]' or 'float<bits>_e<E>m<M>[flags]', "
+                      f"got {name!r}")
+
+
+def scalar_type_name(fmt: str, zero_point: str = "none") -> str:
+    """The engine's scalar type name of a humming weight format (the inverse of :func:`weight_format`)."""
+    f = get_format(fmt)
+    if isinstance(f, FloatFormat):
+        return f"float{f.bits}_e{f.exp}m{f.man}{_NAN_FLAGS.get(f.nan, '')}"
+    if f.signed:
+        return f"int{f.bits}"
+    return f"uint{f.bits}" if zero_point != "none" else f"uint{f.bits}b{1 << (f.bits - 1)}"
+
+
+def _dtype_name(what: str, v, allowed) -> str:
+    if isinstance(v, torch.dtype):
+        name = _TORCH_16.get(v) or {torch.int8: "int8", torch.float8_e4m3fn: "e4m3",
+                                    torch.float8_e5m2: "e5m2"}.get(v)
+        if name is None:
+            raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v}")
+    else:
+        try:
+            name = get_format(v).name
+        except (KeyError, ValueError, TypeError):
+            raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v!r}") from None
+    if name not in allowed:
+        raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {name}")
+    return name
+
+
+@dataclass(frozen=True)
+class LinearConfig:
+    """One linear layer as an engine describes it (the fields of vLLM's ``MPLinearLayerConfig``, plus the
+    scale and activation-quantization details that vLLM keeps elsewhere).
+
+    ``partition_weight_shape`` is ``(K, N)`` of this rank's shard, as the engine stores it ``[in, out]``;
+    ``full_weight_shape`` is informative. ``group_size`` -1 means one scale per output channel.
+    ``scale_type`` defaults to the output dtype; ``global_scale`` adds NVFP4's second-level fp32 scale.
+    Quantized activations (``int8``, ``float8_e4m3fn``, ...) take ``act_quant`` (``dynamic_token``,
+    ``static_tensor`` or ``dynamic_group`` with ``act_group_size``) and need ``out_type``.
+    """
+
+    weight_type: str
+    partition_weight_shape: tuple
+    act_type: object = torch.float16
+    group_size: int = -1
+    zero_points: bool | str = False
+    has_g_idx: bool = False
+    out_type: object = None
+    scale_type: object = None
+    global_scale: bool = False
+    act_quant: str = "dynamic_token"
+    act_group_size: Optional[int] = None
+    bias: bool = False
+    full_weight_shape: Optional[tuple] = None
+
+    def layer_spec(self) -> LayerSpec:
+        """The shared description of this layer (raises FormatError naming the field that does not fit)."""
+        shape = tuple(self.partition_weight_shape) if self.partition_weight_shape is not None else ()
+        if len(shape) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape):
+            raise FormatError(f"partition_weight_shape: expected (K, N), two positive integers, "
+                              f"got {self.partition_weight_shape!r}")
+        k, n = shape
+        fmt, zp = weight_format(self.weight_type, self.zero_points)
+        act_fmt = _dtype_name("act_type", self.act_type, ("fp16", "bf16", "int8", "e4m3", "e5m2", "int4", "e2m1"))
+        if act_fmt in ("fp16", "bf16"):
+            act = ActivationScheme(act_fmt)
+            out = act_fmt if self.out_type is None else _dtype_name("out_type", self.out_type, ("fp16", "bf16"))
+        else:
+            if self.out_type is None:
+                raise FormatError(f"out_type: {act_fmt} activations need the output dtype (fp16 or bf16), got None")
+            out = _dtype_name("out_type", self.out_type, ("fp16", "bf16"))
+            act = ActivationScheme(act_fmt, self.act_quant, group_size=self.act_group_size)
+        sfmt = out if self.scale_type is None else _dtype_name(
+            "scale_type", self.scale_type, ("fp16", "bf16", "fp32", "e4m3", "e8m0"))
+        if not isinstance(self.group_size, int) or isinstance(self.group_size, bool) or not (
+                self.group_size == -1 or self.group_size > 0):
+            raise FormatError(f"group_size: expected -1 (per output channel) or a positive integer, "
+                              f"got {self.group_size!r}")
+        kw = dict(scale="channel", group_size=None) if self.group_size == -1 else dict(scale="group",
+                                                                                    group_size=self.group_size)
+        if self.group_size > 0 and k % self.group_size:
+            raise FormatError(f"group_size: {self.group_size} does not divide this partition's K = {k} "
+                              f"(partition_weight_shape {shape}); the shard would split a scale group")
+        if self.has_g_idx and self.group_size == -1:
+            raise FormatError("has_g_idx: act order permutes scale groups; per-channel scales (group_size -1) "
+                              "have none")
+        ws = WeightScheme(fmt, zero_point=zp, scale_fmt=sfmt, global_scale="tensor" if self.global_scale else "none",
+                          act_order=bool(self.has_g_idx), **kw)
+        return LayerSpec(n, k, ws, act, out_dtype=out, bias=bool(self.bias))
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, UnsupportedError) and err.reasons:
+        return "; ".join(err.reasons)
+    return str(err)
+
+
+def can_implement(config: LinearConfig, device=None) -> tuple[bool, Optional[str]]:
+    """``(True, None)`` when humming runs ``config`` on ``device`` (a name such as ``"H200"`` or ``"sm_89"``,
+    a :class:`humming.device.Device`, or None: this process's GPU), else ``(False, reason)``. It plans the
+    layer, so it needs no GPU for a named device, and it does not raise for a layer it cannot run."""
+    from .planner import plan
+
+    try:
+        p = plan(config.layer_spec(), device)
+    except (HummingError, ValueError) as err:
+        return False, _reason(err)
+    if not p.runnable:
+        return False, p.not_runnable_reason
+    return True, None
+
+
+def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefix: str = "",
+                   bias: Optional[torch.Tensor] = None):
+    """The :class:`~humming.reference.QuantizedWeight` of one layer, checked against ``config`` (a
+    :class:`LinearConfig` or its LayerSpec); no GPU needed.
+
+    ``weight`` is a QuantizedWeight, or a mapping of the layer's checkpoint tensors (``qweight``,
+    ``scales``, ``qzeros``, ``g_idx``, ... under ``prefix``, or unprefixed) with the checkpoint's
+    ``quant_config`` (any format :mod:`humming.formats` reads). Its shape and every field of its scheme
+    must be what the config said; a mismatch raises naming the field. A config with ``bias=True`` and
+    no bias tensor gets a zero bias, which the engine's per-call bias replaces."""
+    from .formats import load
+    from .reference import QuantizedWeight
+
+    layer = config.layer_spec() if isinstance(config, LinearConfig) else config
+    # (a config that leaves scale_type unsaid takes the checkpoint's scale format: GPTQ stores fp16 scales
+    # for bf16 models too)
+    loose = ("scale_fmt",) if isinstance(config, LinearConfig) and config.scale_type is None else ()
+    if isinstance(weight, QuantizedWeight):
+        qw, where = weight, "the QuantizedWeight"
+    elif isinstance(weight, Mapping):
+        if quant_config is None:
+            raise FormatError("convert_weight: checkpoint tensors need the checkpoint's quant_config")
+        tensors, p = weight, prefix
+        if not p:  # (the layer's own tensors, unprefixed)
+            tensors, p = {f"layer.{k}": v for k, v in weight.items()}, "layer"
+        qw, where = load(quant_config, tensors, p), f"the checkpoint tensors of {prefix or 'the layer'}"
+    else:
+        raise FormatError(f"convert_weight: expected a QuantizedWeight or a mapping of checkpoint tensors, "
+                          f"got {type(weight).__name__}")
+    want = layer.weight
+    if qw.is_moe or (qw.n, qw.k) != (layer.n, layer.k):
+        raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}"
+                         + (f" per expert, {qw.num_experts} experts" if qw.is_moe else "")
+                         + f"; the config's partition is N x K = {layer.n} x {layer.k}")
+    got = qw.scheme
+    diffs = [f"{f} {getattr(got, f)!r} where the config says {getattr(want, f)!r}"
+             for f in ("fmt", "scale", "group_size", "block_n", "scale_fmt", "zero_point", "global_scale",
+                       "act_order") if getattr(got, f) != getattr(want, f) and f not in loose]
+    if diffs:
+        raise FormatError(f"convert_weight: {where} is {got.describe()}, not the configured "
+                          f"{want.describe()}: " + "; ".join(diffs))
+    if bias is not None:
+        if not layer.bias:
+            raise ShapeError("convert_weight: a bias was given, but the config says bias=False")
+        if tuple(bias.shape) != (layer.n,):
+            raise ShapeError(f"convert_weight: bias must be [{layer.n}], got {list(bias.shape)}")
+        qw = replace(qw, bias=bias.detach().float().to(qw.codes.device))
+    elif layer.bias and qw.bias is None:
+        qw = replace(qw, bias=torch.zeros(layer.n, dtype=torch.float32, device=qw.codes.device))
+    elif not layer.bias and qw.bias is not None:
+        raise ShapeError(f"convert_weight: {where} carries a bias, but the config says bias=False")
+    return qw
+
+
+class LinearKernel:
+    """One linear layer of an engine: checked at construction, its weights converted once
+    (:meth:`process_weights`), then called (:meth:`apply`).
+
+    ``LinearKernel(config)`` raises :class:`UnsupportedError` with the reason
+    :func:`can_implement` gives; an engine that wants to fall back asks that first.
+    """
+
+    def __init__(self, config: LinearConfig, device=None):
+        from .ops.gemm import _detect_cuda
+        from .planner import plan
+
+        self.config = config
+        self.device = _detect_cuda(device)
+        ok, why = can_implement(config, self.device.index)
+        if not ok:
+            raise UnsupportedError(f"humming cannot run {config.weight_type} {tuple(config.partition_weight_shape)} "
+                                   f"on this GPU", [why or ""])
+        self.layer = config.layer_spec()
+        self.plan = plan(self.layer, self.device.index)
+        self.weight = None
+
+    def process_weights(self, weight, quant_config: Optional[Mapping] = None, prefix: str = "",
+                        bias: Optional[torch.Tensor] = None):
+        """Convert this layer's checkpoint weight (:func:`convert_weight`: checked against the config) into the
+        kernel's layout on the GPU, once. Returns the prepared weight, also kept as ``self.weight``."""
+        from .ops import prepare_weight
+        from .planner import plan
+
+        qw = convert_weight(self.config, weight, quant_config, prefix, bias)
+        if qw.scheme != self.layer.weight:  # (the checkpoint's own scale format: plan for it)
+            self.layer = replace(self.layer, weight=qw.scheme)
+            self.plan = plan(self.layer, self.device.index)
+            if not self.plan.runnable:
+                raise UnsupportedError(f"humming cannot run {self.layer.describe()} on this GPU",
+                                       [self.plan.not_runnable_reason or ""])
+        self.weight = prepare_weight(qw, layer=self.layer, device=self.device, plan=self.plan)
+        return self.weight
+
+    def apply(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None,
+              act_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``y = x @ W.T (+ bias)`` for ``x [..., K]``; ``bias`` replaces the prepared one for this call
+        (the config must say bias=True). Under ``torch.compile`` this is ``torch.ops.humming.gemm``."""
+        from .ops import gemm
+
+        if self.weight is None:
+            raise ShapeError("apply: call process_weights first (no weight has been converted yet)")
+        lead = x.shape[:-1]
+        y = gemm(x.reshape(-1, x.shape[-1]), self.weight, bias=bias, act_scale=act_scale)
+        return y.reshape(*lead, self.layer.n)
+
+    __call__ = apply
+
+
+def precompile(kernels, ms=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)) -> list:
+    """Compile, in parallel and once per distinct kernel, everything ``kernels`` (LinearKernels or
+    prepared weights) would launch for these token counts, so no call compiles. Returns the JIT's
+    per-kernel results (compile time, cache hit)."""
+    from .jit import warmup
+
+    specs = {}
+    for kern in kernels:
+        w = getattr(kern, "weight", kern)
+        if w is None:
+            raise ShapeError("precompile: a LinearKernel has no converted weight yet (call process_weights)")
+        for m in ms:
+            s = w.launcher.spec_for(int(m))
+            specs[s] = None
+    return warmup(list(specs))
