@@ -43,6 +43,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("humming.bench.cli", "benchmark humming's kernels (and peers) on this GPU"),
     "demo": ("humming.demo", "write a small GPTQ checkpoint, plan, compile and run it (reference without a GPU)"),
     "compile": ("humming.jit.compile_cli", "compile the kernels of layers ahead of time (no GPU needed)"),
+    "tune": ("humming.tune.cli", "time a layer's candidate kernel configs on this GPU; store the fastest"),
 }
 
 

@@ -279,7 +279,7 @@ class LinearKernel:
         from .planner import plan
 
         self.config = config
-        self.device = _detect_cuda(device)
+        self.device = _detect_cuda(device, "LinearKernel")
         ok, why = can_implement(config, self.device.index)
         if not ok:
             raise UnsupportedError(f"humming cannot run {config.weight_type} {tuple(config.partition_weight_shape)} "

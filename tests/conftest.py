@@ -4,13 +4,20 @@
 * ``jit_runtime``: a :class:`humming.jit.Runtime` over a fresh cache folder.
 * ``isolated_cache``: points ``HUMMING_CACHE_DIR`` (and the default runtime) at
   a fresh folder for one test.
+* ``HUMMING_TUNING_DB`` is ``off`` unless set: plans come from the heuristics.
 * ``poison_cuda``: call it to fill free memory of torch's caching allocator with
   NaN bytes, so a kernel that leaves outputs unwritten is caught.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
+
+# Plans in tests come from the heuristics: a tuning database on this machine (`humming tune`) must not
+# change them. Tests of the database point HUMMING_TUNING_DB at their own file.
+os.environ.setdefault("HUMMING_TUNING_DB", "off")
 
 
 def _has_gpu() -> bool:

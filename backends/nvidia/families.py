@@ -199,6 +199,18 @@ class MmaSyncFamily(_NvidiaFamily):
 
         return tuning(layer, caps, compute)
 
+    def check_tuning(self, layer, caps, compute, tuning) -> list[str]:
+        """Why a measured tuning (a tuning database entry) cannot run: gemm_mma_sync.check_tuning."""
+        from .gemm_mma_sync import check_tuning
+
+        return check_tuning(layer, caps, compute, tuning)
+
+    def tuning_candidates(self, layer, caps, compute, tuning, index: int) -> list[dict]:
+        """The configs `humming tune` times for ``tuning[index]``: gemm_mma_sync.tuning_candidates."""
+        from .gemm_mma_sync import tuning_candidates
+
+        return tuning_candidates(layer, caps, compute, tuning, index)
+
     # the kernels themselves live in gemm_mma_sync (imported on first use: planning needs none of it)
     def kernel_spec(self, plan, m: int):
         from .gemm_mma_sync import spec_for_plan

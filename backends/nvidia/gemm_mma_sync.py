@@ -2534,3 +2534,87 @@ def spec_for_plan(plan, m: int, hw=None):
         if m >= lo and (hi is None or m <= hi):
             return kernel_spec(recipe, tile)
     raise ValueError(f"no M range holds m={m}")
+
+
+# ---------------------------------------------------------------------------
+# measured tuning (humming.tune): what a tuning database entry may hold, and what `humming tune` tries
+# ---------------------------------------------------------------------------
+
+
+def check_tuning(layer, caps, compute, tuning) -> list[str]:
+    """Why a tuning (a tuning database entry's) cannot run this layer on this chip: one line per problem,
+    none when it can. Each range must hold a tile config (:func:`tile_from_config`) the chip has the
+    instructions and loads for, whose BN and cluster divide the padded rows, whose split-K cap is 1 to
+    MAX_SPLIT_K, and which fits the chip's shared memory once fitted to the layer's K (fit_tile)."""
+    layer = kernel_layer(layer, compute)
+    recipe = _sizing_recipe(layer, compute, cp_async=caps.has("cp_async"))
+    kp = padded_k(layer.k, recipe) // recipe.ku
+    smem = _max_smem(caps)
+    np_ = padded_n(layer.n)
+    out = []
+    for r in tuning:
+        where = r.label()
+        tile = tile_from_config(r.config)
+        if tile is None:
+            out.append(f"{where}: not a tile config (keys {', '.join(sorted(r.config))})")
+            continue
+        split = r.config.get("split_k", 1)
+        if not isinstance(split, int) or not 1 <= split <= MAX_SPLIT_K:
+            out.append(f"{where}: split_k must be 1 to {MAX_SPLIT_K}, found {split!r}")
+        if tile.wgmma and not wgmma_ok(recipe, caps):
+            out.append(f"{where}: a warpgroup-MMA tile, and this chip or layer has none")
+        if tile.tma and not caps.has("tma"):
+            out.append(f"{where}: a TMA tile, and this chip has no TMA")
+        if tile.stream and tile.wgmma:
+            out.append(f"{where}: a register ring (stream) cannot be a warpgroup tile")
+        if tile.fold and not can_fold(recipe):
+            out.append(f"{where}: folds group scales, and this layer has none over whole blocks")
+        if np_ % tile.bn or (np_ // tile.bn) % tile.cluster:
+            out.append(f"{where}: BN {tile.bn} (clusters of {tile.cluster}) does not divide the {np_} padded rows")
+        if tile.stream and r.hi is not None and r.hi > max(tile.bm, RING_DECODE_MAX):
+            out.append(f"{where}: a register ring of {tile.bm} tokens cannot serve {r.hi}")
+        try:
+            fitted = fit_tile(tile, recipe, smem, kp)
+            if smem_bytes(recipe, fitted) > smem:
+                out.append(f"{where}: needs {smem_bytes(recipe, fitted)} bytes of shared memory, the chip has {smem}")
+        except (ValueError, UnsupportedError) as e:
+            out.append(f"{where}: {e}")
+    return out
+
+
+#: the K-slice caps `humming tune` tries on tiles that are not register rings
+TUNE_SPLITS = (1, 2, 4, 8, 16)
+
+
+def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
+    """The configs `humming tune` times for range ``tuning[index]`` of the heuristics' tuning, the range's
+    own first: other K-slice caps (TUNE_SPLITS) on the cp.async and warpgroup tiles, and the neighbouring
+    ranges' tiles where they are of the same kind (both rings, or both warpgroup tiles, or neither), a
+    ring serves every token of the range, and the neighbour is not a one-token range. Only tiles the planner itself makes for this layer, so every
+    candidate is a kernel the GPU tests cover; each passes :func:`check_tuning`."""
+    from humming.planner.family import MRange
+
+    r = tuning[index]
+    base = dict(r.config)
+    out = [base]
+    tile = tile_from_config(base)
+    if tile is None:
+        return out
+    if not tile.stream:
+        out += [{**base, "split_k": s} for s in TUNE_SPLITS if s != base.get("split_k", 1)]
+    for j in (index - 1, index + 1):
+        if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
+            continue
+        cfg = dict(tuning[j].config)
+        t = tile_from_config(cfg)
+        if t is None or bool(t.stream) != bool(tile.stream) or bool(t.wgmma) != bool(tile.wgmma):
+            continue
+        out.append(cfg)
+    seen, keep = set(), []
+    for cfg in out:
+        key = tuple(sorted(cfg.items()))
+        if key in seen or check_tuning(layer, caps, compute, [MRange(r.lo, r.hi, cfg)]):
+            continue
+        seen.add(key)
+        keep.append(cfg)
+    return keep

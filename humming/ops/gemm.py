@@ -70,12 +70,12 @@ class PreparedWeight:
         return [self.launcher.spec_for(int(m)) for m in ms]
 
 
-def _detect_cuda(device) -> torch.device:
+def _detect_cuda(device, what: str = "prepare_weight") -> torch.device:
     dev = torch.device(device) if device is not None else torch.device("cuda")
     if dev.type != "cuda":
-        raise DeviceError(f"prepare_weight: the mma_sync GEMM runs on CUDA devices, got {dev}")
+        raise DeviceError(f"{what}: the mma_sync GEMM runs on CUDA devices, got {dev}")
     if not torch.cuda.is_available():
-        raise DeviceError("prepare_weight: no CUDA GPU is available in this process (plan() works without one)")
+        raise DeviceError(f"{what}: no CUDA GPU is available in this process (plan() works without one)")
     if dev.index is None:
         dev = torch.device("cuda", torch.cuda.current_device())
     return dev

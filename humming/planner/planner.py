@@ -9,12 +9,16 @@
    walk goes on); with every family only the hardware reasons decide, and a
    chosen family with limits for the layer makes the plan not runnable.
 4. Ask the chosen family (or a backend's ``humming_tuning`` hook) for tuning per
-   M range, then for its components; plugins' component variants may fill a slot.
+   M range -- or take the measured tuning of the tuning database
+   (:mod:`humming.tune.database`, written by ``humming tune``) where it holds this
+   layer on this device and the family accepts it -- then for its components;
+   plugins' component variants may fill a slot.
 5. Record where scales and zero points are applied, how activations are
    handled, the weight layout and notes.
 
 The planner never branches on SM numbers: every hardware fact comes from the
-capability object. Plans are cached per (layer, device, families mode).
+capability object. Plans are cached per (layer, device, families mode, tuning
+database state).
 """
 from __future__ import annotations
 
@@ -83,14 +87,15 @@ def resolve_device(device):
     return d.name, d.caps, ("named", d.caps)
 
 
-def plan(layer: LayerSpec, device=None, families: str = "implemented") -> Plan:
+def plan(layer: LayerSpec, device=None, families: str = "implemented", tuning_db: bool = True) -> Plan:
     """Plan ``layer`` on ``device`` (a name such as ``"H20"``/``"sm_89"``, a Device, or
     None for the current GPU).
 
     ``families="implemented"`` (default) plans with the kernel families this
     version can run; ``families="hardware"`` with every family a backend
     declares that the chip has ("what the hardware would do"): such a plan is
-    ``runnable=False`` when its family is not implemented.
+    ``runnable=False`` when its family is not implemented. ``tuning_db=False``
+    plans with the heuristics' tuning even where the tuning database holds an entry.
     Raises :class:`humming.errors.UnsupportedError` listing every reason when
     nothing fits.
     """
@@ -100,17 +105,20 @@ def plan(layer: LayerSpec, device=None, families: str = "implemented") -> Plan:
         raise ValueError(f"plan(): families must be one of {', '.join(map(repr, MODES))}, found {families!r}")
     gen = plugins.generation()
     name, caps, dkey = resolve_device(device)
-    key = (layer, dkey, families, gen)
+    from ..tune import database
+
+    db = database.token() if tuning_db else ("off",)
+    key = (layer, dkey, families, gen, db)
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    result = _plan(layer, name, caps, families)
+    result = _plan(layer, name, caps, families, db != ("off",))
     with _cache_lock:
         _cache[key] = result
     return result
 
 
-def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
+def _plan(layer: LayerSpec, name: str, caps, mode: str, tuning_db: bool = False) -> Plan:
     all_families = plugins.kernel_families()
     declared = [f for f in all_families if family_ops(f, caps.mma_ops(f.mma_family))]
     considered = declared if mode == "hardware" else [f for f in declared if f.implemented]
@@ -125,6 +133,8 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
         tuning = fam.tuning(layer, caps, compute)
     tuning = tuple(tuning)
     _check_tuning(fam, tuning)
+    if tuning_db and fam.implemented:
+        tuning = _measured_tuning(name, fam, layer, caps, compute, tuning, notes)
 
     components = dict(fam.components(layer, caps, compute))
     missing = [s for s in SLOTS if s not in components]
@@ -177,6 +187,38 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str) -> Plan:
         scales=scales,
         weight_layout=fam.weight_layout(layer, caps, compute),
         activation=_activation(layer, compute), tuning=tuning, notes=tuple(notes), _family=fam)
+
+
+def _measured_tuning(name: str, fam, layer, caps, compute, tuning: tuple, notes: list) -> tuple:
+    """The tuning database's entry for this layer on this device, where the family accepts it (a note
+    says which ranges it changed, or why it was set aside); else ``tuning``."""
+    from ..planner.family import MRange
+    from ..tune import database
+
+    entry = database.lookup(name, f"{fam.backend}:{fam.name}", layer, compute)
+    if entry is None:
+        return tuning
+    where = f"tuning database {database.database_path()}"
+    try:
+        measured = tuple(MRange(int(r["m_min"]), None if r["m_max"] is None else int(r["m_max"]), r["config"])
+                         for r in entry["tuning"])
+        _check_tuning(fam, measured)
+        check = getattr(fam, "check_tuning", None)
+        problems = list(check(layer, caps, compute, measured)) if check is not None else []
+    except (KeyError, TypeError, ValueError, UnsupportedError) as e:
+        problems = [str(e).splitlines()[0]]
+    if problems:
+        notes.append(f"{where}: its entry for this layer was set aside ({'; '.join(problems)}); "
+                     f"the heuristics' tuning runs (run `humming tune` again)")
+        return tuning
+    old = {(r.lo, r.hi): dict(r.config) for r in tuning}
+    changed = [r.label() for r in measured if old.get((r.lo, r.hi)) != dict(r.config)]
+    m = entry.get("measured") or {}
+    made = f" (measured on {entry['device']} by humming {m.get('humming', '?')}, {m.get('when', '?')})"
+    notes.append(f"{where}: tuning measured for this layer{made}; "
+                 + (f"it differs from the heuristics' in {', '.join(changed)}" if changed
+                    else "the heuristics' configs measured best"))
+    return measured
 
 
 def _check_tuning(fam, tuning) -> None:

@@ -1,0 +1,216 @@
+"""``humming tune``: time a layer's candidate kernel configs on this GPU and keep the fastest.
+
+For each M range of the heuristics' plan (up to ``max_m`` tokens) the kernel family offers candidate
+configs (``tuning_candidates``: for ``mma_sync`` the range's own tile under other K-slice caps, and its
+neighbouring ranges' tiles). Each candidate is prepared on random weights (normal x 0.02, the layer's
+own scheme, act-order permutation and bias included), checked against :mod:`humming.reference` on a
+NaN-poisoned output, and timed by the benchmark's method (CUDA-graph replay of calls that rotate over
+enough weight copies to overflow the L2, median of repeats) at the range's first and last token counts.
+Candidates are timed in a new random order in each round, so clock drift spreads over all of them.
+A range takes a candidate only when it beats the heuristics' config by more than ``margin`` over the
+sum of its token counts; the result goes to the tuning database (:mod:`humming.tune.database`), from
+which :func:`humming.plan` takes it for this layer on this device.
+"""
+from __future__ import annotations
+
+import datetime
+import random
+import statistics
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional, Sequence
+
+from ..errors import UnsupportedError
+
+__all__ = ["RangeResult", "choose", "range_token_counts", "candidate_plans", "tune"]
+
+#: the relative Frobenius error a candidate may show against the reference (the benchmark's tolerance)
+TOLERANCE = 1e-2
+
+
+@dataclass
+class RangeResult:
+    """What was measured for one M range: the candidates (the heuristics' first), their times (us, the
+    median per token count), the errors, and the one kept."""
+
+    lo: int
+    hi: Optional[int]
+    ms: tuple
+    configs: list
+    times_us: list = field(default_factory=list)  # per candidate: [median us per m] or None (rejected)
+    errors: list = field(default_factory=list)    # per candidate: relative error, or the reason it failed
+    chosen: int = 0
+
+    def to_dict(self) -> dict:
+        return {"m_min": self.lo, "m_max": self.hi, "ms": list(self.ms), "configs": self.configs,
+                "times_us": self.times_us, "errors": self.errors, "chosen": self.chosen,
+                "speedup": self.speedup()}
+
+    def speedup(self) -> Optional[float]:
+        """The heuristics' time over the kept candidate's (summed over ``ms``)."""
+        base, best = self.times_us[0] if self.times_us else None, (
+            self.times_us[self.chosen] if self.times_us else None)
+        if not base or not best:
+            return None
+        return sum(base) / sum(best)
+
+
+def choose(times_us: Sequence[Optional[Sequence[float]]], margin: float) -> int:
+    """The candidate to keep: the fastest (summed over token counts) where it beats candidate 0, the
+    heuristics' config, by more than ``margin`` (a fraction); else 0. ``None`` marks a rejected one."""
+    if not times_us or times_us[0] is None:
+        return 0
+    base = sum(times_us[0])
+    best, idx = base, 0
+    for i, t in enumerate(times_us):
+        if t is not None and sum(t) < best:
+            best, idx = sum(t), i
+    return idx if best < base * (1.0 - margin) else 0
+
+
+def range_token_counts(lo: int, hi: Optional[int], max_m: int) -> tuple:
+    """The token counts a range is timed at: its first and its last (capped at ``max_m``)."""
+    last = min(hi if hi is not None else max(max_m, lo), max_m)
+    return tuple(sorted({lo, max(lo, last)}))
+
+
+def candidate_plans(plan, caps, index: int) -> list:
+    """``[(config, plan)]``: the family's candidates for ``plan.tuning[index]``, each in a copy of ``plan``
+    whose range ``index`` holds it (the heuristics' config first)."""
+    from ..planner.family import MRange
+
+    fam = plan._family
+    offer = getattr(fam, "tuning_candidates", None)
+    if offer is None:
+        raise UnsupportedError(f"humming tune: kernel family {plan.backend}:{plan.family} offers no candidates",
+                               [f"{plan.family}: no tuning_candidates()"])
+    r = plan.tuning[index]
+    out = []
+    for cfg in offer(plan.layer, caps, plan.compute, plan.tuning, index):
+        tuning = plan.tuning[:index] + (MRange(r.lo, r.hi, cfg),) + plan.tuning[index + 1:]
+        out.append((dict(cfg), replace(plan, tuning=tuning)))
+    return out
+
+
+def _target(device):
+    """``(torch device, the device argument plan() takes, the GPU's name)`` of the GPU to tune on."""
+    import torch
+
+    from ..ops.gemm import _detect_cuda
+
+    dev = _detect_cuda(device, "humming tune")
+    return dev, dev.index, torch.cuda.get_device_name(dev)
+
+
+def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int = 3, margin: float = 0.03,
+         store: bool = True, db=None, seed: int = 0, out: Callable[[str], None] = print) -> dict:
+    """Tune ``layer`` on this process's GPU (``device``: a CUDA device or its index); returns the tuning
+    database entry (stored there unless ``store=False``; ``db``: another file)."""
+    import torch
+
+    from .. import reference as R
+    from ..bench.ceilings import device_l2_bytes
+    from ..bench.runner import _rel_error, sample_rows
+    from ..bench.timing import CudaGraphTimer, copies_for, time_calls
+    from ..dtypes import get_format
+    from ..jit import warmup
+    from ..ops.gemm import gemm, prepare_weight
+    from ..planner import plan as make_plan
+    from ..planner.planner import resolve_device
+    from . import database
+
+    if not isinstance(max_m, int) or max_m < 1:
+        raise ValueError(f"tune: max_m must be a positive integer, found {max_m!r}")
+    if layer.is_moe:
+        raise UnsupportedError("humming tune: dense layers only in this version", ["MoE layers are not tuned"])
+    dev, where, gpu_name = _target(device)
+    base = make_plan(layer, where, tuning_db=False)
+    if not base.runnable:
+        raise UnsupportedError(f"humming tune: the plan for {base.device} cannot run", [base.not_runnable_reason])
+    _, caps, _ = resolve_device(where)
+    g = torch.Generator(device=dev)
+    g.manual_seed(seed)
+    w = torch.randn(layer.n, layer.k, generator=g, device=dev) * 0.02
+    perm = torch.randperm(layer.k, generator=g, device=dev) if layer.weight.act_order else None
+    bias = torch.randn(layer.n, generator=g, device=dev) if layer.bias else None
+    qw = R.quantize(w, layer.weight, perm=perm, bias=bias)
+    del w
+    act = layer.activation
+    xdtype = torch.bfloat16 if act.fmt == "bf16" or (act.is_quantized and layer.out_dtype == "bf16") \
+        else torch.float16
+    l2 = device_l2_bytes(dev)
+    timer = CudaGraphTimer(dev)
+    results = []
+    for i, r in enumerate(base.tuning):
+        if r.lo > max_m:
+            break
+        ms = range_token_counts(r.lo, r.hi, max_m)
+        cands = candidate_plans(base, caps, i)
+        res = RangeResult(r.lo, r.hi, ms, [c for c, _ in cands])
+        results.append(res)
+        if len(cands) == 1:
+            out(f"{r.label():<14} one candidate (the heuristics' config): nothing to time")
+            res.times_us, res.errors = [None], [None]
+            continue
+        preps = []
+        for cfg, p in cands:
+            first = prepare_weight(qw, layer=layer, device=dev, plan=p)
+            copies = copies_for(first.nbytes, l2)
+            preps.append([first] + [prepare_weight(qw, layer=layer, device=dev, plan=p) for _ in range(copies - 1)])
+        warmup(list(dict.fromkeys(pw[0].launcher.spec_for(m) for pw in preps for m in ms)))
+        xs, scales, refs, rows = {}, {}, {}, {}
+        for m in ms:
+            x = torch.randn(m, layer.k, generator=g, device=dev)
+            scale = None
+            if act.quant == "static_tensor":  # (a calibrated scale: this batch's absmax over the format's max)
+                scale = (x.abs().max() / get_format(act.fmt).max_value).float().reshape(1)
+            xs[m], scales[m] = x.to(xdtype), scale
+            rows[m] = sample_rows(m, 32).to(dev)
+            refs[m] = R.gemm(xs[m][rows[m]].float(), qw, act if act.is_quantized else None, act_scale=scale)
+        errors = []
+        for pw in preps:  # (each candidate against the reference, on an output poisoned with NaN)
+            worst = 0.0
+            for m in ms:
+                y = torch.full((m, layer.n), float("nan"), dtype=pw[0].out_dtype, device=dev)
+                gemm(xs[m], pw[0], act_scale=scales[m], out=y)
+                worst = max(worst, _rel_error(y[rows[m]], refs[m]))
+            errors.append(worst)
+        samples = [[[] for _ in ms] for _ in preps]
+        for _ in range(rounds):
+            order = list(range(len(preps)))
+            random.shuffle(order)
+            for ci in order:
+                if not errors[ci] <= TOLERANCE:
+                    continue
+                for mi, m in enumerate(ms):
+                    meas = time_calls([lambda p=p, m=m: gemm(xs[m], p, act_scale=scales[m]) for p in preps[ci]],
+                                      timer, repeats=repeats)
+                    timer.release()
+                    samples[ci][mi].append(meas.median_us)
+        res.times_us = [[statistics.median(s) for s in samples[ci]] if errors[ci] <= TOLERANCE else None
+                        for ci in range(len(preps))]
+        res.errors = [e if e <= TOLERANCE else f"error {e:.2e} above {TOLERANCE:.0e}" for e in errors]
+        res.chosen = choose(res.times_us, margin)
+        for ci, cfg in enumerate(res.configs):
+            t = res.times_us[ci]
+            mark = "*" if ci == res.chosen else " "
+            what = " / ".join(f"{v:.2f}" for v in t) if t is not None else res.errors[ci]
+            out(f"{r.label() if ci == 0 else '':<14}{mark} {what:<24} {', '.join(f'{k}={v}' for k, v in cfg.items())}")
+        del preps
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+    tuning = [dict(t.to_dict()) for t in base.tuning]
+    for res in results:
+        for t in tuning:
+            if (t["m_min"], t["m_max"]) == (res.lo, res.hi):
+                t["config"] = dict(res.configs[res.chosen])
+    from .. import __version__
+
+    entry = {"device": base.device, "family": f"{base.backend}:{base.family}", "layer": layer.to_dict(),
+             "compute": base.compute.to_dict(), "tuning": tuning,
+             "measured": {"humming": __version__, "when": datetime.datetime.now(datetime.timezone.utc)
+                          .strftime("%Y-%m-%d %H:%M UTC"), "gpu": gpu_name,
+                          "max_m": max_m, "margin": margin, "ranges": [res.to_dict() for res in results]}}
+    if store:
+        path = database.store(entry, db)
+        out(f"stored in {path}")
+    return entry

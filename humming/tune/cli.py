@@ -1,0 +1,62 @@
+"""``humming tune``: measure a layer's candidate kernel configs on this GPU and store the fastest in the
+tuning database (:mod:`humming.tune.autotune`, :mod:`humming.tune.database`).
+
+Takes the layer flags of ``humming plan`` (or ``--config``). ``--dry-run`` prints the heuristics' tuning
+and the candidates each range would time, for this GPU or a named ``--device``, without a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ..cli import _plan_args
+
+    _plan_args(p)
+    p.add_argument("--max-m", type=int, default=4096, help="tune the M ranges up to this many tokens")
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats per candidate, token count and round")
+    p.add_argument("--rounds", type=int, default=3, help="rounds over the candidates, each in a new random order")
+    p.add_argument("--margin", type=float, default=0.03,
+                   help="keep a candidate only when it beats the heuristics' config by more than this fraction")
+    p.add_argument("--db", help="the tuning database file (default: HUMMING_TUNING_DB, else tuning.json in "
+                   "humming's cache folder)")
+    p.add_argument("--no-store", action="store_true", help="measure and print, store nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the candidates per M range and exit (no GPU needed with --device)")
+
+
+def run(args) -> int:
+    from ..cli import layer_from_args
+    from ..planner import plan
+    from ..planner.planner import resolve_device
+    from .autotune import candidate_plans, range_token_counts, tune
+
+    layer = layer_from_args(args)
+    if args.dry_run:
+        p = plan(layer, args.device, tuning_db=False)
+        if not p.runnable:
+            print(f"humming tune: the plan for {p.device} cannot run: {p.not_runnable_reason}")
+            return 1
+        _, caps, _ = resolve_device(args.device)
+        print(f"{layer.describe()} on {p.device}: candidates per M range (the heuristics' config first)")
+        for i, r in enumerate(p.tuning):
+            if r.lo > args.max_m:
+                break
+            ms = range_token_counts(r.lo, r.hi, args.max_m)
+            for j, (cfg, _) in enumerate(candidate_plans(p, caps, i)):
+                head = f"{r.label()} at M {', '.join(map(str, ms))}" if j == 0 else ""
+                print(f"  {head:<28}{', '.join(f'{k}={v}' for k, v in cfg.items())}")
+        return 0
+    import torch
+
+    device = args.device
+    if device is not None and not str(device).isdigit():
+        print("humming tune: --device names a GPU of this machine by index (or leave it out); "
+              "a named device only with --dry-run")
+        return 2
+    dev = torch.device("cuda", int(device)) if device is not None else None
+    tune(layer, dev, max_m=args.max_m, repeats=args.repeats, rounds=args.rounds, margin=args.margin,
+         store=not args.no_store, db=args.db)
+    return 0

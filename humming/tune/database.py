@@ -1,0 +1,144 @@
+"""The persisted tuning database: measured tuning that replaces the heuristics' for one layer on one device.
+
+``humming tune`` (:mod:`humming.tune.autotune`) times a plan's candidate kernel configs on the GPU and
+writes what it measured here; :func:`humming.plan` then takes the entry for the same layer, device,
+kernel family and operand types, checks it with the family (``check_tuning``) and says so in the plan's
+notes. The heuristics stay the default: a layer without an entry plans as before.
+
+Where: ``HUMMING_TUNING_DB`` (a JSON file; ``off`` or ``0`` disables the database), else
+``tuning.json`` in humming's cache folder (``HUMMING_CACHE_DIR``, ``$XDG_CACHE_HOME/humming`` or
+``~/.cache/humming``). Writes are atomic (a temporary file renamed over the old one), so readers in
+other processes see the old or the new file, never half of one.
+
+The file::
+
+    {"humming_tuning": 1,
+     "entries": [{"device": "H200", "family": "nvidia:mma_sync", "layer": {...LayerSpec.to_dict()},
+                  "compute": {...Compute.to_dict()}, "tuning": [{"m_min": 1, "m_max": 8, "config": {...}}, ...],
+                  "measured": {"humming": "0.1.0", "when": "...", "ranges": [...]}}]}
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Optional
+
+from ..errors import FormatError
+
+__all__ = ["SCHEMA", "database_path", "token", "lookup", "store", "entries", "entry_key"]
+
+#: version of the file's schema (``"humming_tuning"``)
+SCHEMA = 1
+_OFF = ("", "0", "off", "none", "false", "no")
+_lock = threading.Lock()
+_parsed: dict = {}  # path -> (stat token, {key: entry})
+
+
+def database_path() -> Optional[Path]:
+    """The database file in use, or None when ``HUMMING_TUNING_DB`` turns it off."""
+    env = os.environ.get("HUMMING_TUNING_DB")
+    if env is not None:
+        return None if env.strip().lower() in _OFF else Path(env).expanduser()
+    from ..jit.cache import default_cache_dir
+
+    return default_cache_dir() / "tuning.json"
+
+
+def token() -> tuple:
+    """What changes when the database does (its path, size and modification time): planners cache by it."""
+    path = database_path()
+    if path is None:
+        return ("off",)
+    try:
+        st = path.stat()
+    except OSError:
+        return (str(path), None)
+    return (str(path), st.st_size, st.st_mtime_ns)
+
+
+def entry_key(device: str, family: str, layer, compute) -> str:
+    """The key of an entry: device name, ``backend:family``, the layer and the operand types, as canonical JSON."""
+    return json.dumps({"device": device, "family": family, "layer": layer.to_dict(), "compute": compute.to_dict()},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def _read(path: Path) -> dict:
+    """``{key: entry}`` of the file at ``path`` (empty when it does not exist); FormatError names the file."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise FormatError(f"tuning database {path}: cannot read it ({e})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"tuning database {path}: not JSON ({e}); remove it or point HUMMING_TUNING_DB "
+                          f"elsewhere") from None
+    if not isinstance(doc, dict) or doc.get("humming_tuning") != SCHEMA or not isinstance(doc.get("entries"), list):
+        found = doc.get("humming_tuning") if isinstance(doc, dict) else type(doc).__name__
+        raise FormatError(f"tuning database {path}: expected an object with \"humming_tuning\": {SCHEMA} and a list "
+                          f"of \"entries\", found schema {found!r}")
+    out = {}
+    for i, e in enumerate(doc["entries"]):
+        if not isinstance(e, dict) or not all(k in e for k in ("device", "family", "layer", "compute", "tuning")):
+            raise FormatError(f"tuning database {path}: entry {i} lacks one of device, family, layer, compute, "
+                              f"tuning")
+        key = json.dumps({k: e[k] for k in ("device", "family", "layer", "compute")}, sort_keys=True,
+                         separators=(",", ":"))
+        out[key] = e
+    return out
+
+
+def entries(path: Optional[Path] = None) -> dict:
+    """``{key: entry}`` of the database (cached until the file changes)."""
+    path = database_path() if path is None else Path(path)
+    if path is None:
+        return {}
+    tok = token() if path == database_path() else None
+    with _lock:
+        hit = _parsed.get(str(path))
+        if tok is not None and hit is not None and hit[0] == tok:
+            return hit[1]
+    table = _read(path)
+    with _lock:
+        if tok is not None:
+            _parsed[str(path)] = (tok, table)
+    return table
+
+
+def lookup(device: str, family: str, layer, compute) -> Optional[dict]:
+    """The entry for this layer on ``device`` with ``family`` and these operand types, or None."""
+    if database_path() is None:
+        return None
+    return entries().get(entry_key(device, family, layer, compute))
+
+
+def store(entry: dict, path: Optional[Path] = None) -> Path:
+    """Add ``entry`` to the database (replacing one with the same key), atomically. Returns the file."""
+    path = database_path() if path is None else Path(path)
+    if path is None:
+        raise FormatError("tuning database: HUMMING_TUNING_DB turns it off; set it to a file to store entries")
+    key = json.dumps({k: entry[k] for k in ("device", "family", "layer", "compute")}, sort_keys=True,
+                     separators=(",", ":"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _lock:
+        table = _read(path)
+        table[key] = entry
+        doc = {"humming_tuning": SCHEMA, "entries": [table[k] for k in sorted(table)]}
+        fd, tmp = tempfile.mkstemp(prefix=".tuning-", suffix=".json", dir=str(path.parent))
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(doc, f, indent=1)  # (configs keep their keys' order, as the plan shows them)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _parsed.pop(str(path), None)
+    return path
