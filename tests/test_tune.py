@@ -33,7 +33,7 @@ def db(tmp_path, monkeypatch):
 def _entry(p, tuning):
     return {"device": p.device, "family": f"{p.backend}:{p.family}", "layer": p.layer.to_dict(),
             "compute": p.compute.to_dict(), "tuning": [r.to_dict() for r in tuning],
-            "measured": {"humming": "test", "when": "2026-12-04 00:00 UTC"}}
+            "measured": {"humming": "test", "when": "2026-12-04 00:00 UTC", "kernels": G.tuning_version()}}
 
 
 def _with(p, index, cfg):
@@ -63,6 +63,27 @@ def test_entries_are_stored_atomically_and_replaced_by_key(db):
     assert database.lookup("H200", "nvidia:mma_sync", INT4, base.compute)["measured"] == {"humming": "again"}
     assert database.lookup("A100", "nvidia:mma_sync", INT4, base.compute) is None
     assert not [p for p in db.parent.iterdir() if p.name.startswith(".tuning-")]  # (no temporary file left)
+
+
+def _store_many(path, worker):
+    from humming.tune import database as D
+
+    for j in range(6):
+        D.store({"device": f"d{worker}", "family": "f", "layer": {"j": j}, "compute": {}, "tuning": []}, path)
+
+
+def test_writers_in_several_processes_keep_every_entry(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / "shared.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_store_many, args=(path, w)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert all(p.exitcode == 0 for p in procs)
+    assert len(database.entries(path)) == 24
 
 
 @pytest.mark.parametrize("text,match", [
@@ -140,6 +161,18 @@ def test_an_entry_the_family_refuses_is_set_aside_with_the_reason(db, device, cf
     assert p.tuning == base.tuning
     note = next(n for n in p.notes if "tuning database" in n)
     assert "set aside" in note and re.search(match, note), note
+
+
+def test_an_entry_measured_with_other_kernel_sources_is_set_aside(db):
+    base = plan(INT4, "H200", tuning_db=False)
+    i = _index(base, 16)
+    e = _entry(base, _with(base, i, dict(base.tuning[i].config, split_k=4)))
+    e["measured"]["kernels"] = "0123456789abcdef"
+    database.store(e)
+    p = plan(INT4, "H200")
+    assert p.tuning == base.tuning
+    note = next(n for n in p.notes if "tuning database" in n)
+    assert f"other kernel sources (kernels '0123456789abcdef', now '{G.tuning_version()}')" in note
 
 
 def test_an_entry_with_a_gap_is_set_aside(db):
@@ -341,6 +374,7 @@ def test_the_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
 
     lines = []
     entry = autotune.tune(layer, max_m=64, repeats=3, rounds=2, out=lines.append)
+    assert entry["measured"]["kernels"] == G.tuning_version() and entry["measured"]["gpu"] == "simulated"
     ranges = {(r["m_min"], r["m_max"]): r for r in entry["measured"]["ranges"]}
     assert max(hi or 0 for _, hi in ranges) <= 64 and (1, 1) in ranges
     r16 = ranges[(base.tuning[i16].lo, base.tuning[i16].hi)]

@@ -205,6 +205,12 @@ class MmaSyncFamily(_NvidiaFamily):
 
         return check_tuning(layer, caps, compute, tuning)
 
+    def tuning_version(self) -> str:
+        """What a measured tuning was measured with: gemm_mma_sync.tuning_version."""
+        from .gemm_mma_sync import tuning_version
+
+        return tuning_version()
+
     def tuning_candidates(self, layer, caps, compute, tuning, index: int) -> list[dict]:
         """The configs `humming tune` times for ``tuning[index]``: gemm_mma_sync.tuning_candidates."""
         from .gemm_mma_sync import tuning_candidates

@@ -2618,3 +2618,23 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
         seen.add(key)
         keep.append(cfg)
     return keep
+
+
+_TUNING_VERSION: list = []
+
+
+def tuning_version() -> str:
+    """A digest of what a measured tuning depends on: the kernel headers and this module (tiles, launch
+    policy). A tuning database entry measured with other sources is set aside by the planner."""
+    if not _TUNING_VERSION:
+        import hashlib
+
+        from humming.jit import header_digests
+
+        h = hashlib.sha256()
+        for name, digest in header_digests(f'#include "{HEADER}"\n'):
+            h.update(f"{name}:{digest}\n".encode())
+        with open(__file__, "rb") as f:
+            h.update(f.read())
+        _TUNING_VERSION.append(h.hexdigest()[:16])
+    return _TUNING_VERSION[0]

@@ -199,6 +199,13 @@ def _measured_tuning(name: str, fam, layer, caps, compute, tuning: tuple, notes:
     if entry is None:
         return tuning
     where = f"tuning database {database.database_path()}"
+    m = entry.get("measured") or {}
+    version = getattr(fam, "tuning_version", None)
+    if version is not None and m.get("kernels") != version():
+        notes.append(f"{where}: its entry for this layer was measured with other kernel sources (kernels "
+                     f"{m.get('kernels')!r}, now {version()!r}) and was set aside; the heuristics' tuning runs "
+                     f"(run `humming tune` again)")
+        return tuning
     try:
         measured = tuple(MRange(int(r["m_min"]), None if r["m_max"] is None else int(r["m_max"]), r["config"])
                          for r in entry["tuning"])
@@ -213,7 +220,6 @@ def _measured_tuning(name: str, fam, layer, caps, compute, tuning: tuple, notes:
         return tuning
     old = {(r.lo, r.hi): dict(r.config) for r in tuning}
     changed = [r.label() for r in measured if old.get((r.lo, r.hi)) != dict(r.config)]
-    m = entry.get("measured") or {}
     made = f" (measured on {entry['device']} by humming {m.get('humming', '?')}, {m.get('when', '?')})"
     notes.append(f"{where}: tuning measured for this layer{made}; "
                  + (f"it differs from the heuristics' in {', '.join(changed)}" if changed

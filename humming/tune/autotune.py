@@ -205,11 +205,15 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
                 t["config"] = dict(res.configs[res.chosen])
     from .. import __version__
 
+    version = getattr(base._family, "tuning_version", None)
+
     entry = {"device": base.device, "family": f"{base.backend}:{base.family}", "layer": layer.to_dict(),
              "compute": base.compute.to_dict(), "tuning": tuning,
              "measured": {"humming": __version__, "when": datetime.datetime.now(datetime.timezone.utc)
                           .strftime("%Y-%m-%d %H:%M UTC"), "gpu": gpu_name,
-                          "max_m": max_m, "margin": margin, "ranges": [res.to_dict() for res in results]}}
+                          "max_m": max_m, "margin": margin,
+                          "kernels": version() if version is not None else None,
+                          "ranges": [res.to_dict() for res in results]}}
     if store:
         path = database.store(entry, db)
         out(f"stored in {path}")

@@ -8,17 +8,22 @@ notes. The heuristics stay the default: a layer without an entry plans as before
 Where: ``HUMMING_TUNING_DB`` (a JSON file; ``off`` or ``0`` disables the database), else
 ``tuning.json`` in humming's cache folder (``HUMMING_CACHE_DIR``, ``$XDG_CACHE_HOME/humming`` or
 ``~/.cache/humming``). Writes are atomic (a temporary file renamed over the old one), so readers in
-other processes see the old or the new file, never half of one.
+other processes see the old or the new file, never half of one; writers take turns on a lock file.
 
 The file::
 
     {"humming_tuning": 1,
      "entries": [{"device": "H200", "family": "nvidia:mma_sync", "layer": {...LayerSpec.to_dict()},
                   "compute": {...Compute.to_dict()}, "tuning": [{"m_min": 1, "m_max": 8, "config": {...}}, ...],
-                  "measured": {"humming": "0.1.0", "when": "...", "ranges": [...]}}]}
+                  "measured": {"humming": "0.1.0", "when": "...", "kernels": "...", "ranges": [...]}}]}
+
+``measured.kernels`` is the family's ``tuning_version()`` (for ``mma_sync`` a digest of the kernel headers
+and the module that sizes and launches the tiles): an entry measured with other kernel sources is set
+aside, since its times no longer describe the kernels that would run.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -117,6 +122,23 @@ def lookup(device: str, family: str, layer, compute) -> Optional[dict]:
     return entries().get(entry_key(device, family, layer, compute))
 
 
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """Hold an exclusive lock on ``path``'s lock file: one process's read-modify-write at a time
+    (POSIX; elsewhere the atomic rename alone, where a concurrent writer's entry may be lost)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
 def store(entry: dict, path: Optional[Path] = None) -> Path:
     """Add ``entry`` to the database (replacing one with the same key), atomically. Returns the file."""
     path = database_path() if path is None else Path(path)
@@ -125,7 +147,7 @@ def store(entry: dict, path: Optional[Path] = None) -> Path:
     key = json.dumps({k: entry[k] for k in ("device", "family", "layer", "compute")}, sort_keys=True,
                      separators=(",", ":"))
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _lock:
+    with _lock, _file_lock(path):
         table = _read(path)
         table[key] = entry
         doc = {"humming_tuning": SCHEMA, "entries": [table[k] for k in sorted(table)]}
