@@ -190,6 +190,9 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
                         for ci in range(len(preps))]
         res.errors = [e if e <= TOLERANCE else f"error {e:.2e} above {TOLERANCE:.0e}" for e in errors]
         res.chosen = choose(res.times_us, margin)
+        if not errors[0] <= TOLERANCE:  # (a kernel the planner would run computes wrong: say so loudly)
+            out(f"{r.label():<14} WARNING: the heuristics' own config failed the reference check "
+                f"({res.errors[0]}); it stays in the entry, as the planner would run it anyway; please report this")
         for ci, cfg in enumerate(res.configs):
             t = res.times_us[ci]
             mark = "*" if ci == res.chosen else " "
