@@ -204,10 +204,11 @@ class Clocked(Method):
 
 
 class _FakePrepared:
-    def __init__(self, qw, offset):
+    def __init__(self, qw, offset, notes=()):
         self.qw = qw
         self.nbytes = int(qw.nbytes())
         self.offset = offset
+        self.plan = type("Plan", (), {"notes": tuple(notes)})()
 
     def kernel_specs(self, ms):
         return [f"gemm-spec-m{m}" for m in ms]
@@ -216,13 +217,13 @@ class _FakePrepared:
 PREPARED = []
 
 
-def _fake_ops(monkeypatch, offset=0.0):
+def _fake_ops(monkeypatch, offset=0.0, notes=()):
     """humming.ops.prepare_weight/gemm/moe_gemm computed with the reference (plus
-    ``offset`` to make a wrong kernel)."""
+    ``offset`` to make a wrong kernel; ``notes``: those of the prepared weights' plans)."""
     def prepare_weight(qw, layer=None, device=None):
         assert layer.n == qw.n and layer.k == qw.k
         PREPARED.append(qw)
-        return _FakePrepared(qw, offset)
+        return _FakePrepared(qw, offset, notes)
 
     PREPARED.clear()
 
@@ -243,8 +244,8 @@ MOE = Workload("t/moe", "t", 64, 128, W4, A16, num_experts=6, topk=2)
 MS = (1, 5, 33)
 
 
-def _sweep(monkeypatch, methods_for, offset=0.0, workloads=(DENSE, MOE), **kw):
-    _fake_ops(monkeypatch, offset)
+def _sweep(monkeypatch, methods_for, offset=0.0, workloads=(DENSE, MOE), notes=(), **kw):
+    _fake_ops(monkeypatch, offset, notes)
     clock = Clock()
     methods = methods_for(clock)
     timer = FakeTimer(clock)
@@ -336,6 +337,16 @@ def test_sweep_checks_times_and_reports(monkeypatch):
     # compile figures: the extra spec, and humming's kernel for the smallest M (once per run)
     compiles = [(j["what"], j["spec"]) for j in report["jit"] if "cold_s" in j]
     assert compiles == [("compile extra", "extra-spec"), ("compile humming t/dense M=1", "gemm-spec-m1")]
+
+
+def test_a_plan_on_measured_tuning_is_named_in_the_report(monkeypatch):
+    tuned = "tuning database /x/tuning.json: tuning measured for this layer (...); it differs in M 9-16"
+    report, _ = _sweep(monkeypatch, lambda clock: [Clocked(HummingMethod(), clock, _cost(5.0))],
+                       workloads=(DENSE,), notes=("another note", tuned))
+    assert [n for n in report["notes"] if "tuning database" in n] == [f"humming t/dense: {tuned}"]
+    report, _ = _sweep(monkeypatch, lambda clock: [Clocked(HummingMethod(), clock, _cost(5.0))],
+                       workloads=(DENSE,), notes=("another note",))
+    assert not [n for n in report["notes"] if "tuning database" in n]
 
 
 @pytest.mark.parametrize("offset", [0.25, float("nan")])

@@ -203,6 +203,7 @@ def _run_method(report, wl, data, method, options, timer, l2, host_overhead, pro
     except Exception as e:
         return skip_all("error", f"prepare failed: {_describe(e)}")
     _collect_spec(prepared, wl, method, min(options.ms), specs)
+    _tuning_note(report, prepared, wl, method)
     try:
         for m in options.ms:
             status = _run_point(wl, m, method, prepared, options, timer, add)
@@ -246,6 +247,15 @@ def _host_figure(report, wl, m, method, prepared, host_overhead) -> None:
                               "host_us_per_call": us})
     except Exception as e:
         report["notes"].append(f"host overhead of {method.name} not measured: {_describe(e)}")
+
+
+def _tuning_note(report, prepared, wl, method) -> None:
+    """Where a method's plan runs measured tuning (a tuning database entry, `humming tune`) instead of the
+    heuristics', the report says so: its times are of those configs."""
+    plan = getattr(getattr(prepared, "handle", None), "plan", None)
+    for n in getattr(plan, "notes", None) or ():
+        if isinstance(n, str) and n.startswith("tuning database"):
+            report["notes"].append(f"{method.name} {wl.name}: {n}")
 
 
 def _collect_spec(prepared, wl, method, m, specs) -> None:
