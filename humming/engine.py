@@ -123,6 +123,13 @@ def _dtype_name(what: str, v, allowed) -> str:
         try:
             name = get_format(v).name
         except (KeyError, ValueError, TypeError):
+            name = None
+        if name is None and isinstance(v, str) and _FLOAT_RE.match(v.strip()):  # (a scalar type name: float4_e2m1f)
+            try:
+                name = weight_format(v)[0]
+            except FormatError:
+                pass
+        if name is None:
             raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v!r}") from None
     if name not in allowed:
         raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {name}")
@@ -137,8 +144,9 @@ class LinearConfig:
     ``partition_weight_shape`` is ``(K, N)`` of this rank's shard, as the engine stores it ``[in, out]``;
     ``full_weight_shape`` is informative. ``group_size`` -1 means one scale per output channel.
     ``scale_type`` defaults to the output dtype; ``global_scale`` adds NVFP4's second-level fp32 scale.
-    Quantized activations (``int8``, ``float8_e4m3fn``, ...) take ``act_quant`` (``dynamic_token``,
-    ``static_tensor`` or ``dynamic_group`` with ``act_group_size``) and need ``out_type``.
+    Quantized activations (``int8``, ``float8_e4m3fn``, ``float4_e2m1f``, ...) take ``act_quant``
+    (``dynamic_token``, ``static_tensor`` or ``dynamic_group`` with ``act_group_size``), ``act_scale_type``
+    (fp32; e4m3 for NVFP4's, e8m0 for MX) and need ``out_type``.
     """
 
     weight_type: str
@@ -152,8 +160,26 @@ class LinearConfig:
     global_scale: bool = False
     act_quant: str = "dynamic_token"
     act_group_size: Optional[int] = None
+    act_scale_type: object = "fp32"
     bias: bool = False
     full_weight_shape: Optional[tuple] = None
+
+    @classmethod
+    def from_engine(cls, cfg, **extra) -> "LinearConfig":
+        """From an engine's own layer config read by attribute (vLLM's ``MPLinearLayerConfig``: its
+        ``weight_type`` a ScalarType whose ``str()`` is the name, ``act_type`` / ``out_type`` torch dtypes,
+        ``group_size``, ``zero_points``, ``has_g_idx``, ``partition_weight_shape``, ``full_weight_shape``);
+        ``extra`` sets the fields such a config leaves out (``scale_type``, ``bias``, ...)."""
+        need = ("weight_type", "partition_weight_shape", "act_type", "group_size", "zero_points", "has_g_idx")
+        missing = [a for a in need if not hasattr(cfg, a)]
+        if missing:
+            raise FormatError(f"LinearConfig.from_engine: the config has no {', '.join(missing)} "
+                              f"(a {type(cfg).__name__})")
+        return cls(weight_type=str(cfg.weight_type), partition_weight_shape=tuple(cfg.partition_weight_shape),
+                   act_type=cfg.act_type, group_size=int(cfg.group_size), zero_points=bool(cfg.zero_points),
+                   has_g_idx=bool(cfg.has_g_idx), out_type=getattr(cfg, "out_type", None),
+                   full_weight_shape=tuple(cfg.full_weight_shape) if getattr(cfg, "full_weight_shape", None)
+                   else None, **extra)
 
     def layer_spec(self) -> LayerSpec:
         """The shared description of this layer (raises FormatError naming the field that does not fit)."""
@@ -171,7 +197,9 @@ class LinearConfig:
             if self.out_type is None:
                 raise FormatError(f"out_type: {act_fmt} activations need the output dtype (fp16 or bf16), got None")
             out = _dtype_name("out_type", self.out_type, ("fp16", "bf16"))
-            act = ActivationScheme(act_fmt, self.act_quant, group_size=self.act_group_size)
+            act = ActivationScheme(act_fmt, self.act_quant, group_size=self.act_group_size,
+                                   scale_fmt=_dtype_name("act_scale_type", self.act_scale_type,
+                                                         ("fp32", "fp16", "bf16", "e4m3", "e8m0")))
         sfmt = out if self.scale_type is None else _dtype_name(
             "scale_type", self.scale_type, ("fp16", "bf16", "fp32", "e4m3", "e8m0"))
         if not isinstance(self.group_size, int) or isinstance(self.group_size, bool) or not (

@@ -105,6 +105,14 @@ CONFIGS = {
 }
 
 
+CONFIGS["nvfp4_w4a4"] = (
+    LinearConfig("float4_e2m1f", (4096, 4096), "float4_e2m1f", 16, scale_type=torch.float8_e4m3fn,
+                 global_scale=True, out_type=torch.bfloat16, act_quant="dynamic_group", act_group_size=16,
+                 act_scale_type="float8_e4m3fn"),
+    LayerSpec(4096, 4096, WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"),
+              ActivationScheme("e2m1", "dynamic_group", group_size=16, scale_fmt="e4m3"), out_dtype="bf16"))
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_configs_describe_the_layer(name):
     cfg, layer = CONFIGS[name]
@@ -118,6 +126,28 @@ def test_can_implement_is_the_planner_answer(name, device):
     p = plan(layer, device)
     assert can_implement(cfg, device) == ((True, None) if p.runnable else (False, p.not_runnable_reason))
     assert p.runnable  # (every layer above runs on these chips, some through a fallback the plan names)
+
+
+class _ScalarType:  # (an engine's type object: its str() is the name)
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+def test_an_engine_config_object_is_read_by_attribute():
+    from types import SimpleNamespace
+
+    mp = SimpleNamespace(full_weight_shape=(7168, 4096), partition_weight_shape=(3584, 4096),
+                         weight_type=_ScalarType("uint4b8"), act_type=torch.bfloat16, group_size=128,
+                         zero_points=False, has_g_idx=True, out_type=None)
+    cfg = LinearConfig.from_engine(mp, scale_type=torch.float16)
+    assert cfg.layer_spec() == CONFIGS["gptq_act_order_bf16"][1] and cfg.full_weight_shape == (7168, 4096)
+    assert can_implement(cfg, "H200") == (True, None)
+    with pytest.raises(FormatError, match=r"from_engine: the config has no group_size, has_g_idx \(a SimpleNamespace\)"):
+        LinearConfig.from_engine(SimpleNamespace(weight_type="uint4b8", partition_weight_shape=(1, 1), act_type=None,
+                                                 zero_points=False))
 
 
 @pytest.mark.parametrize("cfg,match", [
