@@ -1257,12 +1257,10 @@ PY
              | tee "$OUT/s45a_engine.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s46t)  # `humming tune` on the issue's int4 layers up to 64 tokens (the tuning database in $OUT), then the bench
            # with that database against the heuristics (HUMMING_TUNING_DB=off), alternated twice
-           for sh in 4096x4096 14336x4096 4096x14336 8192x8192 28672x8192; do
-             timeout 150 humming tune --n ${sh%x*} --k ${sh#*x} --weight int4 --group-size 128 --act fp16 \
-               --out-dtype fp16 --max-m 64 --rounds 2 --repeats 3 --db "$OUT/s46t-tuning.json" 2>&1 \
-               | tee -a "$OUT/s46t-tune.log" | grep -E "^M |\*|rror|stored"
-           done
-           envbench s46t 2 "heuristics=HUMMING_TUNING_DB=off tuned=HUMMING_TUNING_DB=$OUT/s46t-tuning.json" 150 \
+           timeout 300 humming tune --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --weight int4 \
+             --group-size 128 --act fp16 --out-dtype fp16 --max-m 64 --rounds 2 --repeats 3 \
+             --db "$OUT/s46t-tuning.json" 2>&1 | tee "$OUT/s46t-tune.log" | grep -E "^(== |M )|\*|rror|stored"
+           envbench s46t 1 "heuristics=HUMMING_TUNING_DB=off tuned=HUMMING_TUNING_DB=$OUT/s46t-tuning.json" 120 \
              "^(== |1 |16 |64 )|stream |rror" --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 \
              --m 1,16,64 --weight int4 --group-size 128 ;;
     s45b)  # int4 in groups of 8 / 16 / 24 / 32 through the bench (K = 8160, a multiple of each), humming alone: what

@@ -260,6 +260,22 @@ def test_cli_dry_run_lists_the_candidates(capsys):
     assert out.count("split_k=1\n") >= 3
 
 
+def test_cli_takes_several_layers(capsys):
+    rc = main(["tune", "--dry-run", "--device", "A100", "--preset", "llama3-8b", "--weight", "int4",
+               "--group-size", "128", "--max-m", "16"])
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if "candidates per M range" in line]
+    assert rc == 0 and len(heads) == 4 and "N=28672 K=4096" in heads[2] and "on A100" in heads[0]
+    rc = main(["tune", "--dry-run", "--device", "A100", "--shapes", "4096x4096,7392x3696,4096x4096", "--weight",
+               "int4", "--group-size", "16", "--max-m", "1"])
+    heads = [line for line in capsys.readouterr().out.splitlines() if "candidates per M range" in line]
+    assert rc == 0 and [h.split(":")[0] for h in heads] == ["dense N=4096 K=4096", "dense N=7392 K=3696"]
+    assert main(["tune", "--dry-run", "--device", "A100", "--shapes", "4096by4096"]) == 2
+    assert "--shapes: expected NxK items such as 4096x14336, got '4096by4096'" in capsys.readouterr().err
+    assert main(["tune", "--dry-run", "--device", "A100", "--preset", "llama9"]) == 2
+    assert "--preset: expected one of deepseek-v3" in capsys.readouterr().err
+
+
 def test_cli_tunes_only_this_machine(capsys):
     rc = main(["tune", "--device", "H200", "--n", "1024", "--k", "1024", "--weight", "int4"])
     assert rc == 2 and "a named device only with --dry-run" in capsys.readouterr().out

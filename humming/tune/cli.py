@@ -15,6 +15,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..cli import _plan_args
 
     _plan_args(p)
+    p.add_argument("--shapes", help="several layers, NxK comma-separated (instead of --n / --k), e.g. "
+                   "6144x4096,4096x4096,28672x4096,4096x14336")
+    p.add_argument("--preset", help="the dense layers of a model preset of the bench (instead of --n / --k): "
+                   "llama3-8b, llama3-70b, qwen3-30b-a3b, deepseek-v3")
     p.add_argument("--max-m", type=int, default=4096, help="tune the M ranges up to this many tokens")
     p.add_argument("--repeats", type=int, default=5, help="timed repeats per candidate, token count and round")
     p.add_argument("--rounds", type=int, default=3, help="rounds over the candidates, each in a new random order")
@@ -27,27 +31,53 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the candidates per M range and exit (no GPU needed with --device)")
 
 
-def run(args) -> int:
+def layers_from_args(args) -> list:
+    """The layers to tune: ``--shapes`` or ``--preset`` (its dense layers), else the one of --n / --k."""
     from ..cli import layer_from_args
+    from ..errors import FormatError
+
+    if args.shapes and args.preset:
+        raise FormatError("--shapes and --preset: give one of them")
+    if args.shapes:
+        shapes = []
+        for item in args.shapes.split(","):
+            try:
+                n, k = (int(v) for v in item.lower().split("x"))
+            except ValueError:
+                raise FormatError(f"--shapes: expected NxK items such as 4096x14336, got {item!r}") from None
+            shapes.append((n, k))
+    elif args.preset:
+        from ..bench.workloads import PRESETS
+
+        if args.preset not in PRESETS:
+            raise FormatError(f"--preset: expected one of {', '.join(sorted(PRESETS))}, got {args.preset!r}")
+        shapes = [(n, k) for _, n, k, experts, _ in PRESETS[args.preset] if not experts]
+    else:
+        return [layer_from_args(args)]
+    return [layer_from_args(argparse.Namespace(**{**vars(args), "n": n, "k": k})) for n, k in dict.fromkeys(shapes)]
+
+
+def run(args) -> int:
     from ..planner import plan
     from ..planner.planner import resolve_device
     from .autotune import candidate_plans, range_token_counts, tune
 
-    layer = layer_from_args(args)
+    layers = layers_from_args(args)
     if args.dry_run:
-        p = plan(layer, args.device, tuning_db=False)
-        if not p.runnable:
-            print(f"humming tune: the plan for {p.device} cannot run: {p.not_runnable_reason}")
-            return 1
         _, caps, _ = resolve_device(args.device)
-        print(f"{layer.describe()} on {p.device}: candidates per M range (the heuristics' config first)")
-        for i, r in enumerate(p.tuning):
-            if r.lo > args.max_m:
-                break
-            ms = range_token_counts(r.lo, r.hi, args.max_m)
-            for j, (cfg, _) in enumerate(candidate_plans(p, caps, i)):
-                head = f"{r.label()} at M {', '.join(map(str, ms))}" if j == 0 else ""
-                print(f"  {head:<28}{', '.join(f'{k}={v}' for k, v in cfg.items())}")
+        for layer in layers:
+            p = plan(layer, args.device, tuning_db=False)
+            if not p.runnable:
+                print(f"humming tune: the plan for {p.device} cannot run: {p.not_runnable_reason}")
+                return 1
+            print(f"{layer.describe()} on {p.device}: candidates per M range (the heuristics' config first)")
+            for i, r in enumerate(p.tuning):
+                if r.lo > args.max_m:
+                    break
+                ms = range_token_counts(r.lo, r.hi, args.max_m)
+                for j, (cfg, _) in enumerate(candidate_plans(p, caps, i)):
+                    head = f"{r.label()} at M {', '.join(map(str, ms))}" if j == 0 else ""
+                    print(f"  {head:<28}{', '.join(f'{k}={v}' for k, v in cfg.items())}")
         return 0
     import torch
 
@@ -57,6 +87,8 @@ def run(args) -> int:
               "a named device only with --dry-run")
         return 2
     dev = torch.device("cuda", int(device)) if device is not None else None
-    tune(layer, dev, max_m=args.max_m, repeats=args.repeats, rounds=args.rounds, margin=args.margin,
-         store=not args.no_store, db=args.db)
+    for layer in layers:
+        print(f"== {layer.describe()}")
+        tune(layer, dev, max_m=args.max_m, repeats=args.repeats, rounds=args.rounds, margin=args.margin,
+             store=not args.no_store, db=args.db)
     return 0
