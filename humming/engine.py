@@ -143,6 +143,10 @@ class LinearConfig:
 
     ``partition_weight_shape`` is ``(K, N)`` of this rank's shard, as the engine stores it ``[in, out]``;
     ``full_weight_shape`` is informative. ``group_size`` -1 means one scale per output channel.
+    ``k_offset``: for a row-parallel rank, its first column in the full layer (rank x K). Where the
+    group size does not divide the shards (Qwen2-72B's 29568 columns in groups of 128 over eight ranks:
+    3696 each), the scale groups straddle them; with ``k_offset`` the shard is planned as one
+    (``WeightScheme.group_offset``) and :func:`convert_weight` takes the full layer's tensors.
     ``scale_type`` defaults to the output dtype; ``global_scale`` adds NVFP4's second-level fp32 scale.
     Quantized activations (``int8``, ``float8_e4m3fn``, ``float4_e2m1f``, ...) take ``act_quant``
     (``dynamic_token``, ``static_tensor`` or ``dynamic_group`` with ``act_group_size``), ``act_scale_type``
@@ -163,6 +167,7 @@ class LinearConfig:
     act_scale_type: object = "fp32"
     bias: bool = False
     full_weight_shape: Optional[tuple] = None
+    k_offset: Optional[int] = None
 
     @classmethod
     def from_engine(cls, cfg, **extra) -> "LinearConfig":
@@ -208,12 +213,26 @@ class LinearConfig:
                               f"got {self.group_size!r}")
         kw = dict(scale="channel", group_size=None) if self.group_size == -1 else dict(scale="group",
                                                                                     group_size=self.group_size)
-        if self.group_size > 0 and k % self.group_size:
+        off = None
+        if self.k_offset is not None:
+            if not isinstance(self.k_offset, int) or isinstance(self.k_offset, bool) or self.k_offset < 0:
+                raise FormatError(f"k_offset: expected None or the shard's first column (an integer >= 0), "
+                                  f"got {self.k_offset!r}")
+            if self.group_size > 0 and (self.k_offset % self.group_size or k % self.group_size):
+                if self.has_g_idx:
+                    raise FormatError(f"k_offset: an act-order shard follows its g_idx; columns "
+                                      f"[{self.k_offset}, {self.k_offset + k}) split scale groups of "
+                                      f"{self.group_size}")
+                off = self.k_offset % self.group_size
+        elif self.group_size > 0 and k % self.group_size:
             raise FormatError(f"group_size: {self.group_size} does not divide this partition's K = {k} "
-                              f"(partition_weight_shape {shape}); the shard would split a scale group")
+                              f"(partition_weight_shape {shape}); the shard would split a scale group (give "
+                              f"k_offset, the shard's first column, to run it)")
         if self.has_g_idx and self.group_size == -1:
             raise FormatError("has_g_idx: act order permutes scale groups; per-channel scales (group_size -1) "
                               "have none")
+        if off is not None:
+            kw["group_offset"] = off
         ws = WeightScheme(fmt, zero_point=zp, scale_fmt=sfmt, global_scale="tensor" if self.global_scale else "none",
                           act_order=bool(self.has_g_idx), **kw)
         return LayerSpec(n, k, ws, act, out_dtype=out, bias=bool(self.bias))
@@ -270,6 +289,12 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
         raise FormatError(f"convert_weight: expected a QuantizedWeight or a mapping of checkpoint tensors, "
                           f"got {type(weight).__name__}")
     want = layer.weight
+    k_offset = config.k_offset if isinstance(config, LinearConfig) else None
+    if k_offset is not None and not qw.is_moe and qw.k != layer.k:  # (the full layer: this rank's columns)
+        if qw.n != layer.n or k_offset + layer.k > qw.k:
+            raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}; the config's shard is "
+                             f"N x K = {layer.n} x {layer.k} from column {k_offset}")
+        qw, where = qw.k_shard(k_offset, layer.k), f"columns [{k_offset}, {k_offset + layer.k}) of {where}"
     if qw.is_moe or (qw.n, qw.k) != (layer.n, layer.k):
         raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}"
                          + (f" per expert, {qw.num_experts} experts" if qw.is_moe else "")
@@ -277,7 +302,7 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
     got = qw.scheme
     diffs = [f"{f} {getattr(got, f)!r} where the config says {getattr(want, f)!r}"
              for f in ("fmt", "scale", "group_size", "block_n", "scale_fmt", "zero_point", "global_scale",
-                       "act_order") if getattr(got, f) != getattr(want, f) and f not in loose]
+                       "act_order", "group_offset") if getattr(got, f) != getattr(want, f) and f not in loose]
     if diffs:
         raise FormatError(f"convert_weight: {where} is {got.describe()}, not the configured "
                           f"{want.describe()}: " + "; ".join(diffs))

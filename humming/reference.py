@@ -70,7 +70,7 @@ def scale_shape(scheme: WeightScheme, n: int, k: int) -> tuple[int, int]:
     if scheme.scale == "channel":
         return (n, 1)
     if scheme.scale == "group":
-        return (n, k // scheme.group_size)
+        return (n, scheme.num_groups(k))
     return (n // scheme.block_n, k // scheme.group_size)
 
 
@@ -81,6 +81,8 @@ def expand_scales(s: torch.Tensor, scheme: WeightScheme, n: int, k: int) -> torc
     if scheme.scale == "channel":
         return s.expand(*s.shape[:-2], n, k)
     out = s.repeat_interleave(scheme.group_size, dim=-1)
+    if scheme.group_offset is not None:  # (a K-shard: its columns start group_offset into the first group)
+        out = out[..., scheme.group_offset:scheme.group_offset + k]
     if scheme.scale == "block":
         out = out.repeat_interleave(scheme.block_n, dim=-2)
     return out
@@ -94,6 +96,12 @@ def _reduce_cells(w: torch.Tensor, scheme: WeightScheme, op: str) -> torch.Tenso
     elif scheme.scale == "channel":
         v = w.reshape(*lead, n, 1, k)
     elif scheme.scale == "group":
+        if scheme.group_offset is not None:  # (a K-shard: partial groups padded with what cannot win)
+            pad = {"absmax": 0.0, "min": float("inf"), "max": float("-inf")}[op]
+            off = scheme.group_offset
+            tail = scheme.num_groups(k) * scheme.group_size - off - k
+            w = torch.nn.functional.pad(w, (off, tail), value=pad)
+            k = w.shape[-1]
         v = w.reshape(*lead, n, k // scheme.group_size, scheme.group_size)
     else:
         bn, g = scheme.block_n, scheme.group_size
@@ -265,6 +273,40 @@ class QuantizedWeight:
         pick = lambda t: None if t is None else t[e]  # noqa: E731
         return replace(self, codes=self.codes[e], scales=self.scales[e], zeros=pick(self.zeros),
                        global_scale=pick(self.global_scale), perm=pick(self.perm), bias=pick(self.bias))
+
+    def k_shard(self, start: int, size: int) -> "QuantizedWeight":
+        """Columns ``[start, start + size)`` of this dense weight as a weight of their own: the K-shard a
+        tensor-parallel rank holds of a row-parallel layer. Group scales keep the groups the shard touches,
+        with ``scheme.group_offset`` where it starts in the first (None again when it starts and ends on
+        group boundaries of a whole-group weight); channel and tensor scales, the global scale and the bias
+        (whole: a row-parallel engine adds it once) travel unchanged. Block scales shard on whole blocks
+        only, act-order weights not at all (their shards follow ``g_idx``)."""
+        if self.is_moe:
+            raise ShapeError("QuantizedWeight.k_shard: an MoE weight; shard its experts one by one")
+        k, s = self.k, self.scheme
+        if not (isinstance(start, int) and isinstance(size, int) and 0 <= start and 0 < size and start + size <= k):
+            raise ShapeError(f"QuantizedWeight.k_shard: expected 0 <= start and 0 < size with start + size <= "
+                             f"K = {k}, got start={start!r}, size={size!r}")
+        if s.act_order:
+            raise FormatError("QuantizedWeight.k_shard: act-order weights shard by g_idx, not by columns")
+        cols = slice(start, start + size)
+        scheme, sl = s, slice(None)
+        if s.scale == "block":
+            if start % s.group_size or size % s.group_size:
+                raise ShapeError(f"QuantizedWeight.k_shard: block scales of {s.block_n}x{s.group_size} shard on "
+                                 f"whole blocks; columns [{start}, {start + size}) are not")
+            sl = slice(start // s.group_size, (start + size) // s.group_size)
+        elif s.scale == "group":
+            g, p = s.group_size, (s.group_offset or 0) + start
+            sl = slice(p // g, -(-(p + size) // g))
+            whole = s.group_offset is None and p % g == 0 and size % g == 0
+            scheme = s.replace(group_offset=None if whole else p % g)
+        pick = lambda t: None if t is None else t[..., sl].contiguous()  # noqa: E731
+        keep = s.scale in ("group", "block")
+        return replace(self, scheme=scheme, codes=self.codes[..., cols].contiguous(),
+                       scales=pick(self.scales) if keep else self.scales,
+                       zeros=pick(self.zeros) if keep else self.zeros,
+                       meta={**self.meta, "k_shard": [start, size]})
 
     @staticmethod
     def stack(experts: list["QuantizedWeight"]) -> "QuantizedWeight":

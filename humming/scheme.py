@@ -149,6 +149,15 @@ class WeightScheme(_Formats, _Record):
     act_order:
         the K dimension is stored permuted (GPTQ ``desc_act``): a permutation
         travels with the weight; see :class:`humming.reference.QuantizedWeight`.
+    group_offset:
+        None (the default): K is a whole number of scale groups. An integer
+        ``0 <= group_offset < group_size``: the weight is a K-shard of a larger
+        layer (a tensor-parallel rank's columns) whose scale groups straddle the
+        shards: its first column sits ``group_offset`` columns into its first
+        group, and its first and last groups may be partial. Group ``j`` then
+        covers columns ``[j * group_size - group_offset, (j + 1) * group_size -
+        group_offset)``; there are ``ceil((K + group_offset) / group_size)``.
+        Group scales only, without act order.
     """
 
     fmt: str = "int4"
@@ -159,6 +168,7 @@ class WeightScheme(_Formats, _Record):
     zero_point: str = "none"
     global_scale: str = "none"
     act_order: bool = False
+    group_offset: int | None = None
 
     def __post_init__(self):
         C = "WeightScheme"
@@ -195,6 +205,22 @@ class WeightScheme(_Formats, _Record):
                        self.act_order)
         if fmt.bits > 8 and (self.zero_point != "none" or self.global_scale != "none"):
             raise _err(C, "fmt", "a quantized format when zero points or global scales are used", fmt.name)
+        if self.group_offset is not None:
+            off = self.group_offset
+            if self.scale != "group":
+                raise _err(C, "group_offset", f"None with scale={self.scale!r} (a shard's offset into its first "
+                           "scale group is for group scales)", off)
+            if not isinstance(off, int) or isinstance(off, bool) or not 0 <= off < self.group_size:
+                raise _err(C, "group_offset", f"None or an integer in [0, group_size={self.group_size})", off)
+            if self.act_order:
+                raise _err(C, "group_offset", "None with act_order (act order shards by g_idx, not by columns)",
+                           off)
+
+    def to_dict(self) -> dict:
+        d = _Record.to_dict(self)
+        if d["group_offset"] is None:  # (a field added later: a whole-group scheme keeps its dict, and the
+            del d["group_offset"]      # fingerprints of the plans and weights made from it)
+        return d
 
     # -- derived ---------------------------------------------------------------
 
@@ -220,7 +246,7 @@ class WeightScheme(_Formats, _Record):
 
     def validate_shape(self, n: int, k: int) -> None:
         """Check that this scheme fits a weight of ``n`` rows by ``k`` columns."""
-        if self.scale in ("group", "block") and k % self.group_size:
+        if self.scale in ("group", "block") and k % self.group_size and self.group_offset is None:
             raise ShapeError(
                 f"WeightScheme.group_size={self.group_size} does not divide K={k}; "
                 + _pad_hint("K", self.group_size, k))
@@ -230,8 +256,9 @@ class WeightScheme(_Formats, _Record):
                 + _pad_hint("N", self.block_n, n))
 
     def num_groups(self, k: int) -> int:
+        """Scale groups along K of a weight of ``k`` columns (partial ones of a shard included)."""
         if self.scale in ("group", "block"):
-            return k // self.group_size
+            return -(-(k + (self.group_offset or 0)) // self.group_size)
         return 1
 
     def bytes_per_weight(self, n: int, k: int) -> float:
@@ -242,7 +269,7 @@ class WeightScheme(_Formats, _Record):
         elif self.scale == "channel":
             ns = n
         elif self.scale == "group":
-            ns = n * (k // self.group_size)
+            ns = n * self.num_groups(k)
         else:
             ns = (n // self.block_n) * (k // self.group_size)
         sbytes = ns * self.scale_format.bits / 8
@@ -268,6 +295,8 @@ class WeightScheme(_Formats, _Record):
             s += f", {self.global_scale} global scale"
         if self.act_order:
             s += ", act order"
+        if self.group_offset is not None:
+            s += f", K-shard {self.group_offset} columns into its first group"
         return s
 
 

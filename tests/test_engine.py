@@ -302,3 +302,37 @@ def test_unsupported_kernels_raise_the_reason_and_precompile_loads_every_bucket(
     first = precompile([kern], ms=(1, 16, 64, 256))
     again = precompile([kern], ms=(1, 16, 64, 256))
     assert first and len(again) == len(first) and all(r.origin == "memory" for r in again)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("act", [torch.float16, "int8"])
+def test_every_rank_of_a_layer_whose_groups_straddle_the_ranks(act, poison_cuda):
+    """Four row-parallel ranks of 320 columns of a GPTQ layer in groups of 128 (offsets 0, 64, 0, 64): each
+    rank's kernel on its columns against the reference of its shard, and (16-bit activations) the ranks'
+    sum against the full layer's."""
+    n, k, ranks, g = 384, 1280, 4, 128
+    gen = torch.Generator().manual_seed(4)
+    full = R.quantize(torch.randn(n, k, generator=gen) * 0.02, WeightScheme("uint4", "group", g))
+    t = {"qweight": _pack_along(full.codes.t(), 0), "qzeros": _pack_along(torch.full((k // g, n), 7), 1),
+         "scales": full.scales.t().contiguous().half(), "g_idx": (torch.arange(k) // g).to(torch.int32)}
+    qc = {**GPTQ, "group_size": g}
+    size = k // ranks
+    quant = ActivationScheme("int8", "dynamic_token") if act == "int8" else None
+    x = torch.randn(7, k, device="cuda", dtype=torch.float16)
+    total = torch.zeros(7, n, device="cuda", dtype=torch.float64)
+    for r in range(ranks):
+        cfg = LinearConfig("uint4b8", (size, n), act, g, k_offset=r * size,
+                           out_type=torch.float16 if act == "int8" else None)
+        kern = LinearKernel(cfg)
+        kern.process_weights(t, qc)
+        assert kern.layer.weight.group_offset == (r * size) % g
+        xr = x[:, r * size:(r + 1) * size].contiguous()
+        poison_cuda()
+        y = kern.apply(xr)
+        ref = R.gemm(xr.float(), full.k_shard(r * size, size).to("cuda"), quant)
+        # (fp16 outputs: 2^-11 relative rounding; each rank's activations quantized per token as the reference does)
+        assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max())), r
+        total += y.double()
+    if quant is None:
+        ref = R.gemm(x.float(), full.to("cuda")).double()
+        assert torch.allclose(total, ref, rtol=4e-3, atol=4e-3 * float(ref.abs().max()))

@@ -32,6 +32,6 @@ def test_engine_example_runs_as_written(tmp_path):
     script.write_text(block.group(1))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    first, second = out.stdout.strip().splitlines()
-    assert first == "(True, None)"
+    first, second, third = out.stdout.strip().splitlines()
+    assert first == third == "(True, None)"
     assert second.startswith("(False, \"group_size: 128 does not divide this partition's K = 3696"), second

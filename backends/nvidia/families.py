@@ -239,8 +239,10 @@ class MmaSyncFamily(_NvidiaFamily):
             "dequantizer": self._dequantizer(layer, caps, compute),
         }
         kl = kernel_layer(layer, compute)
-        if kl is not layer:
+        if kl is not layer and kl.weight.group_size != layer.weight.group_size:
             params["group_padding"] = f"{layer.weight.group_size} -> {kl.weight.group_size}"
+        if layer.weight.group_offset is not None:  # (a K-shard placed in whole groups: kernel_layer)
+            params["group_offset"] = layer.weight.group_offset
         return WeightLayout(layout.LAYOUT_NAME, layout.LAYOUT_VERSION, params)
 
 

@@ -603,14 +603,16 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     if padded and (g2 < s.group_size or g2 % 16 or recipe.op8):
         raise ValueError(f"pack_weight: the recipe's groups of {g2} values cannot hold the weight's groups of "
                          f"{s.group_size}")
-    kk = k // s.group_size * g2 if padded else k  # the kernels' K
+    off = s.group_offset  # (a K-shard whose groups straddle the shards: placed in whole groups)
+    mapped = padded or off is not None  # (the kernels' K is not the weight's: a column map, a zero column)
+    kk = s.num_groups(k) * (g2 if padded else s.group_size) if mapped else k  # the kernels' K
     np_, kp = padded_n(n), padded_k(kk, recipe)
     codes = qw.codes.to(dev).to(torch.int64)
     if isinstance(fmt, IntFormat) and fmt.signed:
         codes = codes ^ (1 << (fmt.bits - 1))  # two's complement -> offset binary
     vals = torch.zeros(np_, kp, dtype=torch.int64, device=dev)
-    cols = group_columns(k, s.group_size, g2, dev) if padded else None
-    if padded:  # (the gaps hold code 0: they meet the zero column of the activations)
+    cols = group_columns(k, s.group_size, g2 if padded else s.group_size, dev, off or 0) if mapped else None
+    if mapped:  # (the gaps hold code 0: they meet the zero column of the activations)
         vals[:n, cols] = codes
     else:
         vals[:n, :k] = codes
@@ -686,7 +688,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         chan[:n] = C.to(torch.float32)
     bias = None if qw.bias is None else qw.bias.to(dev, torch.float32).contiguous()
     perm = None if qw.perm is None else qw.perm.to(dev).contiguous()
-    if padded:  # the kernels' column j reads x[:, perm[j]]; the gaps read the zero column (index k)
+    if mapped:  # the kernels' column j reads x[:, perm[j]]; the gaps read the zero column (index k)
         base = perm if perm is not None else torch.arange(k, dtype=torch.int64, device=dev)
         perm = torch.full((kk,), k, dtype=torch.int64, device=dev)
         perm[cols] = base
@@ -694,16 +696,21 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
             "block": f"16x{64 * recipe.ku}",
             "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
+    if mapped:
+        desc.update(kernel_k=kk)
     if padded:
-        desc.update(kernel_k=kk, group_padding=f"{s.group_size} -> {g2}")
+        desc.update(group_padding=f"{s.group_size} -> {g2}")
+    if off is not None:
+        desc.update(group_offset=off)
     return PackedWeight(recipe, n, kk, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc,
-                        zero_column=padded)
+                        zero_column=mapped)
 
 
-def group_columns(k: int, group: int, kernel_group: int, device=None) -> torch.Tensor:
-    """int64 [k]: where each of a weight's ``k`` columns (groups of ``group``) sits in the kernels' K,
-    whose groups hold ``kernel_group`` columns (the first ``group`` of each; zeros after)."""
-    j = torch.arange(k, dtype=torch.int64, device=device)
+def group_columns(k: int, group: int, kernel_group: int, device=None, offset: int = 0) -> torch.Tensor:
+    """int64 [k]: where each of a weight's ``k`` columns (groups of ``group``, the first column ``offset``
+    into its group) sits in the kernels' K, whose groups hold ``kernel_group`` columns (the group's
+    ``group`` columns first; zeros after, and before a shard's first column)."""
+    j = torch.arange(k, dtype=torch.int64, device=device) + offset
     return j // group * kernel_group + j % group
 
 
@@ -726,9 +733,11 @@ def kernel_layer(layer, compute):
     (kernel_group) and K grown to match; ``layer`` itself where nothing is padded."""
     w = layer.weight
     g2 = kernel_group(w, _op8(compute))
-    if not g2 or g2 == w.group_size:
+    if w.group_offset is None and (not g2 or g2 == w.group_size):
         return layer
-    return replace(layer, k=layer.k // w.group_size * g2, weight=replace(w, group_size=g2))
+    # (a K-shard whose groups straddle the shards, w.group_offset: its partial groups filled out with
+    # zero-weight columns, so the kernels see whole groups)
+    return replace(layer, k=w.num_groups(layer.k) * g2, weight=replace(w, group_size=g2, group_offset=None))
 
 
 def group_padding_note(layer, compute) -> str | None:
@@ -736,11 +745,16 @@ def group_padding_note(layer, compute) -> str | None:
     kl = kernel_layer(layer, compute)
     if kl is layer:
         return None
-    g, g2 = layer.weight.group_size, kl.weight.group_size
+    g, g2, off = layer.weight.group_size, kl.weight.group_size, layer.weight.group_offset
+    cost = (f"(K {layer.k} -> {kl.k} in the kernels: {kl.k / layer.k:.2f}x the weight codes read) and each call "
+            f"gathers the activations into that K, with zeros in the gaps, as for act order")
+    if off is not None and g2 == g:
+        return (f"a K-shard starting {off} columns into its first scale group of {g}: prepare_weight fills its "
+                f"partial groups out with zero-weight columns {cost}")
     return (f"scale groups of {g} values: the kernels apply one scale per 16 values of K, so prepare_weight pads "
-            f"each group with {g2 - g} zero-weight columns (K {layer.k} -> {kl.k} in the kernels: "
-            f"{kl.k / layer.k:.2f}x the weight codes read) and each call gathers the activations into that K, "
-            f"with zeros in the gaps, as for act order")
+            f"each group with {g2 - g} zero-weight columns"
+            + (f", and fills a K-shard's partial groups (it starts {off} columns into its first) out to whole ones"
+               if off is not None else "") + f" {cost}")
 
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
