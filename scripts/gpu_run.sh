@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s46t|s45a|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s45a|s46a|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1245,16 +1245,17 @@ PY
            HUMMING_FUZZ_FIRST=${FUZZ_FIRST:-0} HUMMING_FUZZ_SEEDS=${FUZZ_N:-120} timeout "${FUZZ_S:-540}" \
              python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k "${FUZZ_K:-random}" 2>&1 \
              | tee "$OUT/fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -40; rc=$((rc | PIPESTATUS[0])) ;;
-    s45a)  # scale groups that are not a multiple of 16 values, run padded to one (gemm_mma_sync.kernel_group): their
-           # GPU tests and act order's (the activation gather both take: humming.ops.gemm._kernel_columns), and the
-           # padded fuzz seeds (this GPU's plans and older GPUs')
-           gputests s45a 300 "(weight_formats and (g8_ or g24_ or g40_)) or act_order"
-           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k padded 2>&1 \
-             | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
-           # (forty-sixth session: the serving-engine interface, humming.engine, end to end)
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py \
-             tests/test_tune.py 2>&1 \
-             | tee "$OUT/s45a_engine.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s45a)  # what no GPU has run yet (run it first, then s46a): scale groups that are not a multiple of 16 values
+           # (padded to one) and K-shards whose groups straddle the ranks, both placed in whole groups
+           # (gemm_mma_sync.kernel_layer; the activation gather, humming.ops.gemm._kernel_columns): their GPU tests,
+           # act order's (the same gather), and their fuzz seeds (this GPU's plans and older GPUs')
+           gputests s45a 240 "(weight_formats and (g8_ or g24_ or g40_)) or act_order"
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k "padded or k_shard" 2>&1 | tee "$OUT/s45a_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s46a)  # the serving-engine interface end to end (humming.engine: GPTQ tensors, straddling K-shards of every rank),
+           # QuantLinear, and a tuning run whose stored plan then computes the GEMM (humming.tune)
+           timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py \
+             tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s46t)  # `humming tune` on the issue's int4 layers up to 64 tokens (the tuning database in $OUT), then the bench
            # with that database against the heuristics (HUMMING_TUNING_DB=off), alternated twice
            timeout 300 humming tune --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --weight int4 \

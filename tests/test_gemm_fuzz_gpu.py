@@ -12,7 +12,8 @@ every launch.
 Each case is a seed: the draw is reproducible (``case_for(seed)``), the data is fresh. The suite runs
 FUZZ_SEEDS seeds; ``HUMMING_FUZZ_SEEDS=N`` runs N, ``HUMMING_FUZZ_FIRST=S`` starts at seed S
 (``scripts/gpu_run.sh fuzz``). Scale groups that are not a multiple of 16 values (which the kernels run padded)
-draw from their own seeds (``test_random_padded_group_layers``), so the seeds above keep their draws.
+draw from their own seeds (``test_random_padded_group_layers``), so the seeds above keep their draws, and so do
+K-shards whose scale groups straddle the tensor-parallel ranks (``test_random_k_shard_layers``).
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ MAX_WEIGHTS = 48 << 20
 def _fits(w: WeightScheme, n: int, k: int) -> bool:
     if n * k > MAX_WEIGHTS:
         return False
-    if w.scale == "group" and k % w.group_size:
+    if w.scale == "group" and k % w.group_size and w.group_offset is None:
         return False
     if w.scale == "block" and (k % w.group_size or n % w.block_n):
         return False
@@ -95,17 +96,30 @@ PADDED = [
     WeightScheme("uint4", "group", 8, zero_point="float", act_order=True),
 ]
 PADDED_SEEDS = list(range(8))
+#: K-shards of row-parallel layers whose scale groups straddle the ranks (WeightScheme.group_offset: the kernels
+#: place them in whole groups), drawn by their own seeds (test_random_k_shard_layers)
+SHARDS = [
+    WeightScheme("uint4", "group", 128, group_offset=112), WeightScheme("uint4", "group", 128, zero_point="int",
+                                                                        group_offset=64),
+    WeightScheme("int4", "group", 128, group_offset=0), WeightScheme("e2m1", "group", 32, scale_fmt="e8m0",
+                                                                     group_offset=16),
+    WeightScheme("int8", "group", 128, group_offset=48), WeightScheme("uint4", "group", 40, group_offset=8),
+]
+SHARD_SEEDS = list(range(8))
+#: the K of tensor-parallel shards of real layers (Qwen2-72B's 29568 over 8 / 4 / 16 ranks, Qwen2-7B's 18944 over
+#: 8 / 4), most of them not a whole number of groups of 128
+SHARD_KS = [3696, 7392, 1848, 2368, 4736, 3584, 1536]
 
 
 def case_for(seed: int, device: str = "h200", weights=None):
     """The layer of one seed: (weight scheme, activation scheme, N, K, bias, out dtype, token counts), the first
     draw the planner can run on ``device`` (weight schemes from ``weights``, default WEIGHTS)."""
-    rng = random.Random(f"padded-{device}-{seed}" if weights is not None
+    rng = random.Random(f"{'shard' if weights is SHARDS else 'padded'}-{device}-{seed}" if weights is not None
                         else seed if device == "h200" else f"{device}-{seed}")
     for _ in range(200):
         w = rng.choice(weights or WEIGHTS)
         a = rng.choices(ACTS, weights=ACT_WEIGHTS)[0]
-        n, k = rng.choice(NS), rng.choice(KS)
+        n, k = rng.choice(NS), rng.choice(SHARD_KS if weights is SHARDS else KS)
         if not _fits(w, n, k):
             continue
         if a.is_quantized and a.quant == "dynamic_group" and k % a.group_size:
@@ -196,6 +210,12 @@ def padded_ahead():
     _compile([(s, _padded_device(s), PADDED) for s in PADDED_SEEDS])
 
 
+@pytest.fixture(scope="module")
+def shards_ahead():
+    """The K-shard draws' kernels, compiled first."""
+    _compile([(s, _padded_device(s), SHARDS) for s in SHARD_SEEDS])
+
+
 def test_the_draws_are_reproducible_and_varied():
     """The draw is the seed's alone, and the suite's seeds cover several formats and both kinds of activations."""
     draws = [case_for(s) for s in range(FUZZ_SEEDS)]
@@ -243,6 +263,35 @@ def test_random_padded_group_layers(seed, padded_ahead):
     older GPU would (odd ones): the kernels of their padded groups, the activation gather and its zero column."""
     device = _padded_device(seed)
     _check(seed, device, None if device == "h200" else prepare_as(device), weights=PADDED)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", SHARD_SEEDS, ids=lambda s: f"{_padded_device(s)}-{s}")
+def test_random_k_shard_layers(seed, shards_ahead):
+    """K-shards of real sizes whose scale groups straddle the shards (partial first and last groups), as this GPU
+    plans them (even seeds) and as an older GPU would (odd ones): placed in whole groups, the activations
+    gathered with a zero column around them."""
+    device = _padded_device(seed)
+    _check(seed, device, None if device == "h200" else prepare_as(device), weights=SHARDS)
+
+
+def test_k_shard_draws_run_as_shards():
+    """(CPU) The K-shard draws are runnable plans of shards the kernels place in whole groups, some of them of a K
+    that no group size divides, and their draws are not the padded ones'."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    odd = 0
+    for seed in SHARD_SEEDS:
+        device = _padded_device(seed)
+        w, a, n, k, bias, out, ms = case_for(seed, device, SHARDS)
+        assert w.group_offset is not None
+        p = plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias), device)
+        kl = G.kernel_layer(p.layer, p.compute)
+        assert p.runnable and kl.weight.group_offset is None and kl.k > k - (k % w.group_size == 0), p.explain()
+        odd += k % w.group_size != 0
+    assert odd >= 2
+    assert [case_for(s, _padded_device(s), PADDED) for s in PADDED_SEEDS[:2]] != [
+        case_for(s, _padded_device(s), SHARDS) for s in SHARD_SEEDS[:2]]
 
 
 def test_padded_group_draws_run_padded():
