@@ -218,11 +218,10 @@ class LinearConfig:
             if not isinstance(self.k_offset, int) or isinstance(self.k_offset, bool) or self.k_offset < 0:
                 raise FormatError(f"k_offset: expected None or the shard's first column (an integer >= 0), "
                                   f"got {self.k_offset!r}")
+            if self.has_g_idx:
+                raise FormatError("k_offset: an act-order layer shards by its g_idx, whose groups span every rank's "
+                                  "columns; humming takes act-order weights whole, not cut by k_offset")
             if self.group_size > 0 and (self.k_offset % self.group_size or k % self.group_size):
-                if self.has_g_idx:
-                    raise FormatError(f"k_offset: an act-order shard follows its g_idx; columns "
-                                      f"[{self.k_offset}, {self.k_offset + k}) split scale groups of "
-                                      f"{self.group_size}")
                 off = self.k_offset % self.group_size
         elif self.group_size > 0 and k % self.group_size:
             raise FormatError(f"group_size: {self.group_size} does not divide this partition's K = {k} "

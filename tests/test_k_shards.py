@@ -208,3 +208,5 @@ def test_an_engine_runs_every_rank_of_a_straddling_layer():
         convert_weight(LinearConfig("uint4b8", (size, n), torch.float16, g, k_offset=27000), tensors, qc)
     with pytest.raises(FormatError, match=r"k_offset: expected None or the shard's first column"):
         LinearConfig("uint4b8", (size, n), torch.float16, g, k_offset=-3).layer_spec()
+    ok, why = can_implement(LinearConfig("uint4b8", (size, n), torch.float16, g, has_g_idx=True, k_offset=size), "H200")
+    assert not ok and "k_offset: an act-order layer shards by its g_idx" in why
