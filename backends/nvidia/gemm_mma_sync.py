@@ -730,7 +730,8 @@ def kernel_group(scheme, op8: int = 0) -> int:
 
 def kernel_layer(layer, compute):
     """``layer`` as the kernels run it with ``compute``'s operands: with its scale groups padded
-    (kernel_group) and K grown to match; ``layer`` itself where nothing is padded."""
+    (kernel_group), a K-shard's partial groups filled out to whole ones (``group_offset``), and K grown to
+    match; ``layer`` itself where nothing is padded. pack_weight places the columns so (group_columns)."""
     w = layer.weight
     g2 = kernel_group(w, _op8(compute))
     if w.group_offset is None and (not g2 or g2 == w.group_size):
