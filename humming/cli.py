@@ -177,6 +177,9 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     src.add_argument("--zero-point", choices=("none", "int", "float"), help="weight zero points")
     src.add_argument("--global-scale", choices=("none", "tensor", "channel"))
     src.add_argument("--act-order", action="store_true", help="GPTQ act order (desc_act)")
+    src.add_argument("--group-offset", type=int,
+                     help="a K-shard of a larger layer whose scale groups straddle the shards: its first column's "
+                          "offset into its first group (e.g. 112 for rank 1 of 29568 columns over 8 ranks, g128)")
     src.add_argument("--act", help="activation format (fp16, bf16, fp8/e4m3, e5m2, int8, int4, fp4/e2m1) "
                      f"or a preset ({', '.join(ACT_PRESETS)})")
     src.add_argument("--act-quant", choices=("dynamic_token", "dynamic_group", "static_tensor"))
@@ -230,6 +233,8 @@ def _weight_from_args(args, out_dtype: str):
         fields["group_size"] = 128
     if args.act_order:
         fields["act_order"] = True
+    if getattr(args, "group_offset", None) is not None:
+        fields["group_offset"] = args.group_offset
     return WeightScheme(**fields)
 
 

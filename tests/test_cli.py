@@ -108,6 +108,12 @@ def _limited(d, *subs):
      lambda d: d["runnable"] and d["compute"]["activation"] in ("fp16", "bf16")
      and d["scales"]["activation"] == "values_and_epilogue"
      and d["activation"]["stored_as"] == d["compute"]["activation"]),
+    # (a K-shard whose groups straddle the ranks: Qwen2-72B's down_proj, rank 1 of 8)
+    (["--weight", "uint4", "--group-size", "128", "--group-offset", "112", "--k", "3696", "--n", "8192",
+      "--device", "A100"],
+     lambda d: d["runnable"] and d["layer"]["weight"]["group_offset"] == 112
+     and d["weight_layout"]["params"]["group_offset"] == 112
+     and any("K-shard starting 112 columns" in n and "K 3696 -> 3840" in n for n in d["notes"])),
 ])
 def test_plan_flag_variants(capsys, argv, check):
     rc, out, err = run(capsys, "plan", "--json", *argv)
