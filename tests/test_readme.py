@@ -35,3 +35,16 @@ def test_engine_example_runs_as_written(tmp_path):
     first, second, third = out.stdout.strip().splitlines()
     assert first == third == "(True, None)"
     assert second.startswith("(False, \"group_size: 128 does not divide this partition's K = 3696"), second
+
+
+def test_the_engine_adapter_page_runs_as_written(tmp_path):
+    page = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
+    block = re.search(r"<!-- engine-adapter -->\s*```python\n(.*?)```", page.read_text(), re.S)
+    assert block, "docs/engines.md lost its marked adapter"
+    script = tmp_path / "adapter.py"
+    script.write_text(block.group(1))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines] == ["H200", "A100", "L40S", "T4"]
+    assert all(line.split(" ", 1)[1] == "{(True, None)}" for line in lines), lines
