@@ -81,3 +81,18 @@ def test_checkpoint_static_activations_on_the_gpu(tmp_path):
     ref = R.gemm(x.float(), qw.to("cuda"), FP8_STATIC, act_scale=ql.act_scale)
     y = ql(x)
     assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max()))
+
+
+def test_a_rank_of_a_checkpoint_layer_whose_groups_straddle_the_ranks(tmp_path):
+    """(CPU, the reference path) Four ranks of a GPTQ layer of 1280 columns in groups of 128: 320 columns each,
+    starting 0, 64, 0 and 64 columns into a group. The ranks' outputs sum to the whole layer's (fp16 outputs)."""
+    from humming.demo import write_gptq_checkpoint
+
+    write_gptq_checkpoint(str(tmp_path), layers={"l": (96, 1280)})
+    whole = QuantLinear.from_checkpoint(tmp_path, "l", device="cpu")
+    x = torch.randn(3, 1280)
+    parts = [QuantLinear.from_checkpoint(tmp_path, "l", device="cpu", k_shard=(r * 320, 320)) for r in range(4)]
+    assert [p.qweight.scheme.group_offset for p in parts] == [0, 64, 0, 64]
+    assert [p.in_features for p in parts] == [320] * 4
+    total = sum(p(x[:, r * 320:(r + 1) * 320]).float() for r, p in enumerate(parts))
+    assert torch.allclose(total, whole(x).float(), rtol=1e-2, atol=1e-2 * float(whole(x).abs().max()))

@@ -72,13 +72,17 @@ class QuantLinear(torch.nn.Module):
 
     @classmethod
     def from_checkpoint(cls, checkpoint, prefix: str, activation: ActivationScheme | None = None,
-                        out_dtype=None, device=None) -> "QuantLinear":
-        """One layer of a checkpoint (a path or a :class:`humming.formats.Checkpoint`)."""
+                        out_dtype=None, device=None, k_shard: tuple[int, int] | None = None) -> "QuantLinear":
+        """One layer of a checkpoint (a path or a :class:`humming.formats.Checkpoint`). ``k_shard=(start,
+        size)``: only those input columns, as a tensor-parallel rank of a row-parallel layer holds them
+        (:meth:`~humming.reference.QuantizedWeight.k_shard`: scale groups may straddle the ranks)."""
         from ..formats import load_checkpoint
 
         ckpt = load_checkpoint(checkpoint) if isinstance(checkpoint, (str, bytes)) or hasattr(
             checkpoint, "__fspath__") else checkpoint
         qw = ckpt.layers[prefix]
+        if k_shard is not None:
+            qw = qw.k_shard(*k_shard)
         act = activation or ckpt.schemes(prefix)[1]
         scale = None
         if act.quant == "static_tensor":
