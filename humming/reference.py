@@ -278,9 +278,10 @@ class QuantizedWeight:
         """Columns ``[start, start + size)`` of this dense weight as a weight of their own: the K-shard a
         tensor-parallel rank holds of a row-parallel layer. Group scales keep the groups the shard touches,
         with ``scheme.group_offset`` where it starts in the first (None again when it starts and ends on
-        group boundaries of a whole-group weight); channel and tensor scales, the global scale and the bias
-        (whole: a row-parallel engine adds it once) travel unchanged. Block scales shard on whole blocks
-        only, act-order weights not at all (their shards follow ``g_idx``)."""
+        group boundaries of a whole-group weight); channel and tensor scales and the global scale travel
+        unchanged. The bias goes with the shard that starts at column 0 only, so that the ranks' outputs
+        sum to the layer's (row-parallel engines add it once, on rank 0). Block scales shard on whole
+        blocks only, act-order weights not at all (their shards follow ``g_idx``)."""
         if self.is_moe:
             raise ShapeError("QuantizedWeight.k_shard: an MoE weight; shard its experts one by one")
         k, s = self.k, self.scheme
@@ -305,7 +306,7 @@ class QuantizedWeight:
         keep = s.scale in ("group", "block")
         return replace(self, scheme=scheme, codes=self.codes[..., cols].contiguous(),
                        scales=pick(self.scales) if keep else self.scales,
-                       zeros=pick(self.zeros) if keep else self.zeros,
+                       zeros=pick(self.zeros) if keep else self.zeros, bias=self.bias if start == 0 else None,
                        meta={**self.meta, "k_shard": [start, size]})
 
     @staticmethod

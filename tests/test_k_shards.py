@@ -132,7 +132,7 @@ def test_a_shard_is_a_whole_group_layer_of_the_kernels(case, device):
     assert off == start % scheme.group_size or (off is None and start % scheme.group_size == 0
                                                 and size % scheme.group_size == 0)
     od = "bf16" if act.fmt == "bf16" else "fp16"
-    layer = LayerSpec(n, size, qw.scheme, act, out_dtype=od, bias=True)
+    layer = LayerSpec(n, size, qw.scheme, act, out_dtype=od, bias=qw.bias is not None)
     p = humming.plan(layer, device)
     assert p.runnable, p.explain()
     kl = G.kernel_layer(layer, p.compute)
@@ -177,10 +177,11 @@ def test_the_ranks_shards_sum_to_the_full_layer(scheme):
     full = R.quantize(torch.randn(n, k, generator=gen) * 0.02, scheme, bias=torch.randn(n, generator=gen))
     x = torch.randn(5, k, generator=gen)
     size = k // ranks
-    parts = [R.gemm(x[:, r * size:(r + 1) * size], full.k_shard(r * size, size), bias=torch.zeros(n)).double()
-             for r in range(ranks)]
+    shards = [full.k_shard(r * size, size) for r in range(ranks)]
+    assert torch.equal(shards[0].bias, full.bias) and all(s.bias is None for s in shards[1:])  # (the bias once)
+    parts = [R.gemm(x[:, r * size:(r + 1) * size], s).double() for r, s in enumerate(shards)]
     want = R.gemm(x, full).double()
-    assert torch.allclose(sum(parts) + full.bias.double(), want, rtol=1e-5, atol=1e-5)
+    assert torch.allclose(sum(parts), want, rtol=1e-5, atol=1e-5)
 
 
 def test_an_engine_runs_every_rank_of_a_straddling_layer():
