@@ -25,7 +25,7 @@ and ``float<bits>_e<E>m<M>[flags]`` for floats (``f``: finite values only,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Mapping, Optional
 
 import torch
@@ -40,8 +40,6 @@ _INT_RE = re.compile(r"^(u?)int(\d+)(?:b(\d+))?$")
 _FLOAT_RE = re.compile(r"^float(\d+)_e(\d+)m(\d+)([a-z]*)$")
 #: the flags of a float scalar type name for each of humming's NaN conventions (dtypes.FloatFormat.nan)
 _NAN_FLAGS = {"ieee": "", "all_ones": "fn", "none": "f"}
-_TORCH_16 = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
-
 
 def weight_format(scalar_type: str, zero_points: bool | str = False) -> tuple[str, str]:
     """``(WeightScheme.fmt, WeightScheme.zero_point)`` for an engine's weight scalar type name.
@@ -114,23 +112,18 @@ def scalar_type_name(fmt: str, zero_point: str = "none") -> str:
 
 
 def _dtype_name(what: str, v, allowed) -> str:
-    if isinstance(v, torch.dtype):
-        name = _TORCH_16.get(v) or {torch.int8: "int8", torch.float8_e4m3fn: "e4m3",
-                                    torch.float8_e5m2: "e5m2"}.get(v)
-        if name is None:
-            raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v}")
-    else:
+    """humming's name of a dtype given as a torch dtype, a humming name or an engine's scalar type name."""
+    try:
+        name = get_format(v).name  # (torch dtypes and humming's names and aliases)
+    except (KeyError, ValueError, TypeError):
+        name = None
+    if name is None and isinstance(v, str) and _FLOAT_RE.match(v.strip()):  # (a scalar type name: float4_e2m1f)
         try:
-            name = get_format(v).name
-        except (KeyError, ValueError, TypeError):
-            name = None
-        if name is None and isinstance(v, str) and _FLOAT_RE.match(v.strip()):  # (a scalar type name: float4_e2m1f)
-            try:
-                name = weight_format(v)[0]
-            except FormatError:
-                pass
-        if name is None:
-            raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v!r}") from None
+            name = weight_format(v)[0]
+        except FormatError:
+            pass
+    if name is None:
+        raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {v!r}")
     if name not in allowed:
         raise FormatError(f"{what}: expected one of {', '.join(allowed)}, got {name}")
     return name
@@ -299,9 +292,8 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
                          + (f" per expert, {qw.num_experts} experts" if qw.is_moe else "")
                          + f"; the config's partition is N x K = {layer.n} x {layer.k}")
     got = qw.scheme
-    diffs = [f"{f} {getattr(got, f)!r} where the config says {getattr(want, f)!r}"
-             for f in ("fmt", "scale", "group_size", "block_n", "scale_fmt", "zero_point", "global_scale",
-                       "act_order", "group_offset") if getattr(got, f) != getattr(want, f) and f not in loose]
+    diffs = [f"{f.name} {getattr(got, f.name)!r} where the config says {getattr(want, f.name)!r}"
+             for f in fields(want) if getattr(got, f.name) != getattr(want, f.name) and f.name not in loose]
     if diffs:
         raise FormatError(f"convert_weight: {where} is {got.describe()}, not the configured "
                           f"{want.describe()}: " + "; ".join(diffs))
@@ -383,7 +375,5 @@ def precompile(kernels, ms=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4
         w = getattr(kern, "weight", kern)
         if w is None:
             raise ShapeError("precompile: a LinearKernel has no converted weight yet (call process_weights)")
-        for m in ms:
-            s = w.launcher.spec_for(int(m))
-            specs[s] = None
+        specs.update(dict.fromkeys(w.kernel_specs(ms)))
     return warmup(list(specs))

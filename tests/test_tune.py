@@ -271,7 +271,7 @@ def test_cli_takes_several_layers(capsys):
     heads = [line for line in capsys.readouterr().out.splitlines() if "candidates per M range" in line]
     assert rc == 0 and [h.split(":")[0] for h in heads] == ["dense N=4096 K=4096", "dense N=7392 K=3696"]
     assert main(["tune", "--dry-run", "--device", "A100", "--shapes", "4096by4096"]) == 2
-    assert "--shapes: expected NxK items such as 4096x14336, got '4096by4096'" in capsys.readouterr().err
+    assert "--shapes: expected N x K pairs such as '4096x4096,14336x4096', found '4096by4096'" in capsys.readouterr().err
     assert main(["tune", "--dry-run", "--device", "A100", "--preset", "llama9"]) == 2
     assert "--preset: expected one of deepseek-v3" in capsys.readouterr().err
 

@@ -208,6 +208,13 @@ class KernelFamily(Protocol):
     another capability family's instructions (nvidia's mma_sync issues wgmma on
     sm_90a); from 1 token on, an emulated ``compute`` of the family's own
     ``mma_family`` is then not emulated in practice, and the plan says so.
+    Measured tuning (:mod:`humming.tune`), all optional: ``check_tuning(layer, caps,
+    compute, tuning)`` lists why a tuning database entry cannot run (the planner sets
+    it aside with those reasons); ``tuning_version()`` names the kernel sources an
+    entry was measured with (entries of other sources are set aside);
+    ``tuning_candidates(layer, caps, compute, tuning, index)`` gives the configs
+    ``humming tune`` times for ``tuning[index]``, its own first (a family without it
+    is not tuned).
     """
 
     name: str

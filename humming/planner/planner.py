@@ -29,8 +29,9 @@ from .. import plugins
 from ..capabilities import ProductFigures
 from ..errors import UnsupportedError
 from ..scheme import LayerSpec
+from ..tune import database
 from .compute import choose_compute, family_limits, family_native_form, family_ops
-from .family import SLOTS, ActivationHandling, Compute
+from .family import SLOTS, ActivationHandling, Compute, MRange
 from .numerics import exact_shifts, products_exact, weight_values
 from .plans import Plan
 
@@ -105,8 +106,6 @@ def plan(layer: LayerSpec, device=None, families: str = "implemented", tuning_db
         raise ValueError(f"plan(): families must be one of {', '.join(map(repr, MODES))}, found {families!r}")
     gen = plugins.generation()
     name, caps, dkey = resolve_device(device)
-    from ..tune import database
-
     db = database.token() if tuning_db else ("off",)
     key = (layer, dkey, families, gen, db)
     hit = _cache.get(key)
@@ -192,9 +191,6 @@ def _plan(layer: LayerSpec, name: str, caps, mode: str, tuning_db: bool = False)
 def _measured_tuning(name: str, fam, layer, caps, compute, tuning: tuple, notes: list) -> tuple:
     """The tuning database's entry for this layer on this device, where the family accepts it (a note
     says which ranges it changed, or why it was set aside); else ``tuning``."""
-    from ..planner.family import MRange
-    from ..tune import database
-
     entry = database.lookup(name, f"{fam.backend}:{fam.name}", layer, compute)
     if entry is None:
         return tuning

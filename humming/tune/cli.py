@@ -39,13 +39,10 @@ def layers_from_args(args) -> list:
     if args.shapes and args.preset:
         raise FormatError("--shapes and --preset: give one of them")
     if args.shapes:
-        shapes = []
-        for item in args.shapes.split(","):
-            try:
-                n, k = (int(v) for v in item.lower().split("x"))
-            except ValueError:
-                raise FormatError(f"--shapes: expected NxK items such as 4096x14336, got {item!r}") from None
-            shapes.append((n, k))
+        from ..bench.workloads import _ints  # (the bench's --shapes, parsed the same way)
+
+        shapes = [_ints(item, "x", 2, "--shapes", "N x K pairs such as '4096x4096,14336x4096'")
+                  for item in filter(None, (s.strip() for s in args.shapes.split(",")))]
     elif args.preset:
         from ..bench.workloads import PRESETS
 

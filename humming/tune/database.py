@@ -64,10 +64,16 @@ def token() -> tuple:
     return (str(path), st.st_size, st.st_mtime_ns)
 
 
+_KEY = ("device", "family", "layer", "compute")
+
+
+def _key(entry: dict) -> str:
+    return json.dumps({k: entry[k] for k in _KEY}, sort_keys=True, separators=(",", ":"))
+
+
 def entry_key(device: str, family: str, layer, compute) -> str:
     """The key of an entry: device name, ``backend:family``, the layer and the operand types, as canonical JSON."""
-    return json.dumps({"device": device, "family": family, "layer": layer.to_dict(), "compute": compute.to_dict()},
-                      sort_keys=True, separators=(",", ":"))
+    return _key({"device": device, "family": family, "layer": layer.to_dict(), "compute": compute.to_dict()})
 
 
 def _read(path: Path) -> dict:
@@ -89,12 +95,10 @@ def _read(path: Path) -> dict:
                           f"of \"entries\", found schema {found!r}")
     out = {}
     for i, e in enumerate(doc["entries"]):
-        if not isinstance(e, dict) or not all(k in e for k in ("device", "family", "layer", "compute", "tuning")):
+        if not isinstance(e, dict) or not all(k in e for k in _KEY + ("tuning",)):
             raise FormatError(f"tuning database {path}: entry {i} lacks one of device, family, layer, compute, "
                               f"tuning")
-        key = json.dumps({k: e[k] for k in ("device", "family", "layer", "compute")}, sort_keys=True,
-                         separators=(",", ":"))
-        out[key] = e
+        out[_key(e)] = e
     return out
 
 
@@ -144,8 +148,7 @@ def store(entry: dict, path: Optional[Path] = None) -> Path:
     path = database_path() if path is None else Path(path)
     if path is None:
         raise FormatError("tuning database: HUMMING_TUNING_DB turns it off; set it to a file to store entries")
-    key = json.dumps({k: entry[k] for k in ("device", "family", "layer", "compute")}, sort_keys=True,
-                     separators=(",", ":"))
+    key = _key(entry)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _lock, _file_lock(path):
         table = _read(path)
