@@ -13,7 +13,9 @@ _LAZY = {
     "load_checkpoint": ("humming.formats", "load_checkpoint"),
     "prepare_weight": ("humming.ops.gemm", "prepare_weight"),
     "gemm": ("humming.ops.gemm", "gemm"),
+    "moe_gemm": ("humming.ops.moe", "moe_gemm"),
     "QuantLinear": ("humming.nn", "QuantLinear"),
+    "QuantMoE": ("humming.nn", "QuantMoE"),
 }
 
 

@@ -556,9 +556,10 @@ def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
 
     ``x`` is ``[M, K]`` (every chosen expert sees the token's row, as in a
     gate/up projection) or ``[M, topk, K]`` (one row per (token, expert), as in
-    a down projection). ``topk_ids`` is int ``[M, topk]``. Returns
-    ``[M, topk, N]``; rows are multiplied by ``topk_weights`` when given and
-    summed over ``topk`` to ``[M, N]`` when ``reduce``.
+    a down projection). ``topk_ids`` is int ``[M, topk]``; an id below zero
+    names an expert held elsewhere (expert parallelism), whose row is zero.
+    Returns ``[M, topk, N]``; rows are multiplied by ``topk_weights`` when
+    given and summed over ``topk`` to ``[M, N]`` when ``reduce``.
     """
     if not qw.is_moe:
         raise ShapeError("reference.moe_gemm: expected an MoE weight [E, N, K]")
@@ -570,15 +571,19 @@ def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
     else:
         raise ShapeError(f"reference.moe_gemm: x must be [M, K] or [M, topk, K] with M={m}, topk={topk}; "
                          f"got {list(x.shape)}")
-    if int(topk_ids.min()) < 0 or int(topk_ids.max()) >= qw.num_experts:
-        raise ShapeError(f"reference.moe_gemm: topk_ids must be in [0, {qw.num_experts}), found "
-                         f"[{int(topk_ids.min())}, {int(topk_ids.max())}]")
+    if topk_ids.numel() and int(topk_ids.max()) >= qw.num_experts:
+        raise ShapeError(f"reference.moe_gemm: topk_ids must be below {qw.num_experts} (negative: an expert held "
+                         f"elsewhere), found {int(topk_ids.max())}")
     xe = _effective_x(xs, activation, act_scale).to(torch.float64)
     w = dequantize(qw).to(device=xe.device, dtype=torch.float64)  # [E, N, K]
-    wsel = w[topk_ids.to(torch.int64)]  # [M, topk, N, K]
+    ids = topk_ids.to(device=xe.device, dtype=torch.int64)
+    held = ids >= 0
+    ids = ids.clamp(min=0)
+    wsel = w[ids]  # [M, topk, N, K]
     y = torch.einsum("mtk,mtnk->mtn", xe, wsel)
     if qw.bias is not None:
-        y = y + qw.bias.to(device=y.device, dtype=torch.float64)[topk_ids.to(torch.int64)]
+        y = y + qw.bias.to(device=y.device, dtype=torch.float64)[ids]
+    y = y * held[..., None]
     if topk_weights is not None:
         y = y * topk_weights.to(device=y.device, dtype=torch.float64)[..., None]
     if reduce:

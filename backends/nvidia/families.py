@@ -151,6 +151,14 @@ class MmaSyncFamily(_NvidiaFamily):
                 comps["loader"] = (f"{components['loader']} + tma_bulk (M "
                                    + ", ".join(f"{r.lo}-{r.hi}" if r.hi else f">= {r.lo}" for r in tma) + ")")
         sched = components["scheduler"]
+        if layer.is_moe:  # (humming.ops.moe: one plain launch per call, its K slices summed in the workspace)
+            out.setdefault("notes", []).append(
+                "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts) (at most M); each "
+                "call routes the (token, expert) pairs into blocks of the range tile's BM rows, one expert per "
+                "block, and launches one kernel over them")
+            if comps:
+                out["components"] = comps
+            return out
         most = cluster_split_limit(caps)
         if most > 1 and any(int(r.config.get("split_k", 1)) > 1 for r in tuning):
             sched += f" + cluster_sum (<= {most} slices)"

@@ -79,12 +79,19 @@ class GemmParams(ctypes.Structure):
         ("tma_rows", ctypes.c_int),
         ("early_w", ctypes.c_int),  # a programmatic launch: split warpgroup tiles copy early weights too
         ("tmap", ctypes.c_uint64 * 16),  # humming::TensorMap at byte 128 (alignas(64); the entry checks the size)
+        # MoE launches (Cfg::MOE): the expert of each BM-row block, and each expert's stride in the stacked tensors
+        ("expert_ids", ctypes.c_void_p),
+        ("w_estride", ctypes.c_int64),   # u32 words
+        ("sz_estride", ctypes.c_int64),  # bytes
+        ("chan_estride", ctypes.c_int),  # floats
+        ("bias_estride", ctypes.c_int),  # floats
+        ("_align", ctypes.c_uint8 * 32),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
     ]
 
 
 TMAP_OFFSET = GemmParams.tmap.offset
-_TMA_ROWS_OFFSET = GemmParams.tma_rows.offset  # (the launcher writes tma_rows .. the end in one copy)
-_TMA_TAIL = ctypes.sizeof(GemmParams) - _TMA_ROWS_OFFSET
+_TMA_ROWS_OFFSET = GemmParams.tma_rows.offset  # (the launcher writes tma_rows .. the map's end in one copy)
+_TMA_TAIL = GemmParams.expert_ids.offset - _TMA_ROWS_OFFSET
 
 
 @dataclass(frozen=True)
@@ -224,6 +231,8 @@ class Recipe:
     defines: tuple = ()
     op8: int = 0             # MMA operands: 0 fp16/bf16; bytes (m16n8k32): 1 int8, 2 e4m3, 3 e5m2; 4 int4 (m16n8k64)
     agroup: int = 0          # act_scale 3: activation values per scale (a multiple of 128)
+    moe: bool = False        # MoE GEMM: each BM-row block of the sorted rows against its expert (GemmParams.expert_ids);
+                             # the experts' output multipliers travel as channel multipliers (has_chan)
 
     @property
     def ku(self) -> int:
@@ -537,6 +546,12 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     }
     if recipe.act_scale == 3:
         cfg["AGROUP"] = recipe.agroup
+    if recipe.moe:
+        if tile.tma or tile.sk or tile.cluster != 1:
+            raise UnsupportedError(f"tile {tile.to_dict()} cannot run an MoE kernel",
+                                   ["MoE tiles load their stages by cp.async, one CTA per tile (no TMA, stream-K or "
+                                    "clusters: each BM-row block picks its expert's weights)"])
+        cfg["MOE"] = 1
     return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
                       # an explicit occupancy floor: without it ptxas may cap registers low
@@ -569,6 +584,8 @@ class PackedWeight:
     descriptor: dict = field(default_factory=dict)
     zero_column: bool = False       # perm's index K (the layer's K) names a column of zeros appended to x
                                     # (the gaps of padded scale groups: kernel_group)
+    experts: int = 0                # MoE: the experts stacked in w, sz, chan ([E, Np]) and bias ([E, N])
+    estrides: tuple = ()            # MoE: per expert, (u32 words of w, bytes of sz, floats of chan, floats of bias)
 
     @property
     def nbytes(self) -> int:
@@ -704,6 +721,32 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         desc.update(group_offset=off)
     return PackedWeight(recipe, n, kk, np_, kp, w, sz, chan, bias, float(out_mul), groups, perm, desc,
                         zero_column=mapped)
+
+
+def pack_moe_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
+    """An MoE weight (``[E, N, K]`` codes) in the kernel layout: each expert packed as a dense weight
+    (pack_weight) and the experts stacked, with their strides (PackedWeight.estrides). Each expert's output
+    multiplier (tensor scale, the power of two its group scales were normalized by, the float re-bias) goes
+    into its channel multipliers, so the launch's ``out_mul`` is 1 for all of them."""
+    from humming.errors import ShapeError
+
+    if not qw.is_moe:
+        raise ShapeError(f"pack_moe_weight: expected an MoE weight [E, N, K], got codes {list(qw.codes.shape)}")
+    parts = [pack_weight(qw.expert(e), recipe, device) for e in range(qw.num_experts)]
+    p0 = parts[0]
+    chans = []
+    for pe in parts:  # (rows past N are never stored: their multiplier does not matter)
+        c = pe.chan if pe.chan is not None else torch.ones(pe.np_, dtype=torch.float32, device=pe.w.device)
+        chans.append((c.to(torch.float64) * pe.out_mul).to(torch.float32))
+    w = torch.stack([pe.w for pe in parts]).reshape(-1).contiguous()
+    sz = torch.stack([pe.sz for pe in parts]).contiguous() if p0.sz is not None else None
+    chan = torch.stack(chans).reshape(-1).contiguous()
+    bias = torch.stack([pe.bias for pe in parts]).reshape(-1).contiguous() if p0.bias is not None else None
+    estrides = (p0.w.numel(), p0.sz.numel() * p0.sz.element_size() if sz is not None else 0, p0.np_,
+                p0.n if bias is not None else 0)
+    desc = dict(p0.descriptor, experts=qw.num_experts)
+    return replace(p0, w=w, sz=sz, chan=chan, bias=bias, out_mul=1.0, descriptor=desc, experts=qw.num_experts,
+                   estrides=estrides)
 
 
 def group_columns(k: int, group: int, kernel_group: int, device=None, offset: int = 0) -> torch.Tensor:
@@ -985,7 +1028,7 @@ class Launcher:
         self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
         self._plans: dict[Tile, object] = {}
         self._pdl_plans: set[int] = set()  # id(LaunchPlan) of the stream tiles, which launch programmatically
-        self._by_m: dict[int, tuple] = {}  # M -> _shape(M)
+        self._by_m: dict = {}  # M (MoE: (rows, tokens per expert)) -> _shape(...)
         self._counters: dict[Tile, torch.Tensor] = {}
         self._tmaps: dict[tuple, object] = {}  # (x address, M, lda, box rows) -> encoded tensor map
         self._tmap_cur: dict[int, tuple] = {}  # id(LaunchPlan) -> the key of the map its parameters hold
@@ -1027,6 +1070,8 @@ class Launcher:
             p.N, p.K, p.Np, p.Kp = pw.n, -(-pw.k // (8 * ku)) * 8, pw.np_, pw.kp // ku
             p.groups = pw.groups
             p.out_mul = pw.out_mul
+            if pw.experts:  # (MoE: each call sets expert_ids, the routing's)
+                p.w_estride, p.sz_estride, p.chan_estride, p.bias_estride = pw.estrides
             lp = kern.plan(p, grid=(1, 1, 1))
             self._plans[tile] = lp
             if self.pdl and (tile.stream or (tile.wgmma and not tile.tma)):
@@ -1060,13 +1105,15 @@ class Launcher:
             s = -(-ksteps // per)  # no empty slices
         return s
 
-    def _shape(self, m: int):
+    def _shape(self, m: int, tile_m: int | None = None):
         """Everything a launch with ``m`` tokens needs but the pointers, computed
         once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
         shared memory, K steps per slice, workspace floats, counters, TMA box rows,
         CTAs per cluster along z: the K slices summed in a cluster, else 1, whether
-        the launch may go programmatically: not a crowded warpgroup launch)."""
-        _, tile, max_split = self._entry(m)
+        the launch may go programmatically: not a crowded warpgroup launch).
+        ``tile_m``: the token count whose range's tile runs (MoE: the tokens per expert; the ``m`` rows are
+        the routed ones, whole blocks of that tile's BM), else ``m``'s."""
+        _, tile, max_split = self._entry(m if tile_m is None else tile_m)
         lp = self._plan(tile)
         pw = self.packed
         n_tiles = -(-pw.np_ // tile.bn)
@@ -1209,20 +1256,32 @@ class Launcher:
         return per
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
-                 bias: torch.Tensor | None = None, stream: int | None = None) -> None:
+                 bias: torch.Tensor | None = None, stream: int | None = None, expert_ids: torch.Tensor | None = None,
+                 tile_m: int | None = None) -> None:
+        """One launch: ``y = x @ W.T``. MoE weights (``packed.experts``): ``x`` holds the routed rows, whole
+        blocks of ``tile_for(tile_m).bm`` rows, and ``expert_ids`` (int32, one per block, -1 for an unused one)
+        names each block's expert (humming.ops.moe routes them)."""
+        if (expert_ids is None) != (not self.packed.experts):
+            raise ValueError("Launcher: MoE weights launch with expert_ids and tile_m, dense ones without")
         dev = x.get_device()
         if dev >= 0 and dev != _drv.current_device_index():  # launch in the context of x's device
             with torch.cuda.device(dev):
-                return self._call(x, y, act_scale, bias, stream)
-        return self._call(x, y, act_scale, bias, stream)
+                return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
+        return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
 
-    def _call(self, x, y, act_scale, bias, stream) -> None:
+    def _call(self, x, y, act_scale, bias, stream, expert_ids=None, tile_m=None) -> None:
         m = x.shape[0]
-        shape = self._by_m.get(m)
+        key = m if tile_m is None else (m, tile_m)
+        shape = self._by_m.get(key)
         if shape is None:
-            shape = self._by_m[m] = self._shape(m)
+            shape = self._by_m[key] = self._shape(m, tile_m)
         lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz, pdl_ok = shape
         p = lp.params
+        if expert_ids is not None:
+            if expert_ids.numel() != grid[1] or expert_ids.dtype != torch.int32:
+                raise ValueError(f"Launcher: expert_ids must be int32 [{grid[1]}] (one per block of "
+                                 f"{self.tile_for(tile_m).bm} rows), got {expert_ids.dtype} {list(expert_ids.shape)}")
+            p.expert_ids = expert_ids.data_ptr()
         xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
         p.x = xp
         p.y = y.data_ptr()
@@ -2029,8 +2088,9 @@ def check_layer(layer, caps, compute) -> list[str]:
         reasons.append(f"{compute.a} x {compute.b} with scale groups of {w.group_size} values folds its partial "
                        f"sums more often than once per {BYTE_GROUP_VALUES} values on this chip's warpgroup tiles, "
                        f"slower than 16-bit operands (which hold {compute.a} values exactly)")
-    if layer.is_moe:
-        reasons.append("MoE GEMM is not implemented in the mma_sync family yet")
+    if layer.is_moe and w.act_order:
+        reasons.append("MoE weights with act order (a K permutation per expert) are not implemented: each expert "
+                       "would gather the activations in its own column order")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
         reasons.append("no bf16 mma.sync on this chip")
     try:
@@ -2200,6 +2260,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         fitted = byte_depth(fitted, recipe, smem)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
+        if layer.is_moe:
+            fitted = moe_tile(fitted, recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
         if out and dict(out[-1].config) == cfg:  # neighbouring ranges with one tile: one range
             out[-1] = MRange(out[-1].lo, hi, cfg)
@@ -2303,6 +2365,16 @@ def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
 #: three stages took 161.5 / 127.8 us at M=512 on 8192x8192 / 4096x14336 where WG_128's four took 126.2 / 99.3,
 #: e4m3 per channel, H200, gpu_run.sh s38n; int8 alike)
 WG_FEWER_TOKENS_STAGES = 4
+
+
+def moe_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
+    """``tile`` as an MoE kernel runs it: each BM-row block picks its expert's weights, so its stages load by
+    cp.async (TMA's tensor map is one matrix of activations, which MoE tiles read too, but the host's map and
+    the block's expert are set per launch and per block) and one CTA covers one tile (no N clusters, no
+    stream-K, whose CTAs cross blocks)."""
+    if not (tile.tma or tile.cluster != 1 or tile.sk):
+        return tile
+    return fit_tile(replace(tile, tma=0, cluster=1, sk=0), recipe, max_smem, kp)
 
 
 def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
@@ -2470,11 +2542,14 @@ def recipe_from_plan(plan, hw) -> Recipe:
     caps = hw.caps
     compiler = "nvrtc" if caps.targets.get("nvrtc") else "nvcc"
     target = hw.compile_target(compiler)
-    return recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
-                      caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
-                      k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
-                      has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt",
-                      agroup=act.group_size or 0)
+    recipe = recipe_for(layer.weight, bf16=(c.a == "bf16"), out_bf16=(layer.out_dtype == "bf16"),
+                        caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
+                        k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
+                        has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt",
+                        agroup=act.group_size or 0)
+    if layer.is_moe:  # (each expert's output multiplier rides on its channel multipliers: pack_moe_weight)
+        recipe = replace(recipe, has_chan=True, moe=True)
+    return recipe
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):
@@ -2509,6 +2584,10 @@ def prepare(plan, qw, device, hw):
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
     kp = plan_kp(plan, recipe)
     ranges = launch_ranges(plan, recipe, max_smem, kp)
+    if recipe.moe:  # (MoE launches go plainly, their K slices summed through the workspace: GemmParams.expert_ids)
+        packed = pack_moe_weight(qw, recipe, device)
+        return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
+                                smem_per_sm=hw.caps.limit("smem_per_sm"))
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
                             smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),

@@ -7,7 +7,7 @@ from .. import reference as R
 from ..errors import ShapeError
 from ..scheme import ActivationScheme, LayerSpec, WeightScheme
 
-__all__ = ["QuantLinear"]
+__all__ = ["QuantLinear", "QuantMoE"]
 
 _OUT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -109,3 +109,66 @@ class QuantLinear(torch.nn.Module):
         where = "reference (CPU)" if self.prepared is None else f"{self.prepared.plan.family} on {self.prepared.device}"
         return f"in={self.in_features}, out={self.out_features}, {self.layer.weight.describe()}, " \
                f"act={self.activation.describe()}, {where}"
+
+
+class QuantMoE(torch.nn.Module):
+    """The experts of an MoE layer with quantized weights (``[E, N, K]``): one GEMM per routed (token, expert)
+    pair, ``y[m, j] = x[m] @ W[topk_ids[m, j]].T (+ bias[topk_ids[m, j]])``.
+
+    ``forward(x, topk_ids, topk_weights=None, reduce=False)`` takes ``x`` ``[M, K]`` (gate/up projections) or
+    ``[M, topk, K]`` (down projections) and returns ``[M, topk, N]``, or ``[M, N]`` with ``reduce`` (the
+    weighted sum over the chosen experts). On a CUDA device it runs humming's MoE kernels
+    (:func:`humming.ops.moe.moe_gemm`), elsewhere :func:`humming.reference.moe_gemm`.
+    """
+
+    def __init__(self, qw: R.QuantizedWeight, activation: ActivationScheme | None = None,
+                 out_dtype: str | None = None, device=None, act_scale: torch.Tensor | float | None = None):
+        super().__init__()
+        if not qw.is_moe:
+            raise ShapeError(f"QuantMoE: expected an MoE weight (codes [E, N, K]), got codes {list(qw.codes.shape)}; "
+                             f"QuantizedWeight.stack builds one from dense experts")
+        self.activation = act = activation or ActivationScheme("fp16")
+        if (act.quant == "static_tensor") != (act_scale is not None):
+            raise ShapeError(f"QuantMoE: act_scale is given exactly for static_tensor activations; these are "
+                             f"{act.describe()} and act_scale is {'set' if act_scale is not None else 'None'}")
+        self.out_dtype = out_dtype or ("bf16" if act.fmt == "bf16" else "fp16")
+        self.num_experts, self.in_features, self.out_features = qw.num_experts, qw.k, qw.n
+        self.layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts, out_dtype=self.out_dtype,
+                               bias=qw.bias is not None)
+        dev = torch.device(device) if device is not None else (
+            torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
+        sc = None if act_scale is None else torch.as_tensor(act_scale, dtype=torch.float32).reshape(-1).to(dev)
+        self.register_buffer("act_scale", sc, persistent=False)
+        self.qweight = qw
+        self.prepared = None
+        if dev.type == "cuda":
+            from ..ops import prepare_weight
+
+            self.prepared = prepare_weight(qw, layer=self.layer, device=dev)
+
+    @classmethod
+    def from_float(cls, weight: torch.Tensor, scheme: WeightScheme, activation: ActivationScheme | None = None,
+                   bias: torch.Tensor | None = None, out_dtype=None, device=None) -> "QuantMoE":
+        """Quantize float expert weights ``[E, N, K]`` round-to-nearest with ``scheme``, expert by expert."""
+        if weight.dim() != 3:
+            raise ShapeError(f"QuantMoE.from_float: weight must be [E, N, K], got {list(weight.shape)}")
+        experts = [R.quantize(weight[e], scheme, bias=None if bias is None else bias[e])
+                   for e in range(weight.shape[0])]
+        return cls(R.QuantizedWeight.stack(experts), activation, out_dtype, device)
+
+    def forward(self, x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor | None = None,
+                reduce: bool = False) -> torch.Tensor:
+        if self.prepared is not None:
+            from ..ops.moe import moe_gemm
+
+            return moe_gemm(x.contiguous(), self.prepared, topk_ids, topk_weights, reduce=reduce,
+                            act_scale=self.act_scale)
+        y = R.moe_gemm(x, self.qweight, topk_ids, topk_weights, self.activation, reduce=reduce,
+                       act_scale=self.act_scale)
+        return y.to(_OUT[self.out_dtype])
+
+    def extra_repr(self) -> str:
+        where = "reference (CPU)" if self.prepared is None else f"{self.prepared.plan.family} on {self.prepared.device}"
+        return (f"experts={self.num_experts}, in={self.in_features}, out={self.out_features}, "
+                f"{self.layer.weight.describe()}, act={self.activation.describe()}, {where}")
+

@@ -60,7 +60,8 @@ class PreparedWeight:
         return _TORCH_OUT[self.layer.out_dtype]
 
     def warmup(self, ms=(1, 16, 64, 256, 1024)) -> list:
-        """Compile the kernels for these token counts now (in parallel); returns timings."""
+        """Compile the kernels for these token counts now (in parallel); returns timings. (MoE weights: the
+        tokens per expert, humming.ops.moe.tokens_per_expert.)"""
         from ..jit import warmup
 
         specs = list({self.launcher.spec_for(int(m)) for m in ms})
@@ -115,7 +116,7 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
     w = PreparedWeight(layer, plan, packed, launcher, dev, desc)
     w.handle = _register(w)
-    if not layer.activation.is_quantized and packed.perm is None:
+    if not layer.activation.is_quantized and packed.perm is None and not layer.is_moe:
         w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index, dev)
     return w
 
@@ -144,6 +145,9 @@ def registered(handle: int) -> PreparedWeight:
 
 
 def _check_x(x: torch.Tensor, w: PreparedWeight) -> None:
+    if w.layer.is_moe:
+        raise ShapeError(f"gemm: the prepared weight is an MoE weight ({w.layer.num_experts} experts); use "
+                         f"humming.moe_gemm(x, weight, topk_ids)")
     if not isinstance(x, torch.Tensor):
         raise ShapeError(f"gemm: x must be a torch.Tensor, got {type(x).__name__}")
     if x.device != w.device:

@@ -53,6 +53,25 @@ struct GemmParams {
                           // copies its first stages' weights before the wait too (unsplit ones always do)
   TensorMap tmap;         // TMA warpgroup tiles: the activations [M, K] as a 2D tensor map (the host's),
                           // at byte 128 (the next 64-byte boundary; the entry checks the struct's size)
+  // MoE GEMM (Cfg::MOE): the rows are the routed (token, expert) pairs sorted by expert, each expert's run
+  // padded to whole BM-row blocks; block b of rows multiplies expert expert_ids[b] (-1: an unused block,
+  // whose CTAs return at once). The weights, scales, channel multipliers and bias are the experts' stacked,
+  // each expert's this many elements after the previous one's.
+  const int* expert_ids;  // [gridDim.y], or null (dense)
+  i64 w_estride;          // u32 words of packed weights per expert
+  i64 sz_estride;         // bytes of group scales per expert
+  int chan_estride;       // floats of channel multipliers per expert
+  int bias_estride;       // floats of bias per expert
+};
+
+// Cfg::MOE where the config has it, else 0 (dense)
+template <typename C, typename = void>
+struct MoeOf {
+  static constexpr int value = 0;
+};
+template <typename C>
+struct MoeOf<C, decltype(void(C::MOE))> {
+  static constexpr int value = C::MOE;
 };
 
 // Cfg::AGROUP where the config has it (ACT_SCALE 3 only), else 0
@@ -109,6 +128,29 @@ struct GemmMmaSync {
   }
   static HUMMING_DEVICE constexpr int xs_block(int r) { return XS_ROWS == KB ? r : r * XS_GPB; }  // row r's first block
   static constexpr int XS_BYTES = XS_ROWS * BM * 4;
+  // MoE (Cfg::MOE): the expert of this CTA's block of rows, and the weights, scales, channel multipliers and
+  // bias where that expert's begin (dense: the parameters' own)
+  static constexpr bool MOE = MoeOf<Cfg>::value != 0;
+  static HUMMING_DEVICE i64 expert(const GemmParams& p) {
+    if constexpr (MOE) return __ldg(p.expert_ids + blockIdx.y);
+    else return 0;
+  }
+  static HUMMING_DEVICE const u32* w_of(const GemmParams& p) {
+    if constexpr (MOE) return p.w + expert(p) * p.w_estride;
+    else return p.w;
+  }
+  static HUMMING_DEVICE const char* sz_of(const GemmParams& p) {
+    if constexpr (MOE) return static_cast<const char*>(p.sz) + expert(p) * p.sz_estride;
+    else return static_cast<const char*>(p.sz);
+  }
+  static HUMMING_DEVICE const float* chan_of(const GemmParams& p) {
+    if constexpr (MOE) return p.chan + expert(p) * p.chan_estride;
+    else return p.chan;
+  }
+  static HUMMING_DEVICE const float* bias_of(const GemmParams& p) {
+    if constexpr (MOE) return p.bias + expert(p) * p.bias_estride;
+    else return p.bias;
+  }
   // WG (sm_90a): one warpgroup MMA (m64 x BM tokens x k16) per k16 step of every four warps,
   // the weights' A fragments from registers, the activations read from shared memory in
   // 128-byte swizzle atoms (gemm/wgmma.cuh), so each stage starts on a 1024-byte boundary
@@ -203,6 +245,7 @@ struct GemmMmaSync {
     int w_rel[W_IT];   // word offset of each chunk from w_src
     int n0;            // the tile's first weight row (read by stream-K tiles only; the others take blockIdx.x)
     int xs_tok;        // ACT_SCALE 3: the first token of this thread's scale chunk (-1: none; past M: zero-filled)
+    const char* sz;    // MoE: the block's expert's group scales (dense tiles read the parameters' own)
 
     HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
       const int tid = threadIdx.x;
@@ -227,7 +270,8 @@ struct GemmMmaSync {
       }
       // The host pads Np to a multiple of BN and Kp to a multiple of BK, so every
       // weight chunk of every stage is in range: no checks on the hot path.
-      w_src = p.w + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
+      w_src = w_of(p) + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
+      if constexpr (MOE) sz = sz_of(p);
 #pragma unroll
       for (int i = 0; i < W_IT; ++i) {
         const int c = tid + i * THREADS;
@@ -313,7 +357,7 @@ struct GemmMmaSync {
     L.w_src += KB * WPL * 32;
     if constexpr (Cfg::GSCALE) {
       const int tid = threadIdx.x;
-      const char* sz = static_cast<const char*>(p.sz);
+      const char* sz = MOE ? L.sz : static_cast<const char*>(p.sz);
       const int g0 = k0 / Cfg::GROUP;
 #pragma unroll
       for (int i = 0; i < S_IT; ++i) {
@@ -541,10 +585,10 @@ struct GemmMmaSync {
 
   static HUMMING_DEVICE float finish(const GemmParams& p, float v, int m, int n) {
     v *= p.out_mul;
-    if constexpr (Cfg::HAS_CHAN) v *= p.chan[n];
+    if constexpr (Cfg::HAS_CHAN) v *= chan_of(p)[n];
     if constexpr (Cfg::ACT_SCALE == 1) v *= p.act_scale[m];
     if constexpr (Cfg::ACT_SCALE == 2) v *= p.act_scale[0];
-    if constexpr (Cfg::HAS_BIAS) v += p.bias[n];
+    if constexpr (Cfg::HAS_BIAS) v += bias_of(p)[n];
     return v;
   }
 
@@ -1228,11 +1272,11 @@ struct GemmMmaSync {
     const int lo = (wk * per) < nkb ? wk * per : nkb;
     const int n = ((lo + per) < nkb ? lo + per : nkb) - lo;  // this warp's blocks
     const int g = lane >> 2;
-    const char* sp = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
+    const char* sp = sz_of(p) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
 
     // ---- the first RING blocks of weights (and scales) into registers, then the
     // CTA's activations (one cp.async group)
-    const u32* wp = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (WPL * 32) + lane * WPL;
+    const u32* wp = w_of(p) + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb_begin) * (WPL * 32) + lane * WPL;
     u32 wr[RING][WPL];  // the register ring
     u32 sr[RING][NSC][SW];
     ring_fill(p, wp, sp, kb_begin, lo, n, wr, sr);
@@ -1542,8 +1586,8 @@ struct GemmMmaSync {
 
     // ---- this lane's copy jobs: its weight words of each block, its rows' scale words
     const int kb0 = kb_begin + lo;  // global k-block of the warp's block 0
-    const u32* wsrc = p.w + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (WPL * 32) + lane * WPL;
-    const char* srow = static_cast<const char*>(p.sz) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
+    const u32* wsrc = w_of(p) + (static_cast<i64>(n0 / 16 + wn) * kblocks + kb0) * (WPL * 32) + lane * WPL;
+    const char* srow = sz_of(p) + static_cast<i64>(n0 + wn * 16 + 2 * g) * SZB;
     const u32 np_bytes = static_cast<u32>(p.Np * SZB);
     const u32 w_at = lane * WPL * 4;                                        // this lane's words in a slot
     const u32 s_at = WPL * 128 + lane * NSC * SW * 4;                       // ... and its scale words
@@ -2270,10 +2314,7 @@ struct GemmMmaSync {
 // kernel writes after preparation): the register rings and the cp.async warpgroup tiles issue their
 // first weight loads before that wait. (Without the launch attribute the wait returns at once.)
 template <typename Cfg>
-HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
-  // (stage tiles: the launch's dynamic shared memory, the host's smem_bytes, holds what the kernel lays out)
-  static_assert(Cfg::STREAM != 0 || Cfg::SMEM_BYTES >= GemmMmaSync<Cfg>::SMEM_BYTES,
-                "the host's shared memory (gemm_mma_sync.smem_bytes) is less than the kernel's stages need");
+HUMMING_DEVICE void gemm_mma_sync_run(const GemmParams& p) {
   ptx::trace_at(p.trace, 0);  // (HUMMING_TRACE builds: entry, after the wait, ..., exit)
   ptx::pdl_launch_dependents();
   if constexpr (Cfg::STREAM >= 3) {
@@ -2290,4 +2331,22 @@ HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
   ptx::trace_at(p.trace, 4);
 }
 
+// The entry. A dense launch runs the tiles on the parameters as they are. An MoE launch (Cfg::MOE) is the
+// dense GEMM of the sorted, padded rows (humming.ops.moe), each BM-row block against its own expert: the
+// CTAs of an unused block return, the others read their weights, scales, channel multipliers and bias at
+// their expert's (GemmMmaSync::w_of, ...; the parameters stay in the parameter space). (The host launches MoE kernels plainly, never programmatically, so expert_ids, written by the
+// routing before, is complete; no TMA, stream-K or N-cluster tiles: the host gives them cp.async stages.)
+template <typename Cfg>
+HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
+  // (stage tiles: the launch's dynamic shared memory, the host's smem_bytes, holds what the kernel lays out)
+  static_assert(Cfg::STREAM != 0 || Cfg::SMEM_BYTES >= GemmMmaSync<Cfg>::SMEM_BYTES,
+                "the host's shared memory (gemm_mma_sync.smem_bytes) is less than the kernel's stages need");
+  if constexpr (MoeOf<Cfg>::value) {
+    static_assert(!Cfg::TMA && !Cfg::SK && Cfg::CLUSTER == 1, "MoE tiles load by cp.async, one CTA per tile");
+    if (__ldg(p.expert_ids + blockIdx.y) < 0) return;  // (every K slice of an unused block: its counters stay 0)
+  }
+  gemm_mma_sync_run<Cfg>(p);
+}
+
 }  // namespace humming
+

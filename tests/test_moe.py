@@ -1,0 +1,481 @@
+"""MoE GEMM (humming.ops.moe): routing, packing, plans, machine code on the CPU; the kernels on a GPU.
+
+An MoE call is the dense GEMM of the routed rows (the (token, expert) pairs sorted by expert, each expert's
+run padded to whole blocks of the tile's BM rows), each block against its expert's weights. What a CPU can
+prove, it does here:
+
+* the routing (``moe_route``): every routed pair has a row of its own inside a block of its expert, the
+  blocks of each expert follow one another, the unused blocks say -1, and the static block bound holds;
+* the call around the kernel (``moe_gemm``: routing, gathering the activations, gathering the outputs back,
+  the weighting and the sum over the chosen experts, experts held elsewhere) with the launch replaced by an
+  emulation that computes each block with ``reference.gemm`` against the expert the block names -- and
+  writes nothing for the unused blocks, into NaN-poisoned rows, so a pair that read such a row would show;
+* the packing: each expert's slice of the stacked weight is byte-equal to its dense packing, and its output
+  multiplier rides on its channel multipliers;
+* the plans (runnable on Turing to Hopper, the scheduler slot, no TMA / cluster / stream-K tiles) and the
+  machine code of the MoE kernels for sm_75-sm_90 (the MMAs their dense twins issue, no local memory).
+
+The GPU tests run the kernels against ``reference.moe_gemm`` with the dense tests' per-element bound
+(tests/test_gemm_gpu.py: the weight's two roundings, the output's, the raw codes' cancellation on stream
+tiles), pair by pair against the pair's expert.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import humming
+from humming import reference as R
+from humming.errors import ShapeError
+from humming.ops import moe as MOE
+from humming.ops.gemm import PreparedWeight
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+
+FP16 = ActivationScheme("fp16")
+BF16 = ActivationScheme("bf16")
+W4 = WeightScheme("int4", "group", 128)
+
+
+def _ids(m: int, e: int, topk: int, gen: torch.Generator, absent: float = 0.0) -> torch.Tensor:
+    """Distinct experts per token (as a router's top-k gives), some of them held elsewhere (-1)."""
+    ids = torch.rand(m, e, generator=gen).argsort(1)[:, :topk].to(torch.int32)
+    if absent:
+        ids[torch.rand(m, topk, generator=gen) < absent] = -1
+    return ids
+
+
+def _weight(scheme: WeightScheme, e: int, n: int, k: int, gen: torch.Generator, bias: bool = False):
+    w = torch.randn(e, n, k, generator=gen) * 0.05
+    b = torch.randn(e, n, generator=gen) if bias else None
+    return R.QuantizedWeight.stack([R.quantize(w[i], scheme, bias=None if b is None else b[i]) for i in range(e)])
+
+
+# ---------------------------------------------------------------------------
+# routing
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("m,e,topk,bm,absent", [(1, 8, 2, 8, 0.0), (1, 128, 8, 8, 0.0), (5, 8, 2, 16, 0.0),
+                                                 (33, 64, 8, 16, 0.2), (128, 8, 2, 64, 0.0), (1000, 128, 8, 32, 0.1),
+                                                 (7, 3, 3, 8, 0.5), (64, 16, 1, 256, 0.0)])
+def test_route_puts_each_pair_in_a_block_of_its_expert(m, e, topk, bm, absent):
+    gen = torch.Generator().manual_seed(m * 1000 + e)
+    ids = _ids(m, e, topk, gen, absent)
+    r = MOE.moe_route(ids, e, bm)
+    flat = ids.reshape(-1).long()
+    live = flat >= 0
+    assert r.blocks == MOE.max_blocks(m * topk, e, bm) and r.expert_ids.shape == (r.blocks,)
+    assert r.expert_ids.dtype == torch.int32 and r.rows.dtype == torch.int64
+    rows = r.rows[live]
+    assert rows.unique().numel() == rows.numel(), "two pairs share a row"
+    assert bool((rows < r.num_rows).all()) and bool((r.rows[~live] == r.num_rows).all())
+    assert torch.equal(r.expert_ids[rows // bm].long(), flat[live]), "a pair lies in another expert's block"
+    counts = torch.bincount(flat[live], minlength=e)
+    used = int((-(-counts // bm)).sum())
+    assert bool((r.expert_ids[:used] >= 0).all()) and bool((r.expert_ids[used:] == -1).all())
+    assert used <= r.blocks  # (the static bound)
+    # each expert's pairs fill its first rows, in token order (stable), its blocks one run in expert order
+    for x in range(e):
+        mine = rows[flat[live] == x]
+        if mine.numel():
+            first = int(mine[0]) // bm * bm
+            assert torch.equal(mine, torch.arange(first, first + mine.numel()))
+    assert torch.equal(r.expert_ids[:used], r.expert_ids[:used].sort().values)
+
+
+def test_route_edge_cases():
+    r = MOE.moe_route(torch.zeros(0, 2, dtype=torch.int32), 8, 16)
+    assert r.blocks == 0 and r.rows.numel() == 0
+    r = MOE.moe_route(torch.full((4, 2), -1, dtype=torch.int64), 8, 16)  # every expert held elsewhere
+    assert bool((r.expert_ids == -1).all()) and bool((r.rows == r.num_rows).all())
+    r = MOE.moe_route(torch.full((40, 1), 3, dtype=torch.int32), 8, 16)  # one expert gets everything
+    assert r.expert_ids.tolist()[:3] == [3, 3, 3] and torch.equal(r.rows, torch.arange(40))
+    with pytest.raises(ShapeError, match="topk_ids must be"):
+        MOE.moe_route(torch.zeros(4, dtype=torch.int32), 8, 16)
+
+
+@pytest.mark.parametrize("m,topk,e,want", [(1, 8, 128, 1), (16, 8, 128, 1), (64, 8, 128, 4), (1000, 8, 8, 1000),
+                                           (4096, 8, 128, 256), (3, 2, 2, 3)])
+def test_tokens_per_expert(m, topk, e, want):
+    assert MOE.tokens_per_expert(m, topk, e) == want
+
+
+# ---------------------------------------------------------------------------
+# the call around the kernel, with an emulated launch
+# ---------------------------------------------------------------------------
+
+
+class EmulatedLauncher:
+    """The family's launcher with the launch emulated: each block of the routed rows computed by
+    reference.gemm against the expert it names; unused blocks left as they are."""
+
+    def __init__(self, qw, launcher):
+        self.qw, self.inner, self.calls = qw, launcher, []
+
+    def tile_for(self, m):
+        return self.inner.tile_for(m)
+
+    def __call__(self, x, y, act_scale, bias, stream, expert_ids, tile_m):
+        bm = self.tile_for(tile_m).bm
+        rows = x.shape[0]
+        assert rows % bm == 0 and expert_ids.dtype == torch.int32 and expert_ids.numel() == rows // bm
+        assert y.shape[0] >= rows and bias is None
+        self.calls.append((rows, tile_m, bm))
+        for b, e in enumerate(expert_ids.tolist()):
+            if e >= 0:
+                y[b * bm:(b + 1) * bm] = R.gemm(x[b * bm:(b + 1) * bm, :self.qw.k].float(),
+                                                self.qw.expert(e)).to(y.dtype)
+
+
+def cpu_prepared(qw, act=FP16, device="H200", out_dtype=None) -> PreparedWeight:
+    """What prepare_weight builds, on the CPU: the plan for ``device``, the family's packing and launcher
+    (with the launch emulated)."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    hw = get_device(device)
+    layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts,
+                      out_dtype=out_dtype or ("bf16" if act.fmt == "bf16" else "fp16"), bias=qw.bias is not None)
+    p = humming.plan(layer, hw)
+    assert p.runnable and p.family == "mma_sync", p.explain()
+    packed, launcher = G.prepare(p, qw, "cpu", hw)
+    return PreparedWeight(layer, p, packed, EmulatedLauncher(qw, launcher), torch.device("cpu"))
+
+
+@pytest.fixture
+def poisoned(monkeypatch):
+    monkeypatch.setattr(MOE, "POISON", True)
+
+
+@pytest.mark.parametrize("m,e,topk,absent", [(1, 8, 2, 0.0), (5, 8, 2, 0.0), (16, 64, 8, 0.1), (33, 16, 4, 0.0),
+                                             (130, 8, 2, 0.3)])
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+def test_moe_gemm_around_an_emulated_kernel(m, e, topk, absent, act, poisoned):
+    gen = torch.Generator().manual_seed(7 * m + e)
+    n, k = 72, 256
+    qw = _weight(W4, e, n, k, gen, bias=True)
+    pw = cpu_prepared(qw, act)
+    dt = torch.bfloat16 if act.fmt == "bf16" else torch.float16
+    eps = 2.0 ** (-8 if act.fmt == "bf16" else -11)
+    ids = _ids(m, e, topk, gen, absent)
+    wts = torch.rand(m, topk, generator=gen)
+    x2 = torch.randn(m, k, generator=gen).to(dt)
+    x3 = torch.randn(m, topk, k, generator=gen).to(dt)
+    for x in (x2, x3):
+        ref = R.moe_gemm(x.float(), qw, ids)
+        y = MOE.moe_gemm(x, pw, ids)
+        assert y.shape == (m, topk, n) and y.dtype == dt and not torch.isnan(y).any()
+        assert torch.allclose(y.float(), ref, rtol=2 * eps, atol=1e-5)
+        assert bool((y[ids < 0] == 0).all())  # (experts held elsewhere: zero rows, no bias)
+        yr = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+        refr = R.moe_gemm(x.float(), qw, ids, wts, reduce=True)
+        tol = 2 * eps * (ref.abs() * wts[..., None]).sum(1) + 1e-5
+        assert yr.shape == (m, n) and bool(((yr.float() - refr).abs() <= tol).all())
+        yw = MOE.moe_gemm(x, pw, ids, wts)
+        assert yw.shape == (m, topk, n) and torch.allclose(yw.float(), ref * wts[..., None], rtol=4 * eps, atol=1e-5)
+    rows, tile_m, bm = pw.launcher.calls[-1]
+    assert tile_m == MOE.tokens_per_expert(m, topk, e) and rows == MOE.max_blocks(m * topk, e, bm) * bm
+    assert bm == pw.launcher.tile_for(tile_m).bm
+
+
+def test_moe_gemm_checks_its_inputs():
+    gen = torch.Generator().manual_seed(3)
+    qw = _weight(W4, 4, 32, 128, gen)
+    pw = cpu_prepared(qw)
+    x = torch.randn(3, 128).half()
+    ids = _ids(3, 4, 2, gen)
+    cases = [((x.float(), pw, ids), "x must be a float16 or bfloat16"),
+             ((x[:, :64], pw, ids), r"x must be \[M, K\] = \[3, 128\]"),
+             ((x, pw, ids.float()), "topk_ids must be an int32 or int64"),
+             ((x, pw, ids[0]), "topk_ids must be an int32 or int64 tensor \\[M, topk\\]"),
+             ((x, pw, ids + 4), "topk_ids must be below num_experts = 4"),
+             ((x, pw, ids, torch.rand(3, 3)), r"topk_weights must be a float tensor \[M, topk\]")]
+    for args, msg in cases:
+        with pytest.raises(ShapeError, match=msg):
+            MOE.moe_gemm(*args)
+    dense = PreparedWeight(LayerSpec(32, 128, W4), None, None, None, torch.device("cpu"))
+    with pytest.raises(ShapeError, match="dense"):
+        MOE.moe_gemm(x, dense, ids)
+    from humming.ops.gemm import _check_x
+
+    with pytest.raises(ShapeError, match="MoE weight .*use humming.moe_gemm"):
+        _check_x(x, pw)
+    assert MOE.moe_gemm(x[:0], pw, ids[:0]).shape == (0, 2, 32)
+    assert MOE.moe_gemm(x[:0], pw, ids[:0], reduce=True).shape == (0, 32)
+
+
+def test_reference_takes_experts_held_elsewhere():
+    gen = torch.Generator().manual_seed(5)
+    qw = _weight(W4, 4, 16, 128, gen, bias=True)
+    x = torch.randn(3, 128, generator=gen)
+    ids = torch.tensor([[0, -1], [3, 1], [-1, -1]])
+    y = R.moe_gemm(x, qw, ids)
+    assert bool((y[ids < 0] == 0).all())
+    assert torch.allclose(y[1, 0], R.gemm(x[1:2], qw.expert(3))[0], atol=1e-6)
+    with pytest.raises(ShapeError, match="below 4"):
+        R.moe_gemm(x, qw, ids + 4)
+
+
+# ---------------------------------------------------------------------------
+# packing
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme,act", [
+    (W4, FP16), (WeightScheme("uint4", "group", 64, zero_point="int"), BF16),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), BF16),
+    (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"), FP16),
+    (WeightScheme("int8", "channel", scale_fmt="fp32"), ActivationScheme("int8", "dynamic_token")),
+    (WeightScheme("uint3", "group", 40, zero_point="float"), FP16)], ids=lambda v: getattr(v, "describe", str)())
+def test_moe_packing_stacks_the_dense_packings(scheme, act):
+    from humming_nvidia import gemm_mma_sync as G
+
+    gen = torch.Generator().manual_seed(11)
+    qw = _weight(scheme, 3, 40, 640, gen, bias=True)
+    pw = cpu_prepared(qw, act)
+    pk, r = pw.packed, pw.packed.recipe
+    assert r.moe and r.has_chan and pk.experts == 3 and pk.out_mul == 1.0
+    ws, ss, cs, bs = pk.estrides
+    assert pk.w.numel() == 3 * ws and pk.chan.numel() == 3 * cs == 3 * pk.np_ and pk.bias.numel() == 3 * bs
+    for e in range(3):
+        d = G.pack_weight(qw.expert(e), r, "cpu")
+        assert torch.equal(pk.w[e * ws:(e + 1) * ws], d.w)
+        if d.sz is not None:
+            assert torch.equal(pk.sz.reshape(3, -1)[e].view(torch.uint8),
+                               d.sz.reshape(-1).view(torch.uint8)) and ss == d.sz.numel() * d.sz.element_size()
+        c = d.chan if d.chan is not None else torch.ones(d.np_)
+        assert torch.allclose(pk.chan[e * cs:(e + 1) * cs].double(), c.double() * d.out_mul, rtol=1e-7)
+        assert torch.equal(pk.bias[e * bs:(e + 1) * bs], d.bias)
+        assert torch.equal(pk.perm, d.perm) if d.perm is not None else pk.perm is None
+
+
+# ---------------------------------------------------------------------------
+# plans and machine code
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["T4", "A100", "L40S", "H200", "B200"])
+def test_moe_plans(device):
+    p = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=128), device)
+    assert p.runnable and p.family == "mma_sync", p.explain()
+    assert p.components["scheduler"] == "moe_grouped" and p.components["epilogue"] == "moe_topk"
+    assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
+    for r in p.tuning:
+        assert not (r.config.get("tma") or r.config.get("sk") or r.config.get("cluster", 1) != 1), r
+    spec = p.kernel(1)
+    assert dict(spec.config)["MOE"] == 1 and dict(spec.config)["HAS_CHAN"]
+    dense = humming.plan(LayerSpec(1536, 2048, W4, FP16), device)
+    assert "MOE" not in dict(dense.kernel(1).config)
+    with pytest.raises(humming.UnsupportedError, match=r"act order \(a K permutation per expert\)"):
+        humming.plan(LayerSpec(1536, 2048, WeightScheme("int4", "group", 128, act_order=True), FP16,
+                               num_experts=8), device)
+
+
+def test_moe_tiles_drop_what_needs_one_matrix_per_launch():
+    from humming_nvidia import gemm_mma_sync as G
+
+    recipe = G.Recipe(bits=4, wfloat=False, group=128, moe=True, target="sm_90a")
+    tma = G.Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1, cluster=2)
+    t = G.moe_tile(tma, recipe, 227 * 1024, 4096)
+    assert (t.tma, t.cluster, t.sk, t.wgmma) == (0, 1, 0, 1)
+    with pytest.raises(humming.UnsupportedError, match="cannot run an MoE kernel"):
+        G.kernel_spec(recipe, tma)
+    plain = G.Tile(16, 64, 256, 1, 4, 1, 4)
+    assert G.moe_tile(plain, recipe, 227 * 1024) is plain
+
+
+MOE_VARIANTS = [
+    ("int4-g128", W4, FP16, ("sm_75", "sm_80", "sm_89", "sm_90")),
+    ("uint4-zp-g64-bf16", WeightScheme("uint4", "group", 64, zero_point="int"), BF16, ("sm_80", "sm_90")),
+    ("mxfp4-bf16", WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), BF16, ("sm_80", "sm_90")),
+    ("w4a8", W4, ActivationScheme("int8", "dynamic_token"), ("sm_80", "sm_90")),
+    ("fp8-channel-a8", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
+     ("sm_89", "sm_90")),
+]
+
+
+@pytest.fixture(scope="module")
+def moe_kernels(tmp_path_factory):
+    from humming.jit import Runtime
+
+    rt = Runtime(cache_dir=tmp_path_factory.mktemp("moe-compile"))
+    picks = {}
+    for name, scheme, act, devs in MOE_VARIANTS:
+        for dev in devs:
+            out = "bf16" if act.fmt == "bf16" else "fp16"
+            p = humming.plan(LayerSpec(1536, 2048, scheme, act, num_experts=64, out_dtype=out, bias=True), dev)
+            assert p.runnable, p.explain()
+            for m in (1, 8, 16, 64, 600):
+                picks.setdefault((name, dev, p.kernel(m)), p)
+    rt.warmup(list(dict.fromkeys(spec for _, _, spec in picks)), executor="thread")
+    return {key: (p, rt.kernel(key[2])) for key, p in picks.items()}
+
+
+def test_moe_kernels_compile_with_the_machine_code_of_their_plans(moe_kernels):
+    from humming.jit import inspect as I
+    from humming.jit.inspect import main_loop
+
+    assert len(moe_kernels) >= 20
+    for (name, dev, spec), (plan, kern) in moe_kernels.items():
+        cfg = dict(spec.config)
+        assert cfg["MOE"] == 1 and cfg["TMA"] == 0 and cfg["CLUSTER"] == 1 and cfg["SK"] == 0, (name, dev, cfg)
+        sass = I.disassemble(kern.cubin)
+        op8 = cfg["OP8"]
+        if cfg["WG"]:  # (warpgroup MMAs: HGMMA on 16-bit operands, IGMMA on int8, QGMMA on fp8)
+            mma = r"[HIQ]GMMA\.64x"
+        else:
+            mma = (r"IMMA" if op8 in (1, 4) else r"QMMA" if op8 in (2, 3) else r"HMMA\.1688" if dev == "sm_75"
+                   else r"HMMA\.16816")
+        loop = main_loop(sass)
+        assert I.count(loop, mma) > 0, (name, dev, cfg)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] <= 8, (name, dev, usage)
+        assert I.count(loop, r"^(LDL|STL)") == 0, (name, dev)
+
+
+def test_moe_and_dense_params_share_one_struct():
+    import ctypes
+
+    from humming_nvidia import gemm_mma_sync as G
+
+    # (the tensor map at byte 128, the MoE fields after it, the struct a multiple of TensorMap's 64-byte alignment)
+    assert G.GemmParams.tmap.offset == 128 and G.GemmParams.expert_ids.offset == 256
+    assert ctypes.sizeof(G.GemmParams) == 320 and G._TMA_TAIL == 256 - G.GemmParams.tma_rows.offset
+
+
+# ---------------------------------------------------------------------------
+# the module
+# ---------------------------------------------------------------------------
+
+
+def test_quant_moe_on_the_cpu_runs_the_reference():
+    gen = torch.Generator().manual_seed(2)
+    w = torch.randn(4, 24, 128, generator=gen) * 0.05
+    mod = humming.QuantMoE.from_float(w, W4, device="cpu")
+    assert mod.prepared is None and "experts=4" in repr(mod)
+    x = torch.randn(5, 128, generator=gen).half()
+    ids = _ids(5, 4, 2, gen)
+    wts = torch.rand(5, 2, generator=gen)
+    y = mod(x, ids, wts, reduce=True)
+    assert y.shape == (5, 24) and y.dtype == torch.float16
+    assert torch.allclose(y.float(), R.moe_gemm(x.float(), mod.qweight, ids, wts, reduce=True), atol=1e-2)
+    with pytest.raises(ShapeError, match="expected an MoE weight"):
+        humming.QuantMoE(mod.qweight.expert(0), device="cpu")
+    with pytest.raises(ShapeError, match="must be \\[E, N, K\\]"):
+        humming.QuantMoE.from_float(w[0], W4, device="cpu")
+
+
+# ---------------------------------------------------------------------------
+# on the GPU
+# ---------------------------------------------------------------------------
+
+GPU_CASES = [
+    (W4, FP16, 3696),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), BF16, 1088),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), BF16, 1024 + 64),
+    (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), BF16, 2048 + 96),
+    (WeightScheme("int3", "group", 128), FP16, 1024),
+    (W4, ActivationScheme("int8", "dynamic_token"), 2048),
+    (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"), 1024),
+]
+GPU_MS = (1, 5, 16, 33, 128, 1000)
+
+
+def _gpu_check(qw, act, ms=GPU_MS, topk=2, absent=0.0, seed=0):
+    from humming_nvidia import gemm_mma_sync as G
+    from test_gemm_gpu import bound
+
+    dev = torch.device("cuda")
+    out = "bf16" if act.fmt == "bf16" else "fp16"
+    layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts, out_dtype=out, bias=qw.bias is not None)
+    pw = humming.prepare_weight(qw, layer=layer, device=dev)
+    assert pw.plan.family == "mma_sync" and pw.packed.experts == qw.num_experts
+    eps = 2.0 ** (-8 if pw.compute_dtype == torch.bfloat16 or out == "bf16" else -11)
+    out_mul = max(G.pack_weight(qw.expert(e), pw.packed.recipe, dev).out_mul for e in range(qw.num_experts))
+    gen = torch.Generator().manual_seed(seed)
+    xdt = torch.bfloat16 if out == "bf16" else torch.float16
+    worst = 0.0
+    for m in ms:
+        ids = _ids(m, qw.num_experts, topk, gen, absent).to(dev)
+        x = (torch.randn(m, qw.k, generator=gen) * 2).to(dev, xdt)
+        y = MOE.moe_gemm(x, pw, ids)
+        torch.cuda.synchronize()
+        assert not torch.isnan(y).any(), f"M={m}: {int(torch.isnan(y).sum())} outputs not written (or NaN)"
+        ref = R.moe_gemm(x.float(), qw, ids, activation=act if act.is_quantized else None)
+        if act.is_quantized:
+            q, sc = R.quantize_activation(x.float(), act)
+            x_eff = R.dequantize_activation(q, sc, act)
+        else:
+            x_eff = x.float()
+        tile_m = MOE.tokens_per_expert(m, topk, qw.num_experts)
+        stream = bool(pw.plan.tuning_for(tile_m).config.get("stream")) and not act.is_quantized
+        magic = (128.0 if pw.compute_dtype == torch.bfloat16 else 1024.0) if stream else 0.0
+        for e in range(qw.num_experts):
+            sel = ids == e
+            if not bool(sel.any()):
+                continue
+            tok = sel.nonzero()[:, 0]
+            b = bound(x_eff[tok], qw.expert(e), ref[sel], eps, out_mul, raw=magic)
+            ratio = float(((y[sel].double() - ref[sel].double()).abs() / b).max())
+            assert ratio <= 1.0, f"M={m}, expert {e}: error {ratio:.3g} x the bound"
+            worst = max(worst, ratio)
+        assert bool((y[ids < 0] == 0).all())
+    return worst
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("experts,topk", [(8, 2), (64, 8)], ids=["8x2", "64x8"])
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: f"{c[0].describe()}-{c[1].describe()}-K{c[2]}"
+                         .replace(" ", "_").replace(",", ""))
+def test_moe_kernels_against_the_reference(case, experts, topk, poisoned):
+    scheme, act, k = case
+    gen = torch.Generator().manual_seed(k + experts)
+    qw = _weight(scheme, experts, 203, k, gen, bias=True)
+    _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
+
+
+@pytest.mark.gpu
+def test_moe_gemm_weighting_sum_and_graph_capture(poisoned):
+    """The weighted sum over the chosen experts is the unreduced rows' in fp32; a CUDA graph captures a call
+    (the routing synchronizes nothing) and replays it for new routes of the same shape."""
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(1)
+    qw = _weight(W4, 16, 512, 1024, gen, bias=True).to(dev)
+    pw = humming.prepare_weight(qw, layer=LayerSpec(512, 1024, W4, FP16, num_experts=16, bias=True), device=dev)
+    m, topk = 24, 4
+    x = torch.randn(m, 1024, generator=gen).half().to(dev)
+    ids = _ids(m, 16, topk, gen).to(dev)
+    wts = torch.rand(m, topk, generator=gen).to(dev)
+    y = MOE.moe_gemm(x, pw, ids)
+    yr = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+    assert torch.allclose(yr.float(), (y.float() * wts[..., None]).sum(1), rtol=2 ** -10, atol=1e-3)
+    MOE.moe_gemm(x, pw, ids, wts, reduce=True)  # (warm: compiled, workspace allocated)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+    for seed in range(3):
+        ids.copy_(_ids(m, 16, topk, torch.Generator().manual_seed(100 + seed)).to(dev))
+        g.replay()
+        torch.cuda.synchronize()
+        ref = R.moe_gemm(x.float(), qw, ids, wts, reduce=True)
+        assert torch.allclose(out.float(), ref, rtol=2 ** -8, atol=2e-2), float((out.float() - ref).abs().max())
+
+
+@pytest.mark.gpu
+def test_quant_moe_module_and_torch_compile():
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(4)
+    w = torch.randn(8, 256, 512, generator=gen) * 0.05
+    mod = humming.QuantMoE.from_float(w, W4, device=dev)
+    assert mod.prepared is not None
+    x = torch.randn(6, 512, generator=gen).half().to(dev)
+    ids = _ids(6, 8, 2, gen).to(dev)
+    wts = torch.rand(6, 2, generator=gen).to(dev)
+    ref = R.moe_gemm(x.float(), mod.qweight, ids, wts, reduce=True)
+    y = mod(x, ids, wts, reduce=True)
+    assert torch.allclose(y.float(), ref, rtol=2 ** -8, atol=2e-2)
+    yc = torch.compile(lambda a, b, c: mod(a, b, c, reduce=True), fullgraph=True)(x, ids, wts)
+    assert torch.allclose(yc.float(), y.float(), rtol=2 ** -10, atol=1e-3)
+    assert math.isfinite(float(yc.float().abs().max()))
