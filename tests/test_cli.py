@@ -95,9 +95,12 @@ def _limited(d, *subs):
      lambda d: d["compute"]["activation"] == "fp16" and d["runnable"]
      and "implementation limit for int8 x int8" in d["fallbacks"][0]["reason"]
      and "1, 2, 4 or 8-bit codes" in d["fallbacks"][0]["reason"]),
-    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8", "--hardware"],
+    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8"],
      lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"
-     and _limited(d, "MoE GEMM is not implemented")),
+     and d["runnable"] and any("the M ranges count the rows one expert gets" in n for n in d["notes"])),
+    (["--weight", "int4", "--group-size", "128", "--act-order", "--device", "A100", "--experts", "8", "--hardware"],
+     lambda d: d["components"]["scheduler"] == "moe_grouped" and not d["runnable"]
+     and _limited(d, "MoE weights with act order")),
     (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
       "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89", "--hardware"],
      lambda d: d["scales"]["weight_block"] == "partial_accumulators"
@@ -122,7 +125,8 @@ def test_plan_flag_variants(capsys, argv, check):
 
 
 @pytest.mark.parametrize("argv,reason", [
-    (["--weight", "int8", "--act", "int8", "--device", "sm_75", "--experts", "8"], "MoE GEMM is not implemented"),
+    (["--weight", "int4", "--group-size", "128", "--act-order", "--device", "A100", "--experts", "8"],
+     "MoE weights with act order (a K permutation per expert) are not implemented"),
     (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
       "--act-quant", "dynamic_group", "--act-group-size", "4", "--device", "sm_89"],
      "activation groups of 4: the quantization kernel takes groups of 8, 16"),

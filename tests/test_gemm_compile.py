@@ -687,7 +687,7 @@ def test_tensor_map_parameters(monkeypatch):
         ctypes.memset(addr, 0x40 + len(calls), 128)
 
     monkeypatch.setattr(G._drv, "encode_tensor_map_2d", encode)
-    assert G.TMAP_OFFSET == 128 and ctypes.sizeof(G.GemmParams) == 256
+    assert G.TMAP_OFFSET == 128 and ctypes.sizeof(G.GemmParams) == 320  # (MoE's fields after the map)
     L = G.Launcher.__new__(G.Launcher)
     L._tmaps, L._tmap_cur = {}, {}
     lp = types.SimpleNamespace(params=G.GemmParams())
@@ -1030,7 +1030,7 @@ def test_traced_builds_stamp_the_timeline_only_when_asked(tmp_path):
 
     from humming_nvidia import gemm_mma_sync as G
 
-    assert G.GemmParams.trace.offset == 112 and G.GemmParams.tma_rows.offset == 120 and ctypes.sizeof(G.GemmParams) == 256
+    assert G.GemmParams.trace.offset == 112 and G.GemmParams.tma_rows.offset == 120 and ctypes.sizeof(G.GemmParams) == 320
     rt = Runtime(cache_dir=tmp_path)
     rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
                        k8mma=False, target="sm_90a")

@@ -142,12 +142,15 @@ def test_implementation_limits_make_a_hardware_plan_not_runnable():
         assert ok.runnable and ok.limits == () and "limits " not in ok.explain()
 
 
-def test_moe_is_refused_with_the_implemented_families():
+def test_moe_runs_on_mma_sync_but_act_order_is_refused():
     moe = W4A16.replace(num_experts=8)
+    p = plan(moe, "A100")
+    assert p.family == "mma_sync" and p.runnable and p.components["scheduler"] == "moe_grouped"
+    ao = moe.replace(weight=moe.weight.replace(act_order=True))
     with pytest.raises(UnsupportedError) as e:
-        plan(moe, "A100")
-    assert any("MoE GEMM is not implemented" in r for r in e.value.reasons)
-    hw = plan(moe, "A100", families="hardware")
+        plan(ao, "A100")
+    assert any("MoE weights with act order" in r for r in e.value.reasons)
+    hw = plan(ao, "A100", families="hardware")
     assert hw.family == "mma_sync" and not hw.runnable and hw.components["scheduler"] == "moe_grouped"
 
 

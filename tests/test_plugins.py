@@ -149,13 +149,16 @@ def test_runtime_registered_family_and_variant(toy_plugin):
     assert any("toy_epilogue" in n and "'toy'" in n for n in with_bias.notes)
     # bf16 is not something the family accepts: the next family runs it
     assert plan(LAYER.replace(activation=ActivationScheme("bf16")), "sm_80").family == "mma_sync"
-    # the family's check sends MoE layers to the next family, whose implementation has no MoE yet
+    # the family's check sends MoE layers to the next family: mma_sync runs them (and refuses act order, which
+    # the toy refuses for its own reason too)
     moe = LAYER.replace(num_experts=4)
+    assert plan(moe, "sm_80").family == "mma_sync"
+    ao = moe.replace(weight=moe.weight.replace(act_order=True))
     with pytest.raises(UnsupportedError) as e:
-        plan(moe, "sm_80")
+        plan(ao, "sm_80")
     assert any("toy kernels are dense only" in r for r in e.value.reasons)
-    assert any("MoE GEMM is not implemented" in r for r in e.value.reasons)
-    hw = plan(moe, "sm_80", families="hardware")
+    assert any("MoE weights with act order" in r for r in e.value.reasons)
+    hw = plan(ao, "sm_80", families="hardware")
     assert hw.family == "mma_sync" and not hw.runnable and any("MoE" in r for r in hw.limits)
 
 

@@ -1,5 +1,5 @@
-"""The README's CPU quick start, its serving-engine example and docs/engines.md's adapter run exactly as
-written."""
+"""The README's CPU quick start, its serving-engine and MoE examples and docs/engines.md's adapter run exactly
+as written."""
 import re
 import subprocess
 import sys
@@ -41,3 +41,7 @@ def test_the_engine_adapter_page_runs_as_written(tmp_path):
     lines = _run_marked(ROOT / "docs" / "engines.md", "engine-adapter", tmp_path).strip().splitlines()
     assert [line.split()[0] for line in lines] == ["H200", "A100", "L40S", "T4"]
     assert all(line.split(" ", 1)[1] == "{(True, None)}" for line in lines), lines
+
+
+def test_moe_example_runs_as_written(tmp_path):
+    assert _run_marked(README, "moe-cpu", tmp_path).strip() == "torch.Size([4, 256]) moe_grouped"
