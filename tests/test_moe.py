@@ -345,6 +345,33 @@ def test_moe_and_dense_params_share_one_struct():
     assert ctypes.sizeof(G.GemmParams) == 320 and G._TMA_TAIL == 256 - G.GemmParams.tma_rows.offset
 
 
+@pytest.mark.parametrize("target", ["sm_75", "sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120a"])
+def test_routing_kernels_compile(tmp_path, target):
+    """moe_route.cuh's three kernels: the one-CTA routing (shared-memory atomics, a warp-shuffle scan), the gather
+    (16-byte copies where VEC), the combine (fp32 sums of 16-bit values); no local memory."""
+    from humming.jit import Runtime, inspect as I
+
+    rt = Runtime(cache_dir=tmp_path)
+    specs = [MOE.moe_kernel_spec("moe_route", target, IDS64=i) for i in (False, True)]
+    specs += [MOE.moe_kernel_spec("moe_gather", target, VEC=v) for v in (False, True)]
+    specs += [MOE.moe_kernel_spec("moe_combine", target, OUT_BF16=b, WEIGHTED=w, REDUCE=r)
+              for b in (False, True) for w in (False, True) for r in (False, True)]
+    rt.warmup(specs, executor="thread")
+    for spec in specs:
+        kern = rt.kernel(spec)
+        sass = I.disassemble(kern.cubin)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (spec.name, usage)
+        if spec.family == "moe_route":
+            assert I.count(sass, r"^ATOMS\.") >= 2 and I.count(sass, r"^SHFL\.UP") >= 5, spec.name
+        elif spec.family == "moe_gather" and spec.get("VEC"):
+            assert I.count(sass, r"^LDG\.E\.128") > 0 and I.count(sass, r"^STG\.E\.128") > 0, spec.name
+        elif spec.family == "moe_combine" and (spec.get("WEIGHTED") or spec.get("REDUCE")):
+            assert I.count(sass, r"^FADD|^FFMA|^FMUL") > 0, spec.name
+    with pytest.raises(ValueError, match="moe_gather"):
+        MOE.moe_kernel_spec("moe_gather", target, VEC=True, REDUCE=True)
+
+
 # ---------------------------------------------------------------------------
 # the module
 # ---------------------------------------------------------------------------
@@ -434,6 +461,51 @@ def test_moe_kernels_against_the_reference(case, experts, topk, poisoned):
     gen = torch.Generator().manual_seed(k + experts)
     qw = _weight(scheme, experts, 203, k, gen, bias=True)
     _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,e,topk,bm,absent", [(1, 8, 2, 8, 0.0), (1, 128, 8, 8, 0.0), (33, 64, 8, 16, 0.2),
+                                                 (1000, 128, 8, 32, 0.1), (7, 3, 3, 8, 0.5), (4096, 256, 8, 64, 0.0)])
+@pytest.mark.parametrize("ids64", [False, True], ids=["int32", "int64"])
+def test_routing_kernel_against_the_torch_routing(m, e, topk, bm, absent, ids64, monkeypatch):
+    """The kernel's routing has the torch routing's blocks and, per expert, the same rows (in an order of its
+    own inside the expert's run); its inverse map names each row's pair."""
+    gen = torch.Generator().manual_seed(m + e)
+    ids = _ids(m, e, topk, gen, absent).to("cuda", torch.int64 if ids64 else torch.int32)
+    k = MOE.moe_route(ids, e, bm)
+    monkeypatch.setattr(MOE, "ROUTE_KERNELS", False)
+    t = MOE.moe_route(ids, e, bm)
+    assert k.src is not None and t.src is None and k.blocks == t.blocks
+    assert torch.equal(k.expert_ids, t.expert_ids)
+    flat = ids.reshape(-1).long()
+    for x in range(e):
+        sel = flat == x
+        assert torch.equal(k.rows[sel].sort().values, t.rows[sel])
+    assert torch.equal(k.rows[flat < 0], t.rows[flat < 0])
+    live = (flat >= 0).nonzero()[:, 0]
+    assert torch.equal(k.src[k.rows[live]].long(), live)
+    pad = torch.ones(k.num_rows, dtype=torch.bool, device="cuda")
+    pad[k.rows[live]] = False
+    assert bool((k.src[pad] == -1).all())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reduce,weighted", [(False, False), (False, True), (True, False), (True, True)])
+def test_routing_kernels_and_torch_routing_compute_the_same(reduce, weighted, monkeypatch):
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(9)
+    qw = _weight(WeightScheme("uint4", "group", 64, zero_point="int"), 16, 200, 1000 + 24, gen, bias=True).to(dev)
+    layer = LayerSpec(200, 1024, qw.scheme, BF16, num_experts=16, out_dtype="bf16", bias=True)
+    pw = humming.prepare_weight(qw, layer=layer, device=dev)
+    for m, x3 in ((3, False), (77, True)):
+        ids = _ids(m, 16, 4, gen, 0.1).to(dev)
+        x = torch.randn(*((m, 4, 1024) if x3 else (m, 1024)), generator=gen).to(dev, torch.bfloat16)
+        wts = torch.rand(m, 4, generator=gen).to(dev) if weighted else None
+        a = MOE.moe_gemm(x, pw, ids, wts, reduce=reduce)
+        monkeypatch.setattr(MOE, "ROUTE_KERNELS", False)
+        b = MOE.moe_gemm(x, pw, ids, wts, reduce=reduce)
+        monkeypatch.setattr(MOE, "ROUTE_KERNELS", True)
+        assert a.shape == b.shape and torch.equal(a, b), (m, float((a.float() - b.float()).abs().max()))
 
 
 @pytest.mark.gpu

@@ -6,12 +6,18 @@ expert (``expert_ids``), and the kernel's CTAs of that block read that expert's 
 (the routing's bound on the block count is static, so a call can be captured in a CUDA graph) return at
 once. A call is:
 
-1. :func:`moe_route` (torch ops on the device, no host synchronization): where each pair's row lies in
-   the sorted rows, and the expert of each block;
+1. the routing: where each pair's row lies among the sorted rows, and the expert of each block;
 2. the activations gathered into those rows (zeros in the padding), quantized where the plan says so;
-3. one kernel launch;
+3. the GEMM: one launch;
 4. the pairs' rows gathered back to ``[M, topk, N]``, weighted by ``topk_weights`` and summed over
    ``topk`` where asked, in fp32.
+
+On a GPU, steps 1, 2 and 4 are three small kernels (``humming/kernels/moe_route.cuh``: one CTA routes, a
+warp per row gathers, a thread per output column combines), so a call is four launches (five with quantized
+activations). :func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch``
+on a GPU, or more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each expert's pairs in token order, where the
+kernel's order inside an expert's run is an atomic counter's (rows are independent in the GEMM: the results
+are the same). None of them synchronizes with the host, so a CUDA graph captures a call.
 
 Expert ids below zero name experts this process does not hold (expert parallelism): those pairs' rows
 are zeros. Ids of ``num_experts`` or more are an error (checked unless ``check_ids=False``, which saves
@@ -22,6 +28,9 @@ ranges of an MoE plan count the rows one expert gets.
 """
 from __future__ import annotations
 
+import ctypes
+import os
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,18 +44,83 @@ __all__ = ["MoeRoute", "moe_route", "moe_gemm", "tokens_per_expert"]
 
 #: Fill the kernel's output rows with NaN before each launch (tests: a row the kernel does not write shows).
 POISON = False
+#: Route with the kernels of moe_route.cuh on a GPU (``HUMMING_MOE_ROUTE=torch``: with moe_route's torch ops).
+ROUTE_KERNELS = os.environ.get("HUMMING_MOE_ROUTE", "kernels").lower() != "torch"
+#: The most experts the routing kernel takes (its shared memory holds two ints per expert); more route in torch.
+ROUTE_MAX_EXPERTS = 4096
+ROUTE_THREADS, GATHER_THREADS, COMBINE_THREADS = 1024, 256, 256
+
+
+class MoeRouteParams(ctypes.Structure):
+    """Mirror of ``humming::MoeRouteParams`` (moe_route.cuh)."""
+
+    _fields_ = [("ids", ctypes.c_void_p), ("rows", ctypes.c_void_p), ("expert_ids", ctypes.c_void_p),
+                ("src", ctypes.c_void_p), ("n", ctypes.c_int), ("experts", ctypes.c_int), ("bm", ctypes.c_int),
+                ("max_blocks", ctypes.c_int)]
+
+
+class MoeGatherParams(ctypes.Structure):
+    """Mirror of ``humming::MoeGatherParams``."""
+
+    _fields_ = [("x", ctypes.c_void_p), ("xs", ctypes.c_void_p), ("src", ctypes.c_void_p),
+                ("num_rows", ctypes.c_int), ("k", ctypes.c_int), ("ldx", ctypes.c_int), ("ldxs", ctypes.c_int),
+                ("div", ctypes.c_int)]
+
+
+class MoeCombineParams(ctypes.Structure):
+    """Mirror of ``humming::MoeCombineParams``."""
+
+    _fields_ = [("ys", ctypes.c_void_p), ("rows", ctypes.c_void_p), ("w", ctypes.c_void_p), ("y", ctypes.c_void_p),
+                ("m", ctypes.c_int), ("topk", ctypes.c_int), ("n", ctypes.c_int), ("ldy", ctypes.c_int),
+                ("num_rows", ctypes.c_int)]
+
+
+_PARAMS = {"moe_route": MoeRouteParams, "moe_gather": MoeGatherParams, "moe_combine": MoeCombineParams}
+_THREADS = {"moe_route": ROUTE_THREADS, "moe_gather": GATHER_THREADS, "moe_combine": COMBINE_THREADS}
+
+
+def moe_kernel_spec(kind: str, target: str, **config):
+    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC)
+    or moe_combine (OUT_BF16, WEIGHTED, REDUCE)."""
+    from ..jit import KernelSpec
+
+    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC",), "moe_combine": ("OUT_BF16", "WEIGHTED", "REDUCE")}
+    if kind not in want or set(config) != set(want[kind]):
+        raise ValueError(f"moe_kernel_spec: {kind!r} takes {want.get(kind, 'no such kernel')}, got {sorted(config)}")
+    return KernelSpec(family=kind, header="humming/kernels/moe_route.cuh", entry=f"humming::{kind}",
+                      params=f"humming::{_PARAMS[kind].__name__}", config={k: bool(v) for k, v in config.items()},
+                      target=target, threads=_THREADS[kind], params_size=ctypes.sizeof(_PARAMS[kind]))
+
+
+_local = threading.local()  # each thread its own parameter structs
+
+
+def _launch_plan(kind: str, device: int, **config):
+    plans = getattr(_local, "plans", None)
+    if plans is None:
+        plans = _local.plans = {}
+    key = (kind, device) + tuple(sorted(config.items()))
+    lp = plans.get(key)
+    if lp is None:
+        from ..jit import get_kernel
+        from .act_quant import device_target
+
+        lp = plans[key] = get_kernel(moe_kernel_spec(kind, device_target(device), **config)).plan(_PARAMS[kind]())
+    return lp
 
 
 @dataclass(frozen=True)
 class MoeRoute:
     """Where the routed rows go: ``rows`` (int64 ``[M * topk]``) is each pair's row among the sorted rows
     (``blocks * block_m`` of them; a pair of an absent expert gets row ``blocks * block_m``, one past them),
-    ``expert_ids`` (int32 ``[blocks]``) the expert of each block, -1 for the unused ones."""
+    ``expert_ids`` (int32 ``[blocks]``) the expert of each block, -1 for the unused ones; ``src`` (int32
+    ``[blocks * block_m]``, the routing kernel's only) each row's pair, -1 for a padding row."""
 
     rows: torch.Tensor
     expert_ids: torch.Tensor
     blocks: int
     block_m: int
+    src: Optional[torch.Tensor] = None
 
     @property
     def num_rows(self) -> int:
@@ -67,10 +141,13 @@ def tokens_per_expert(m: int, topk: int, num_experts: int) -> int:
 
 def moe_route(topk_ids: torch.Tensor, num_experts: int, block_m: int) -> MoeRoute:
     """Sort the (token, expert) pairs of ``topk_ids`` (``[M, topk]``) by expert, each expert's pairs padded
-    to whole blocks of ``block_m`` rows. Torch ops on ``topk_ids``'s device only, with shapes known before
-    the call (no host synchronization): a CUDA graph can capture it."""
+    to whole blocks of ``block_m`` rows: on a GPU by the routing kernel (see the module docstring), else
+    (or with ``HUMMING_MOE_ROUTE=torch``) by torch ops, each expert's pairs in token order. Shapes known
+    before the call, no host synchronization: a CUDA graph can capture it."""
     if topk_ids.dim() != 2:
         raise ShapeError(f"moe_route: topk_ids must be [M, topk], got {list(topk_ids.shape)}")
+    if topk_ids.is_cuda and ROUTE_KERNELS and num_experts <= ROUTE_MAX_EXPERTS and topk_ids.numel():
+        return _route_kernel(topk_ids, int(num_experts), int(block_m))
     dev = topk_ids.device
     n = topk_ids.numel()
     e = int(num_experts)
@@ -149,7 +226,10 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
     if m == 0:
         return x.new_empty((0, n) if reduce else (0, topk, n), dtype=od)
     tile_m = tokens_per_expert(m, topk, e)
-    route = moe_route(topk_ids, e, w.launcher.tile_for(tile_m).bm)
+    bm = w.launcher.tile_for(tile_m).bm
+    if x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS:
+        return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
+    route = moe_route(topk_ids, e, bm)
     rows = route.num_rows
     pairs = x.reshape(m * topk, k) if x.dim() == 3 else x[:, None, :].expand(m, topk, k).reshape(m * topk, k)
     xs = x.new_zeros(rows + 1, k)  # (row `rows`: where the pairs of absent experts go; the kernel stops before it)
@@ -167,6 +247,76 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
     if topk_weights is not None:
         y = y * topk_weights.float()[..., None]
     return (y.sum(1) if reduce else y).to(od)
+
+
+def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int) -> MoeRoute:
+    """moe_route by moe_route.cuh's one-CTA kernel, on topk_ids's device."""
+    dev = topk_ids.device
+    if dev.index != torch.cuda.current_device():
+        with torch.cuda.device(dev.index):
+            return _route_kernel(topk_ids, e, bm)
+    pairs = topk_ids.numel()
+    nb = max_blocks(pairs, e, bm)
+    ids = topk_ids.reshape(-1)
+    if ids.dtype not in (torch.int32, torch.int64):
+        ids = ids.to(torch.int64)
+    if not ids.is_contiguous():
+        ids = ids.contiguous()
+    rows = torch.empty(pairs, dtype=torch.int64, device=dev)
+    expert_ids = torch.empty(nb, dtype=torch.int32, device=dev)
+    src = torch.empty(nb * bm, dtype=torch.int32, device=dev)
+    lp = _launch_plan("moe_route", dev.index, IDS64=ids.dtype == torch.int64)
+    p = lp.params
+    p.ids, p.rows, p.expert_ids, p.src = ids.data_ptr(), rows.data_ptr(), expert_ids.data_ptr(), src.data_ptr()
+    p.n, p.experts, p.bm, p.max_blocks = pairs, e, bm, nb
+    lp.smem_bytes = 8 * e
+    lp.launch(1)
+    return MoeRoute(rows, expert_ids, nb, bm, src)
+
+
+def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: int, bm: int):
+    """_moe_gemm on a GPU: route, gather, GEMM and combine as four launches (moe_route.cuh, the family's)."""
+    if x.device.index != torch.cuda.current_device():  # (launch in the context of x's device)
+        with torch.cuda.device(x.device.index):
+            return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
+    m, topk = topk_ids.shape
+    n, k, e = w.layer.n, w.layer.k, w.layer.num_experts
+    dev, di = x.device, x.device.index
+    rows_n = max_blocks(m * topk, e, bm) * bm
+    route = _route_kernel(topk_ids, e, bm)
+    rows, expert_ids, src = route.rows, route.expert_ids, route.src
+
+    x2 = x.reshape(-1, k)
+    if k > 1 and x2.stride(1) != 1:
+        x2 = x2.contiguous()
+    xs = torch.empty(rows_n, k, dtype=x.dtype, device=dev)
+    vec = k % 8 == 0 and x2.stride(0) % 8 == 0 and x2.data_ptr() % 16 == 0
+    lp = _launch_plan("moe_gather", di, VEC=vec)
+    p = lp.params
+    p.x, p.xs, p.src = x2.data_ptr(), xs.data_ptr(), src.data_ptr()
+    p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, k, x2.stride(0), k, topk if x.dim() == 2 else 1
+    lp.launch(-(-rows_n // (GATHER_THREADS // 32)))
+
+    xk, s = _prepare_activations(xs, w, act_scale)
+    ys = torch.empty(rows_n, n, dtype=w.out_dtype, device=dev)
+    if POISON:
+        ys.fill_(float("nan"))
+    w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
+
+    y = torch.empty((m, n) if reduce else (m, topk, n), dtype=w.out_dtype, device=dev)
+    wts = None
+    if topk_weights is not None:
+        wts = topk_weights.reshape(-1).to(torch.float32)
+        if not wts.is_contiguous():
+            wts = wts.contiguous()
+    lp = _launch_plan("moe_combine", di, OUT_BF16=w.out_dtype == torch.bfloat16, WEIGHTED=wts is not None,
+                      REDUCE=bool(reduce))
+    p = lp.params
+    p.ys, p.rows, p.w, p.y = ys.data_ptr(), rows.data_ptr(), wts.data_ptr() if wts is not None else 0, y.data_ptr()
+    p.m, p.topk, p.n, p.ldy, p.num_rows = m, topk, n, n, rows_n
+    lp.grid = (-(-n // COMBINE_THREADS), min(m, 65535), 1)
+    lp.launch()
+    return y
 
 
 def _moe_impl(x: torch.Tensor, handle: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],

@@ -1,0 +1,178 @@
+// humming/kernels/moe_route.cuh -- the three small kernels around an MoE GEMM (humming.ops.moe).
+//
+// An MoE GEMM runs as the dense GEMM of the routed rows: the (token, expert) pairs sorted by expert, each
+// expert's run padded to whole blocks of BM rows (the GEMM tile's), each block naming its expert.
+//
+//   moe_route   (one CTA): counts each expert's pairs, scans their blocks, and writes each block's expert
+//                (-1 past the used ones), each pair's row (num_rows for an expert held elsewhere, id < 0),
+//                and each row's pair (-1: padding). A pair's place inside its expert's run is the order of
+//                an atomic counter: rows are independent in the GEMM, so the results do not depend on it.
+//   moe_gather  (a warp per row): the routed rows of the activations, 16-bit values copied from the pair's
+//                token row (x [M, K]: row pair / topk; x [M, topk, K]: row pair), zeros in the padding rows.
+//   moe_combine (a thread per output column, token rows strided over gridDim.y): the pairs' rows of the GEMM's output gathered back, times
+//                their top-k weight (Cfg::WEIGHTED), summed over the token's pairs in fp32 (Cfg::REDUCE);
+//                a pair of an absent expert contributes zeros.
+//
+// Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
+// strides and both bases multiples of 8 elements); moe_combine: OUT_BF16, WEIGHTED, REDUCE.
+#pragma once
+
+#include "humming/common.cuh"
+
+namespace humming {
+
+struct MoeRouteParams {
+  const void* ids;   // [n] int32 (int64 with IDS64): each pair's expert, < 0 for one held elsewhere
+  i64* rows;         // [n] out: each pair's row among the routed rows (num_rows = max_blocks * bm: none)
+  int* expert_ids;   // [max_blocks] out: each block's expert, -1 past the used blocks
+  int* src;          // [max_blocks * bm] out: each row's pair, -1 for a padding row
+  int n;             // pairs (tokens x topk)
+  int experts;       // E (the kernel's dynamic shared memory holds 2 E ints)
+  int bm;            // rows per block
+  int max_blocks;    // the host's static bound on the blocks (humming.ops.moe.max_blocks)
+};
+
+struct MoeGatherParams {
+  const u16* x;      // token rows, 16-bit values, row stride ldx
+  u16* xs;           // [num_rows, k] out, row stride ldxs
+  const int* src;    // [num_rows]: moe_route's
+  int num_rows;
+  int k;             // values per row
+  int ldx, ldxs;     // row strides in values
+  int div;           // pairs per row of x: topk for x [M, K], 1 for x [M, topk, K]
+};
+
+struct MoeCombineParams {
+  const u16* ys;     // [num_rows, n] the GEMM's output (16-bit), row stride ldy
+  const i64* rows;   // [m * topk]: moe_route's
+  const float* w;    // [m * topk] top-k weights (WEIGHTED), fp32
+  u16* y;            // out: [m, n] (REDUCE) or [m, topk, n], rows of n values
+  int m, topk, n;
+  int ldy;
+  int num_rows;
+};
+
+template <class C>
+HUMMING_DEVICE int moe_id(const MoeRouteParams& p, int i) {
+  if constexpr (C::IDS64) {
+    const i64 v = static_cast<const i64*>(p.ids)[i];
+    return v < 0 ? -1 : v >= p.experts ? p.experts : static_cast<int>(v);
+  } else {
+    return static_cast<const int*>(p.ids)[i];
+  }
+}
+
+template <class C>
+HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
+  constexpr int T = C::THREADS;
+  static_assert(T % 32 == 0 && T <= 1024, "moe_route: whole warps, at most 32 of them");
+  extern __shared__ int route_smem[];
+  int* count = route_smem;              // [E] pairs per expert
+  int* cursor = route_smem + p.experts;  // [E] the next row of each expert
+  __shared__ int warp_part[32];
+  __shared__ int total_blocks;
+  const int tid = threadIdx.x, E = p.experts;
+  const int num_rows = p.max_blocks * p.bm;
+  for (int e = tid; e < E; e += T) count[e] = 0;
+  for (int r = tid; r < num_rows; r += T) p.src[r] = -1;
+  if (tid == 0) total_blocks = 0;
+  __syncthreads();
+  for (int i = tid; i < p.n; i += T) {
+    const int e = moe_id<C>(p, i);
+    if (e >= 0 && e < E) atomicAdd(&count[e], 1);
+  }
+  __syncthreads();
+  // an exclusive scan of the experts' blocks: each thread a run of C experts, the runs' sums scanned by warps
+  const int per = (E + T - 1) / T, e0 = tid * per, e1 = e0 + per < E ? e0 + per : E;
+  int mine = 0;
+  for (int e = e0; e < e1; ++e) mine += (count[e] + p.bm - 1) / p.bm;
+  const int lane = tid & 31, warp = tid >> 5;
+  int incl = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += v;
+  }
+  if (lane == 31) warp_part[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const int w = lane < T / 32 ? warp_part[lane] : 0;
+    int wi = w;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, wi, o);
+      if (lane >= o) wi += v;
+    }
+    if (lane < T / 32) warp_part[lane] = wi - w;  // (exclusive: the blocks of the warps before)
+  }
+  __syncthreads();
+  int block = warp_part[warp] + incl - mine;  // this thread's first block
+  for (int e = e0; e < e1; ++e) {
+    const int b = (count[e] + p.bm - 1) / p.bm;
+    cursor[e] = block * p.bm;
+    for (int j = 0; j < b; ++j) p.expert_ids[block + j] = e;
+    block += b;
+  }
+  if (e0 < E && e1 == E) total_blocks = block;  // (the thread of the last expert)
+  __syncthreads();
+  for (int b = total_blocks + tid; b < p.max_blocks; b += T) p.expert_ids[b] = -1;
+  for (int i = tid; i < p.n; i += T) {
+    const int e = moe_id<C>(p, i);
+    i64 r = num_rows;
+    if (e >= 0 && e < E) {
+      r = atomicAdd(&cursor[e], 1);
+      p.src[r] = i;
+    }
+    p.rows[i] = r;
+  }
+}
+
+template <class C>
+HUMMING_DEVICE void moe_gather(const MoeGatherParams& p) {
+  const int row = static_cast<int>(blockIdx.x) * (C::THREADS / 32) + static_cast<int>(threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= p.num_rows) return;
+  const int s = p.src[row];
+  u16* dst = p.xs + static_cast<i64>(row) * p.ldxs;
+  const u16* from = s >= 0 ? p.x + static_cast<i64>(s / p.div) * p.ldx : nullptr;
+  if constexpr (C::VEC) {
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    for (int c = lane; c < p.k / 8; c += 32)
+      d[c] = s >= 0 ? ld_global_nc_v4(from + 8 * c) : make_uint4(0, 0, 0, 0);
+  } else {
+    for (int c = lane; c < p.k; c += 32) dst[c] = s >= 0 ? from[c] : static_cast<u16>(0);
+  }
+}
+
+template <class C>
+HUMMING_DEVICE void combine_row(const MoeCombineParams& p, int m, int col);
+
+template <class C>
+HUMMING_DEVICE void moe_combine(const MoeCombineParams& p) {
+  const int col = static_cast<int>(blockIdx.x) * C::THREADS + static_cast<int>(threadIdx.x);
+  if (col >= p.n) return;
+  for (int m = blockIdx.y; m < p.m; m += gridDim.y) combine_row<C>(p, m, col);
+}
+
+template <class C>
+HUMMING_DEVICE void combine_row(const MoeCombineParams& p, int m, int col) {
+  float acc = 0.f;
+  for (int j = 0; j < p.topk; ++j) {
+    const int pair = m * p.topk + j;
+    const i64 r = p.rows[pair];
+    float v = 0.f;
+    if (r < p.num_rows) {
+      const u16 h = p.ys[r * p.ldy + col];
+      v = C::OUT_BF16 ? bf16_to_float(h) : half_to_float(h);
+      if constexpr (C::WEIGHTED) v *= p.w[pair];
+    }
+    if constexpr (C::REDUCE) {
+      acc += v;
+    } else {
+      p.y[static_cast<i64>(pair) * p.n + col] = C::OUT_BF16 ? float_to_bf16(v) : float_to_half(v);
+    }
+  }
+  if constexpr (C::REDUCE) p.y[static_cast<i64>(m) * p.n + col] = C::OUT_BF16 ? float_to_bf16(acc) : float_to_half(acc);
+}
+
+}  // namespace humming
