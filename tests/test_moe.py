@@ -394,6 +394,43 @@ def test_quant_moe_on_the_cpu_runs_the_reference():
         humming.QuantMoE.from_float(w[0], W4, device="cpu")
 
 
+def _gpt_oss_checkpoint(tmp_path, e=4, hidden=128, inter=64):
+    """A gpt-oss-shaped MXFP4 checkpoint (tests/test_formats_spec.py's layout): gate_up [E, 2I, H/32, 16]."""
+    import json
+
+    from safetensors.torch import save_file
+
+    g = torch.Generator().manual_seed(1)
+    pre = "model.layers.0.mlp.experts."
+    u8 = dict(generator=g, dtype=torch.uint8)
+    tensors = {
+        pre + "gate_up_proj_blocks": torch.randint(0, 256, (e, 2 * inter, hidden // 32, 16), **u8),
+        pre + "gate_up_proj_scales": torch.randint(118, 126, (e, 2 * inter, hidden // 32), **u8),
+        pre + "gate_up_proj_bias": torch.randn(e, 2 * inter, generator=g).bfloat16(),
+        "model.layers.0.mlp.router.weight": torch.randn(e, hidden, generator=g).bfloat16(),
+    }
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "mxfp4", "modules_to_not_convert": ["router"]}}))
+    return pre + "gate_up_proj"
+
+
+def test_quant_moe_from_a_gpt_oss_checkpoint(tmp_path):
+    prefix = _gpt_oss_checkpoint(tmp_path)
+    mod = humming.QuantMoE.from_checkpoint(str(tmp_path), prefix, BF16, device="cpu")
+    assert mod.num_experts == 4 and (mod.out_features, mod.in_features) == (128, 128)
+    assert mod.layer.weight.describe() == "e2m1 g32 e8m0 scales" and mod.qweight.bias is not None
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(6, 128, generator=gen).bfloat16()
+    ids = _ids(6, 4, 2, gen)
+    y = mod(x, ids)
+    assert torch.allclose(y.float(), R.moe_gemm(x.float(), mod.qweight, ids).bfloat16().float())
+    p = humming.plan(mod.layer, "H200")
+    assert p.runnable and p.components["scheduler"] == "moe_grouped"
+    with pytest.raises(ShapeError, match="no quantized layer model.nope"):
+        humming.QuantMoE.from_checkpoint(str(tmp_path), ["model.nope"], device="cpu")
+
+
 # ---------------------------------------------------------------------------
 # on the GPU
 # ---------------------------------------------------------------------------
@@ -551,3 +588,13 @@ def test_quant_moe_module_and_torch_compile():
     yc = torch.compile(lambda a, b, c: mod(a, b, c, reduce=True), fullgraph=True)(x, ids, wts)
     assert torch.allclose(yc.float(), y.float(), rtol=2 ** -10, atol=1e-3)
     assert math.isfinite(float(yc.float().abs().max()))
+
+
+@pytest.mark.gpu
+def test_gpt_oss_experts_on_the_gpu(tmp_path, poisoned):
+    """gpt-oss's MXFP4 experts as the checkpoint stores them (bf16 activations, a bias per expert)."""
+    from humming.formats import load_checkpoint
+
+    prefix = _gpt_oss_checkpoint(tmp_path, e=8, hidden=256, inter=128)
+    qw = load_checkpoint(str(tmp_path)).layers[prefix]
+    _gpu_check(qw.to("cuda"), BF16, ms=(1, 5, 33, 300), topk=4)

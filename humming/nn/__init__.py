@@ -156,6 +156,42 @@ class QuantMoE(torch.nn.Module):
                    for e in range(weight.shape[0])]
         return cls(R.QuantizedWeight.stack(experts), activation, out_dtype, device)
 
+    @classmethod
+    def from_checkpoint(cls, checkpoint, prefixes, activation: ActivationScheme | None = None, out_dtype=None,
+                        device=None) -> "QuantMoE":
+        """The experts of one MoE layer of a checkpoint (a path or a :class:`humming.formats.Checkpoint`):
+        ``prefixes`` is one prefix where the format stores the experts together (gpt-oss's
+        ``...mlp.experts.gate_up_proj``), or one prefix per expert, stacked in that order. Static activation
+        scales (``input_scale``) differ per expert in some checkpoints; the largest is taken, as engines do,
+        so no expert's activations saturate."""
+        from ..formats import load_checkpoint
+
+        ckpt = load_checkpoint(checkpoint) if isinstance(checkpoint, (str, bytes)) or hasattr(
+            checkpoint, "__fspath__") else checkpoint
+        names = [prefixes] if isinstance(prefixes, str) else list(prefixes)
+        missing = [p for p in names if p not in ckpt.layers]
+        if missing or not names:
+            raise ShapeError(f"QuantMoE.from_checkpoint: no quantized layer {missing[0] if missing else '(none given)'} "
+                             f"in {ckpt.path}")
+        if isinstance(prefixes, str):
+            qw = ckpt.layers[prefixes]
+            if not qw.is_moe:
+                raise ShapeError(f"QuantMoE.from_checkpoint: {prefixes} holds one dense weight "
+                                 f"{list(qw.codes.shape)}; pass one prefix per expert")
+        else:
+            qw = ckpt.moe(names)
+        act = activation or ckpt.schemes(names[0])[1]
+        scale = None
+        if act.quant == "static_tensor":
+            layers = [ckpt.layers[p] for p in names]
+            found = [torch.as_tensor(q.meta[k], dtype=torch.float32).reshape(-1) for q in layers
+                     for k in ("input_scale", "activation_scale") if k in q.meta]
+            if not found:
+                raise ShapeError(f"QuantMoE.from_checkpoint: {names[0]} has {act.describe()} activations but the "
+                                 f"checkpoint holds no input_scale (or activation_scale) for its experts")
+            scale = float(torch.cat(found).max())
+        return cls(qw, act, out_dtype, device, act_scale=scale)
+
     def forward(self, x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor | None = None,
                 reduce: bool = False) -> torch.Tensor:
         if self.prepared is not None:
