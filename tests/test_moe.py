@@ -180,6 +180,29 @@ def test_moe_gemm_around_an_emulated_kernel(m, e, topk, absent, act, poisoned):
     assert bm == pw.launcher.tile_for(tile_m).bm
 
 
+@pytest.mark.parametrize("t,hint", [(1, None), (16, None), (37, 4), (64, 64)])
+def test_batched_experts_around_an_emulated_kernel(t, hint, poisoned):
+    gen = torch.Generator().manual_seed(t)
+    e, n, k = 6, 40, 256
+    qw = _weight(W4, e, n, k, gen, bias=True)
+    pw = cpu_prepared(qw)
+    x = torch.randn(e, t, k, generator=gen).half()
+    counts = torch.randint(0, t + 1, (e,), generator=gen)
+    counts[0] = 0
+    y = MOE.moe_gemm_batched(x, pw, counts.to(torch.int32), tokens_per_expert=hint)
+    assert y.shape == (e, t, n) and y.dtype == torch.float16
+    for i in range(e):
+        c = int(counts[i])
+        ref = R.gemm(x[i, :c].float(), qw.expert(i))
+        assert torch.allclose(y[i, :c].float(), ref, rtol=2 ** -10, atol=1e-5) and not torch.isnan(y[i, :c]).any()
+    rows, tile_m, bm = pw.launcher.calls[-1]
+    assert rows == e * (-(-t // bm) * bm) and tile_m == (hint or -(-t // 2))
+    with pytest.raises(ShapeError, match=r"x must be float16 or bfloat16 \[E, T, K\] = \[6, T, 256\]"):
+        MOE.moe_gemm_batched(x[:, :, :128], pw, counts)
+    with pytest.raises(ShapeError, match=r"expert_num_tokens must be an int32 or int64 tensor \[6\]"):
+        MOE.moe_gemm_batched(x, pw, counts[:3])
+
+
 def test_moe_gemm_checks_its_inputs():
     gen = torch.Generator().manual_seed(3)
     qw = _weight(W4, 4, 32, 128, gen)
@@ -588,6 +611,32 @@ def test_quant_moe_module_and_torch_compile():
     yc = torch.compile(lambda a, b, c: mod(a, b, c, reduce=True), fullgraph=True)(x, ids, wts)
     assert torch.allclose(yc.float(), y.float(), rtol=2 ** -10, atol=1e-3)
     assert math.isfinite(float(yc.float().abs().max()))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("t", [1, 8, 40, 256])
+def test_batched_experts_on_the_gpu(t, poisoned):
+    from test_gemm_gpu import bound
+
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(t)
+    e = 8
+    qw = _weight(W4, e, 203, 1024, gen, bias=True).to(dev)
+    pw = humming.prepare_weight(qw, layer=LayerSpec(203, 1024, W4, FP16, num_experts=e, bias=True), device=dev)
+    x = (torch.randn(e, t, 1024, generator=gen) * 2).half().to(dev)
+    counts = torch.randint(0, t + 1, (e,), generator=gen).to(dev, torch.int32)
+    y = MOE.moe_gemm_batched(x, pw, counts)
+    torch.cuda.synchronize()
+    from humming_nvidia import gemm_mma_sync as G
+
+    stream = bool(pw.plan.tuning_for(max(1, -(-t // 2))).config.get("stream"))
+    for i in range(e):
+        c = int(counts[i])
+        if c:
+            ref = R.gemm(x[i, :c].float(), qw.expert(i))
+            out_mul = G.pack_weight(qw.expert(i), pw.packed.recipe, dev).out_mul
+            b = bound(x[i, :c].float(), qw.expert(i), ref, 2.0 ** -11, out_mul, raw=1024.0 if stream else 0.0)
+            assert not torch.isnan(y[i, :c]).any() and float(((y[i, :c].double() - ref).abs() / b).max()) <= 1.0
 
 
 @pytest.mark.gpu

@@ -40,7 +40,7 @@ from ..errors import ShapeError
 from .gemm import PreparedWeight, _prepare_activations, registered
 from .library import register_op
 
-__all__ = ["MoeRoute", "moe_route", "moe_gemm", "tokens_per_expert"]
+__all__ = ["MoeRoute", "moe_route", "moe_gemm", "moe_gemm_batched", "tokens_per_expert"]
 
 #: Fill the kernel's output rows with NaN before each launch (tests: a row the kernel does not write shows).
 POISON = False
@@ -317,6 +317,57 @@ def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: i
     lp.grid = (-(-n // COMBINE_THREADS), min(m, 65535), 1)
     lp.launch()
     return y
+
+
+def moe_gemm_batched(x: torch.Tensor, w: PreparedWeight, expert_num_tokens: torch.Tensor,
+                     act_scale: torch.Tensor | None = None, tokens_per_expert: int | None = None) -> torch.Tensor:
+    """MoE GEMM on activations already grouped by expert (engines' "batched experts" format, as expert
+    parallelism's all-to-all delivers them): ``x`` ``[E, T, K]`` holds expert ``e``'s tokens in its first
+    ``expert_num_tokens[e]`` rows (int ``[E]`` on the device). Returns ``[E, T, N]``: row ``t`` of expert
+    ``e`` is ``x[e, t] @ W[e].T (+ bias[e])`` for ``t < expert_num_tokens[e]``; the rows past an expert's count
+    are not results (those in a block the expert's tokens reach hold the GEMM of whatever ``x`` holds there,
+    the others are left unwritten), as the format's consumers ignore them.
+
+    The tile is the plan's for ``tokens_per_expert`` rows (the caller's expectation, e.g. tokens x topk / E;
+    default: half of ``T``, the counts being on the device). Where ``T`` is a multiple of the tile's rows the
+    GEMM reads ``x`` and writes the output in place (one launch, its blocks' experts from the counts by a few
+    torch ops); otherwise ``x`` is first copied into rows padded to whole blocks."""
+    if not w.layer.is_moe:
+        raise ShapeError("moe_gemm_batched: this prepared weight is dense (no expert dimension); use gemm")
+    e, n, k = w.layer.num_experts, w.layer.n, w.layer.k
+    if not isinstance(x, torch.Tensor) or x.dim() != 3 or tuple(x.shape[::2]) != (e, k) or x.dtype not in (
+            torch.float16, torch.bfloat16):
+        raise ShapeError(f"moe_gemm_batched: x must be float16 or bfloat16 [E, T, K] = [{e}, T, {k}], got "
+                         f"{getattr(x, 'dtype', type(x).__name__)} {list(getattr(x, 'shape', []))}")
+    if (not isinstance(expert_num_tokens, torch.Tensor) or expert_num_tokens.shape != (e,)
+            or expert_num_tokens.dtype not in (torch.int32, torch.int64)):
+        raise ShapeError(f"moe_gemm_batched: expert_num_tokens must be an int32 or int64 tensor [{e}], got "
+                         f"{getattr(expert_num_tokens, 'dtype', type(expert_num_tokens).__name__)} "
+                         f"{list(getattr(expert_num_tokens, 'shape', []))}")
+    for name, t in (("x", x), ("expert_num_tokens", expert_num_tokens)):
+        if t.device != w.device:
+            raise ShapeError(f"moe_gemm_batched: {name} is on {t.device}, the prepared weight on {w.device}")
+    if w.layer.activation.quant == "static_tensor" and act_scale is None:
+        raise ShapeError("moe_gemm_batched: static_tensor activations need act_scale (the calibrated fp32 scale)")
+    t = x.shape[1]
+    if t == 0:
+        return x.new_empty((e, 0, n), dtype=w.out_dtype)
+    tile_m = max(1, min(t, int(tokens_per_expert) if tokens_per_expert else -(-t // 2)))
+    bm = w.launcher.tile_for(tile_m).bm
+    tp = -(-t // bm) * bm
+    per = tp // bm  # blocks per expert
+    xs = x if tp == t else torch.nn.functional.pad(x, (0, 0, 0, tp - t))
+    b = torch.arange(e * per, device=x.device)
+    owner = b // per
+    used = (b % per) * bm < expert_num_tokens.to(torch.int64).index_select(0, owner)
+    expert_ids = torch.where(used, owner, torch.full_like(owner, -1)).to(torch.int32)
+    xk, s = _prepare_activations(xs.reshape(e * tp, k), w, act_scale)
+    ys = torch.empty(e * tp, n, dtype=w.out_dtype, device=x.device)
+    if POISON:
+        ys.fill_(float("nan"))
+    w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
+    y = ys.view(e, tp, n)
+    return y if tp == t else y[:, :t]
 
 
 def _moe_impl(x: torch.Tensor, handle: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],
