@@ -34,7 +34,8 @@ from .dtypes import FloatFormat, get_format
 from .errors import FormatError, HummingError, ShapeError, UnsupportedError
 from .scheme import ActivationScheme, LayerSpec, WeightScheme
 
-__all__ = ["LinearConfig", "LinearKernel", "can_implement", "convert_weight", "precompile", "weight_format", "scalar_type_name"]
+__all__ = ["LinearConfig", "LinearKernel", "MoEKernel", "can_implement", "convert_weight", "precompile", "weight_format",
+           "scalar_type_name"]
 
 _INT_RE = re.compile(r"^(u?)int(\d+)(?:b(\d+))?$")
 _FLOAT_RE = re.compile(r"^float(\d+)_e(\d+)m(\d+)([a-z]*)$")
@@ -143,7 +144,8 @@ class LinearConfig:
     ``scale_type`` defaults to the output dtype; ``global_scale`` adds NVFP4's second-level fp32 scale.
     Quantized activations (``int8``, ``float8_e4m3fn``, ``float4_e2m1f``, ...) take ``act_quant``
     (``dynamic_token``, ``static_tensor`` or ``dynamic_group`` with ``act_group_size``), ``act_scale_type``
-    (fp32; e4m3 for NVFP4's, e8m0 for MX) and need ``out_type``.
+    (fp32; e4m3 for NVFP4's, e8m0 for MX) and need ``out_type``. ``num_experts`` > 0 makes it the experts of an
+    MoE layer (each expert's shard ``partition_weight_shape``), run by :class:`MoEKernel`.
     """
 
     weight_type: str
@@ -161,6 +163,7 @@ class LinearConfig:
     bias: bool = False
     full_weight_shape: Optional[tuple] = None
     k_offset: Optional[int] = None
+    num_experts: int = 0
 
     @classmethod
     def from_engine(cls, cfg, **extra) -> "LinearConfig":
@@ -225,9 +228,14 @@ class LinearConfig:
                               "have none")
         if off is not None:
             kw["group_offset"] = off
+        if not isinstance(self.num_experts, int) or isinstance(self.num_experts, bool) or self.num_experts < 0:
+            raise FormatError(f"num_experts: expected 0 (a dense layer) or the number of experts, got "
+                              f"{self.num_experts!r}")
+        if self.num_experts and off is not None:
+            raise FormatError("k_offset: MoE experts are sharded expert by expert here, not with straddling groups")
         ws = WeightScheme(fmt, zero_point=zp, scale_fmt=sfmt, global_scale="tensor" if self.global_scale else "none",
                           act_order=bool(self.has_g_idx), **kw)
-        return LayerSpec(n, k, ws, act, out_dtype=out, bias=bool(self.bias))
+        return LayerSpec(n, k, ws, act, out_dtype=out, bias=bool(self.bias), num_experts=self.num_experts)
 
 
 def _reason(err: Exception) -> str:
@@ -258,7 +266,8 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
 
     ``weight`` is a QuantizedWeight, or a mapping of the layer's checkpoint tensors (``qweight``,
     ``scales``, ``qzeros``, ``g_idx``, ... under ``prefix``, or unprefixed) with the checkpoint's
-    ``quant_config`` (any format :mod:`humming.formats` reads). Its shape and every field of its scheme
+    ``quant_config`` (any format :mod:`humming.formats` reads); for an MoE config, ``prefix`` may be a list
+    of the experts' prefixes (stacked in that order) or one prefix of a format that stores them together. Its shape and every field of its scheme
     must be what the config said; a mismatch raises naming the field. A config with ``bias=True`` and
     no bias tensor gets a zero bias, which the engine's per-call bias replaces."""
     from .formats import load
@@ -274,9 +283,14 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
         if quant_config is None:
             raise FormatError("convert_weight: checkpoint tensors need the checkpoint's quant_config")
         tensors, p = weight, prefix
-        if not p:  # (the layer's own tensors, unprefixed)
-            tensors, p = {f"layer.{k}": v for k, v in weight.items()}, "layer"
-        qw, where = load(quant_config, tensors, p), f"the checkpoint tensors of {prefix or 'the layer'}"
+        if not isinstance(p, str):  # (an MoE layer: one prefix per expert)
+            from .formats import load_moe
+
+            qw, where = load_moe(quant_config, tensors, list(p)), f"the checkpoint tensors of {p[0]}, ..."
+        else:
+            if not p:  # (the layer's own tensors, unprefixed)
+                tensors, p = {f"layer.{k}": v for k, v in weight.items()}, "layer"
+            qw, where = load(quant_config, tensors, p), f"the checkpoint tensors of {prefix or 'the layer'}"
     else:
         raise FormatError(f"convert_weight: expected a QuantizedWeight or a mapping of checkpoint tensors, "
                           f"got {type(weight).__name__}")
@@ -287,10 +301,11 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
             raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}; the config's shard is "
                              f"N x K = {layer.n} x {layer.k} from column {k_offset}")
         qw, where = qw.k_shard(k_offset, layer.k), f"columns [{k_offset}, {k_offset + layer.k}) of {where}"
-    if qw.is_moe or (qw.n, qw.k) != (layer.n, layer.k):
-        raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}"
-                         + (f" per expert, {qw.num_experts} experts" if qw.is_moe else "")
-                         + f"; the config's partition is N x K = {layer.n} x {layer.k}")
+    if qw.num_experts != layer.num_experts or (qw.n, qw.k) != (layer.n, layer.k):
+        def per(e):
+            return f" per expert, {e} experts" if e else ""
+        raise ShapeError(f"convert_weight: {where} is N x K = {qw.n} x {qw.k}{per(qw.num_experts)}"
+                         f"; the config's partition is N x K = {layer.n} x {layer.k}{per(layer.num_experts)}")
     got = qw.scheme
     diffs = [f"{f.name} {getattr(got, f.name)!r} where the config says {getattr(want, f.name)!r}"
              for f in fields(want) if getattr(got, f.name) != getattr(want, f.name) and f.name not in loose]
@@ -300,11 +315,13 @@ def convert_weight(config, weight, quant_config: Optional[Mapping] = None, prefi
     if bias is not None:
         if not layer.bias:
             raise ShapeError("convert_weight: a bias was given, but the config says bias=False")
-        if tuple(bias.shape) != (layer.n,):
-            raise ShapeError(f"convert_weight: bias must be [{layer.n}], got {list(bias.shape)}")
+        want_b = (layer.num_experts, layer.n) if layer.is_moe else (layer.n,)
+        if tuple(bias.shape) != want_b:
+            raise ShapeError(f"convert_weight: bias must be {list(want_b)}, got {list(bias.shape)}")
         qw = replace(qw, bias=bias.detach().float().to(qw.codes.device))
     elif layer.bias and qw.bias is None:
-        qw = replace(qw, bias=torch.zeros(layer.n, dtype=torch.float32, device=qw.codes.device))
+        shape = (layer.num_experts, layer.n) if layer.is_moe else (layer.n,)
+        qw = replace(qw, bias=torch.zeros(shape, dtype=torch.float32, device=qw.codes.device))
     elif not layer.bias and qw.bias is not None:
         raise ShapeError(f"convert_weight: {where} carries a bias, but the config says bias=False")
     return qw
@@ -355,6 +372,8 @@ class LinearKernel:
         (the config must say bias=True). Under ``torch.compile`` this is ``torch.ops.humming.gemm``."""
         from .ops import gemm
 
+        if self.layer.is_moe:
+            raise ShapeError("apply: this config has experts (num_experts > 0); use MoEKernel")
         if self.weight is None:
             raise ShapeError("apply: call process_weights first (no weight has been converted yet)")
         lead = x.shape[:-1]
@@ -362,6 +381,43 @@ class LinearKernel:
         return y.reshape(*lead, self.layer.n)
 
     __call__ = apply
+
+
+class MoEKernel(LinearKernel):
+    """The experts of one MoE layer of an engine (a :class:`LinearConfig` with ``num_experts``): checked at
+    construction, converted once (:meth:`process_weights`: a QuantizedWeight ``[E, N, K]``, or checkpoint
+    tensors with the experts' prefixes), then called in either activation format engines use:
+    :meth:`apply` (token-major activations with top-k ids and weights) or :meth:`apply_batched` (activations
+    grouped by expert, with counts: expert parallelism). The activation function between the gate/up and
+    down projections stays the engine's."""
+
+    def __init__(self, config: LinearConfig, device=None):
+        if not config.num_experts:
+            raise FormatError("MoEKernel: the config has no experts (num_experts is 0); use LinearKernel")
+        super().__init__(config, device)
+
+    def apply(self, x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor] = None,
+              reduce: bool = False, act_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """:func:`humming.ops.moe.moe_gemm`: ``x`` ``[M, K]`` or ``[M, topk, K]``, ``topk_ids`` ``[M, topk]``
+        -> ``[M, topk, N]`` (``[M, N]`` with ``reduce``, weighted by ``topk_weights``)."""
+        from .ops.moe import moe_gemm
+
+        if self.weight is None:
+            raise ShapeError("apply: call process_weights first (no weight has been converted yet)")
+        return moe_gemm(x, self.weight, topk_ids, topk_weights, reduce=reduce, act_scale=act_scale)
+
+    __call__ = apply
+
+    def apply_batched(self, x: torch.Tensor, expert_num_tokens: torch.Tensor,
+                      act_scale: Optional[torch.Tensor] = None, tokens_per_expert: Optional[int] = None) -> torch.Tensor:
+        """:func:`humming.ops.moe.moe_gemm_batched`: ``x`` ``[E, T, K]`` with ``expert_num_tokens`` ``[E]``
+        -> ``[E, T, N]``."""
+        from .ops.moe import moe_gemm_batched
+
+        if self.weight is None:
+            raise ShapeError("apply_batched: call process_weights first (no weight has been converted yet)")
+        return moe_gemm_batched(x, self.weight, expert_num_tokens, act_scale=act_scale,
+                                tokens_per_expert=tokens_per_expert)
 
 
 def precompile(kernels, ms=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)) -> list:

@@ -1260,7 +1260,7 @@ PY
            # plans pick for 1-1000 tokens, 8 experts top-2 and 64 top-8 with experts held elsewhere, int/float codes, int8
            # and fp8 activations; graph capture; QuantMoE under torch.compile), then the bench: Qwen3-30B-A3B's expert
            # layers and a Mixtral-sized gate/up (8 experts top-2, 28672x4096) against the per-expert torch loop in fp16
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py 2>&1 \
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py -k "moe or MoE" 2>&1 \
              | tee "$OUT/s47a_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
            timeout 150 humming bench --preset qwen3-30b-a3b --kind moe --m 1,16,64,256,1024 --weight int4 --group-size 128 \
              --methods humming,torch-loop-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s47a-qwen3" 2>&1 \

@@ -336,3 +336,74 @@ def test_every_rank_of_a_layer_whose_groups_straddle_the_ranks(act, poison_cuda)
     if quant is None:
         ref = R.gemm(x.float(), full.to("cuda")).double()
         assert torch.allclose(total, ref, rtol=4e-3, atol=4e-3 * float(ref.abs().max()))
+
+
+# ---------------------------------------------------------------------------
+# MoE layers
+# ---------------------------------------------------------------------------
+
+
+def _gptq_experts(e=4, n=96, k=256, gs=32):
+    """One GPTQ layer per expert, under the prefixes an engine's checkpoint gives them."""
+    tensors = {}
+    for i in range(e):
+        t, qc = _gptq(n=n, k=k, gs=gs, seed=10 + i)
+        tensors.update({f"model.experts.{i}.up_proj.{name}": v for name, v in t.items()})
+    return tensors, qc, [f"model.experts.{i}.up_proj" for i in range(e)]
+
+
+def test_moe_configs_plan_and_convert_expert_by_expert():
+    cfg = LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=4)
+    assert can_implement(cfg, "H200") == (True, None) and can_implement(cfg, "T4") == (True, None)
+    assert cfg.layer_spec().num_experts == 4
+    ok, why = can_implement(LinearConfig("uint4b8", (256, 96), torch.float16, 32, has_g_idx=True, num_experts=4),
+                            "A100")
+    assert not ok and "MoE weights with act order" in why
+    tensors, qc, prefixes = _gptq_experts()
+    qw = convert_weight(cfg, tensors, qc, prefix=prefixes)
+    assert qw.is_moe and qw.num_experts == 4 and (qw.n, qw.k) == (96, 256)
+    one = load(qc, tensors, prefixes[2])
+    assert torch.equal(R.dequantize(qw.expert(2)), R.dequantize(one))
+    with pytest.raises(ShapeError, match=r"per expert, 4 experts; the config's partition is N x K = 96 x 256$"):
+        convert_weight(LinearConfig("uint4b8", (256, 96), torch.float16, 32), tensors, qc, prefix=prefixes)
+    with pytest.raises(ShapeError, match=r"is N x K = 96 x 256; the config's partition is N x K = 96 x 256 per "
+                                         r"expert, 8 experts"):
+        convert_weight(LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=8), one)
+    b = convert_weight(LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=4, bias=True), qw)
+    assert b.bias.shape == (4, 96) and not b.bias.any()
+    with pytest.raises(ShapeError, match=r"bias must be \[4, 96\], got \[96\]"):
+        convert_weight(LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=4, bias=True), qw,
+                       bias=torch.randn(96))
+    with pytest.raises(FormatError, match=r"num_experts: expected 0 \(a dense layer\) or the number of experts"):
+        LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=-1).layer_spec()
+
+
+@pytest.mark.gpu
+def test_moe_kernel_from_gptq_experts(poison_cuda):
+    from humming.engine import MoEKernel
+    from humming.ops import moe as MOE
+
+    tensors, qc, prefixes = _gptq_experts(e=8, n=200, k=384)
+    cfg = LinearConfig("uint4b8", (384, 200), torch.float16, 32, num_experts=8)
+    with pytest.raises(FormatError, match="use LinearKernel"):
+        MoEKernel(LinearConfig("uint4b8", (384, 200), torch.float16, 32))
+    kern = MoEKernel(cfg)
+    kern.process_weights(tensors, qc, prefix=prefixes)
+    qw = convert_weight(cfg, tensors, qc, prefix=prefixes).to("cuda")
+    with pytest.raises(ShapeError, match="use MoEKernel"):
+        LinearKernel.apply(kern, torch.randn(3, 384, device="cuda").half())
+    x = torch.randn(9, 384, device="cuda").half()
+    ids = torch.stack([torch.randperm(8)[:2] for _ in range(9)]).to("cuda", torch.int32)
+    wts = torch.rand(9, 2, device="cuda")
+    y = kern(x, ids, wts, reduce=True)
+    ref = R.moe_gemm(x.float(), qw, ids, wts, reduce=True)
+    assert y.shape == (9, 200) and torch.allclose(y.float(), ref, rtol=4e-3, atol=4e-3 * float(ref.abs().max()))
+    xb = torch.randn(8, 16, 384, device="cuda").half()
+    counts = torch.randint(0, 17, (8,)).to("cuda", torch.int32)
+    yb = kern.apply_batched(xb, counts, tokens_per_expert=4)
+    for i in range(8):
+        c = int(counts[i])
+        r = R.gemm(xb[i, :c].float(), qw.expert(i))
+        assert torch.allclose(yb[i, :c].float(), r, rtol=4e-3, atol=4e-3 * float(r.abs().max() + 1))
+    assert len(precompile([kern], ms=(1, 16, 64))) >= 1
+    assert MOE.tokens_per_expert(9, 2, 8) == 3

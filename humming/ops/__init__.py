@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from .gemm import PreparedWeight, gemm, prepare_weight
 
-__all__ = ["PreparedWeight", "prepare_weight", "gemm", "moe_gemm", "quantize_activation"]
+__all__ = ["PreparedWeight", "prepare_weight", "gemm", "moe_gemm", "moe_gemm_batched", "quantize_activation"]
 
 
 def __getattr__(name):
-    if name == "moe_gemm":
-        from .moe import moe_gemm
+    if name in ("moe_gemm", "moe_gemm_batched"):
+        from . import moe
 
-        return moe_gemm
+        return getattr(moe, name)
     if name == "quantize_activation":
         from .act_quant import quantize_activation
 
