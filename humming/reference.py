@@ -52,6 +52,9 @@ __all__ = [
     "dequantize_activation",
     "gemm",
     "moe_gemm",
+    "moe_activation",
+    "moe_mlp",
+    "MOE_ACTIVATIONS",
     "scale_shape",
     "expand_scales",
     "encode_ceil",
@@ -589,3 +592,47 @@ def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
     if reduce:
         y = y.sum(dim=1)
     return y.to(torch.float32)
+
+
+#: Gated activations between an MoE layer's gate/up and down projections: ``silu`` (SwiGLU: silu(gate) x up),
+#: ``gelu`` (tanh-approximated GELU(gate) x up) and ``swigluoai`` (gpt-oss: the gate clamped above at
+#: ``limit``, the up both ways, ``(up + 1) x gate x sigmoid(alpha x gate)``).
+MOE_ACTIVATIONS = ("silu", "gelu", "swigluoai")
+
+
+def moe_activation(y: torch.Tensor, activation: str = "silu", interleaved: bool = False, alpha: float = 1.702,
+                   limit: float = 7.0) -> torch.Tensor:
+    """The gated activation of gate/up rows ``y`` ``[..., 2I]`` -> ``[..., I]``, in float64 then float32: the
+    gate is the first half (``interleaved``: the even columns, as gpt-oss stores them), the up the other."""
+    if activation not in MOE_ACTIVATIONS:
+        raise ShapeError(f"moe_activation: activation must be one of {', '.join(MOE_ACTIVATIONS)}, got {activation!r}")
+    if y.shape[-1] % 2:
+        raise ShapeError(f"moe_activation: the gate/up rows need an even width [..., 2I], got {list(y.shape)}")
+    y = y.to(torch.float64)
+    half = y.shape[-1] // 2
+    gate, up = (y[..., 0::2], y[..., 1::2]) if interleaved else (y[..., :half], y[..., half:])
+    if activation == "silu":
+        out = gate * torch.sigmoid(gate) * up
+    elif activation == "gelu":
+        out = torch.nn.functional.gelu(gate, approximate="tanh") * up
+    else:
+        gate = gate.clamp(max=limit)
+        up = up.clamp(min=-limit, max=limit)
+        out = (up + 1) * gate * torch.sigmoid(alpha * gate)
+    return out.to(torch.float32)
+
+
+def moe_mlp(x: torch.Tensor, w13: QuantizedWeight, w2: QuantizedWeight, topk_ids: torch.Tensor,
+            topk_weights: torch.Tensor | None = None, activation: str = "silu", interleaved: bool = False,
+            alpha: float = 1.702, limit: float = 7.0, round_to: torch.dtype | None = None) -> torch.Tensor:
+    """Reference MoE MLP: ``sum_j w_j down_j(act(gate_up_j(x)))`` over each token's chosen experts ``j`` ->
+    ``[M, H]`` float32. ``round_to`` (fp16/bf16) rounds the gate/up outputs and the activation to that type
+    between the steps, as the kernels store them."""
+    y1 = moe_gemm(x, w13, topk_ids)
+    if round_to is not None:
+        y1 = y1.to(round_to).float()
+    a = moe_activation(y1, activation, interleaved, alpha, limit)
+    if round_to is not None:
+        a = a.to(round_to).float()
+    return moe_gemm(a, w2, topk_ids, topk_weights, reduce=True)
+

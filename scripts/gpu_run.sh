@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s45a|s46a|s47a|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1256,18 +1256,21 @@ PY
            # QuantLinear, and a tuning run whose stored plan then computes the GEMM (humming.tune)
            timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py \
              tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
-    s47a)  # MoE GEMM (humming.ops.moe, the kernels' MOE blocks), never run on a GPU: its GPU tests (every tile kind the
-           # plans pick for 1-1000 tokens, 8 experts top-2 and 64 top-8 with experts held elsewhere, int/float codes, int8
-           # and fp8 activations; graph capture; QuantMoE under torch.compile), then the bench: Qwen3-30B-A3B's expert
-           # layers and a Mixtral-sized gate/up (8 experts top-2, 28672x4096) against the per-expert torch loop in fp16
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py -k "moe or MoE" 2>&1 \
-             | tee "$OUT/s47a_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
-           timeout 150 humming bench --preset qwen3-30b-a3b --kind moe --m 1,16,64,256,1024 --weight int4 --group-size 128 \
-             --methods humming,torch-loop-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s47a-qwen3" 2>&1 \
-             | tee "$OUT/s47a-qwen3.log" | grep -E "^(== |1 |16 |64 |256 |1024 )|stream |rror"
-           timeout 120 humming bench --moe-shapes 8x2x28672x4096 --m 1,16,64,256 --weight int4 --group-size 128 \
-             --methods humming,torch-loop-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s47a-mixtral" 2>&1 \
-             | tee "$OUT/s47a-mixtral.log" | grep -E "^(== |1 |16 |64 |256 )|stream |rror" ;;
+    s47a)  # MoE GEMM (humming.ops.moe, the kernels' MOE blocks, moe_route.cuh), never run on a GPU: its GPU tests
+           # (every tile kind the plans pick for 1-1000 tokens, 8 experts top-2 and 64 top-8 with experts held
+           # elsewhere, int/float codes, int8 and fp8 activations; the routing kernel against the torch routing;
+           # graph capture; QuantMoE under torch.compile; the batched format; the MLP; gpt-oss's experts) and the
+           # engine's MoEKernel
+           timeout 540 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py \
+             -k "moe or MoE" 2>&1 | tee "$OUT/s47a_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0])) ;;
+    s47b)  # the MoE bench: Qwen3-30B-A3B's expert layers and a Mixtral-sized gate/up (8 experts top-2, 28672x4096)
+           # against the per-expert torch loop in fp16
+           timeout 240 humming bench --preset qwen3-30b-a3b --kind moe --m 1,16,64,256,1024 --weight int4 --group-size 128 \
+             --methods humming,torch-loop-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s47b-qwen3" 2>&1 \
+             | tee "$OUT/s47b-qwen3.log" | grep -E "^(== |1 |16 |64 |256 |1024 )|stream |rror"
+           timeout 200 humming bench --moe-shapes 8x2x28672x4096 --m 1,16,64,256 --weight int4 --group-size 128 \
+             --methods humming,torch-loop-fp16 --repeats 3 --no-plot --no-jit --out "$OUT/s47b-mixtral" 2>&1 \
+             | tee "$OUT/s47b-mixtral.log" | grep -E "^(== |1 |16 |64 |256 )|stream |rror" ;;
     s46t)  # `humming tune` on the issue's int4 layers up to 64 tokens (the tuning database in $OUT), then the bench
            # with that database against the heuristics (HUMMING_TUNING_DB=off), alternated twice
            timeout 300 humming tune --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --weight int4 \

@@ -203,6 +203,49 @@ def test_batched_experts_around_an_emulated_kernel(t, hint, poisoned):
         MOE.moe_gemm_batched(x, pw, counts[:3])
 
 
+@pytest.mark.parametrize("interleaved", [False, True], ids=["halves", "interleaved"])
+def test_gated_activations(interleaved):
+    y = torch.randn(3, 5, 16) * 6
+    g, u = (y[..., 0::2], y[..., 1::2]) if interleaved else (y[..., :8], y[..., 8:])
+    g, u = g.double(), u.double()
+    want = {"silu": torch.nn.functional.silu(g) * u,
+            "gelu": 0.5 * g * (1 + torch.tanh(math.sqrt(2 / math.pi) * (g + 0.044715 * g ** 3))) * u,
+            "swigluoai": (u.clamp(-7, 7) + 1) * g.clamp(max=7) * torch.sigmoid(1.702 * g.clamp(max=7))}
+    for act, w in want.items():
+        got = R.moe_activation(y, act, interleaved)
+        assert got.shape == (3, 5, 8) and got.dtype == torch.float32
+        assert torch.allclose(got.double(), w, rtol=1e-6, atol=1e-6), act
+    with pytest.raises(ShapeError, match="activation must be one of silu, gelu, swigluoai"):
+        R.moe_activation(y, "relu")
+    with pytest.raises(ShapeError, match="even width"):
+        R.moe_activation(y[..., :5])
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("activation,interleaved", [("silu", False), ("swigluoai", True)])
+def test_moe_mlp_around_an_emulated_kernel(act, activation, interleaved, poisoned):
+    gen = torch.Generator().manual_seed(13)
+    e, h, inter, m, topk = 8, 256, 128, 11, 2
+    dt = torch.bfloat16 if act.fmt == "bf16" else torch.float16
+    eps = 2.0 ** (-8 if act.fmt == "bf16" else -11)
+    w13 = _weight(W4, e, 2 * inter, h, gen, bias=True)
+    w2 = _weight(W4, e, h, inter, gen)
+    p13, p2 = cpu_prepared(w13, act), cpu_prepared(w2, act)
+    x = torch.randn(m, h, generator=gen).to(dt)
+    ids = _ids(m, e, topk, gen, 0.1)
+    wts = torch.rand(m, topk, generator=gen)
+    y = MOE.moe_mlp(x, p13, p2, ids, wts, activation=activation, interleaved=interleaved)
+    assert y.shape == (m, h) and y.dtype == dt and not torch.isnan(y).any()
+    ref = R.moe_mlp(x.float(), w13, w2, ids, wts, activation, interleaved, round_to=dt)
+    a = R.moe_activation(R.moe_gemm(x.float(), w13, ids).to(dt).float(), activation, interleaved).to(dt).float()
+    scale = (R.moe_gemm(a, w2, ids).abs() * wts[..., None]).sum(1)
+    assert bool(((y.float() - ref).abs() <= 2 * eps * scale + 2 * eps * ref.abs() + 1e-5).all())
+    with pytest.raises(ShapeError, match="w13 writes|N = 2 x w2's K"):
+        MOE.moe_mlp(x, p2, p13, ids)
+    with pytest.raises(ShapeError, match="activation must be one of"):
+        MOE.moe_mlp(x, p13, p2, ids, activation="relu")
+
+
 def test_moe_gemm_checks_its_inputs():
     gen = torch.Generator().manual_seed(3)
     qw = _weight(W4, 4, 32, 128, gen)
@@ -379,6 +422,8 @@ def test_routing_kernels_compile(tmp_path, target):
     specs += [MOE.moe_kernel_spec("moe_gather", target, VEC=v) for v in (False, True)]
     specs += [MOE.moe_kernel_spec("moe_combine", target, OUT_BF16=b, WEIGHTED=w, REDUCE=r)
               for b in (False, True) for w in (False, True) for r in (False, True)]
+    specs += [MOE.moe_kernel_spec("moe_act", target, OUT_BF16=b, ACT=a, INTERLEAVED=i)
+              for b in (False, True) for a in (0, 1, 2) for i in (False, True)]
     rt.warmup(specs, executor="thread")
     for spec in specs:
         kern = rt.kernel(spec)
@@ -391,6 +436,8 @@ def test_routing_kernels_compile(tmp_path, target):
             assert I.count(sass, r"^LDG\.E\.128") > 0 and I.count(sass, r"^STG\.E\.128") > 0, spec.name
         elif spec.family == "moe_combine" and (spec.get("WEIGHTED") or spec.get("REDUCE")):
             assert I.count(sass, r"^FADD|^FFMA|^FMUL") > 0, spec.name
+        elif spec.family == "moe_act":  # (the exponential on the SFU; tanh as the chip computes it)
+            assert I.count(sass, r"^MUFU\.(EX2|TANH|RCP)") > 0, spec.name
     with pytest.raises(ValueError, match="moe_gather"):
         MOE.moe_kernel_spec("moe_gather", target, VEC=True, REDUCE=True)
 
@@ -637,6 +684,37 @@ def test_batched_experts_on_the_gpu(t, poisoned):
             out_mul = G.pack_weight(qw.expert(i), pw.packed.recipe, dev).out_mul
             b = bound(x[i, :c].float(), qw.expert(i), ref, 2.0 ** -11, out_mul, raw=1024.0 if stream else 0.0)
             assert not torch.isnan(y[i, :c]).any() and float(((y[i, :c].double() - ref).abs() / b).max()) <= 1.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("activation,interleaved,down_k", [("silu", False, 1024), ("gelu", False, 1024),
+                                                          ("swigluoai", True, 1024), ("silu", False, 384)])
+@pytest.mark.parametrize("m", [1, 7, 64, 500])
+def test_moe_mlp_kernels(activation, interleaved, down_k, m, poisoned, monkeypatch):
+    """The MLP with the rows kept in expert order between the GEMMs, against the same MLP through moe_gemm and
+    torch (HUMMING_MOE_ROUTE=torch) and the reference. down_k 384: a down projection whose tile may have other
+    rows than the gate/up one (routed again, gathered from the activation's rows)."""
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(m)
+    e, h, topk = 16, 512, 4
+    w13 = _weight(W4, e, 2 * down_k, h, gen, bias=True).to(dev)
+    w2 = _weight(W4, e, h, down_k, gen).to(dev)
+    p13 = humming.prepare_weight(w13, layer=LayerSpec(2 * down_k, h, W4, BF16, num_experts=e, out_dtype="bf16",
+                                                      bias=True), device=dev)
+    p2 = humming.prepare_weight(w2, layer=LayerSpec(h, down_k, W4, BF16, num_experts=e, out_dtype="bf16"), device=dev)
+    x = torch.randn(m, h, generator=gen).to(dev, torch.bfloat16)
+    ids = _ids(m, e, topk, gen, 0.1).to(dev)
+    wts = torch.rand(m, topk, generator=gen).to(dev)
+    y = MOE.moe_mlp(x, p13, p2, ids, wts, activation=activation, interleaved=interleaved)
+    torch.cuda.synchronize()
+    monkeypatch.setattr(MOE, "ROUTE_KERNELS", False)
+    yt = MOE.moe_mlp(x, p13, p2, ids, wts, activation=activation, interleaved=interleaved)
+    ref = R.moe_mlp(x.float(), w13, w2, ids, wts, activation, interleaved, round_to=torch.bfloat16)
+    assert not torch.isnan(y).any()
+    scale = float(ref.abs().max()) + 1e-3
+    # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
+    assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
+    assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
 
 
 @pytest.mark.gpu

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from .gemm import PreparedWeight, gemm, prepare_weight
 
-__all__ = ["PreparedWeight", "prepare_weight", "gemm", "moe_gemm", "moe_gemm_batched", "quantize_activation"]
+__all__ = ["PreparedWeight", "prepare_weight", "gemm", "moe_gemm", "moe_gemm_batched", "moe_mlp",
+           "quantize_activation"]
 
 
 def __getattr__(name):
-    if name in ("moe_gemm", "moe_gemm_batched"):
+    if name in ("moe_gemm", "moe_gemm_batched", "moe_mlp"):
         from . import moe
 
         return getattr(moe, name)

@@ -40,7 +40,7 @@ from ..errors import ShapeError
 from .gemm import PreparedWeight, _prepare_activations, registered
 from .library import register_op
 
-__all__ = ["MoeRoute", "moe_route", "moe_gemm", "moe_gemm_batched", "tokens_per_expert"]
+__all__ = ["MoeRoute", "moe_route", "moe_gemm", "moe_gemm_batched", "moe_mlp", "tokens_per_expert"]
 
 #: Fill the kernel's output rows with NaN before each launch (tests: a row the kernel does not write shows).
 POISON = False
@@ -62,9 +62,16 @@ class MoeRouteParams(ctypes.Structure):
 class MoeGatherParams(ctypes.Structure):
     """Mirror of ``humming::MoeGatherParams``."""
 
-    _fields_ = [("x", ctypes.c_void_p), ("xs", ctypes.c_void_p), ("src", ctypes.c_void_p),
+    _fields_ = [("x", ctypes.c_void_p), ("xs", ctypes.c_void_p), ("src", ctypes.c_void_p), ("map", ctypes.c_void_p),
                 ("num_rows", ctypes.c_int), ("k", ctypes.c_int), ("ldx", ctypes.c_int), ("ldxs", ctypes.c_int),
                 ("div", ctypes.c_int)]
+
+
+class MoeActParams(ctypes.Structure):
+    """Mirror of ``humming::MoeActParams``."""
+
+    _fields_ = [("y", ctypes.c_void_p), ("a", ctypes.c_void_p), ("rows", ctypes.c_int), ("inter", ctypes.c_int),
+                ("ldy", ctypes.c_int), ("alpha", ctypes.c_float), ("limit", ctypes.c_float)]
 
 
 class MoeCombineParams(ctypes.Structure):
@@ -75,20 +82,25 @@ class MoeCombineParams(ctypes.Structure):
                 ("num_rows", ctypes.c_int)]
 
 
-_PARAMS = {"moe_route": MoeRouteParams, "moe_gather": MoeGatherParams, "moe_combine": MoeCombineParams}
-_THREADS = {"moe_route": ROUTE_THREADS, "moe_gather": GATHER_THREADS, "moe_combine": COMBINE_THREADS}
+_PARAMS = {"moe_route": MoeRouteParams, "moe_gather": MoeGatherParams, "moe_act": MoeActParams,
+           "moe_combine": MoeCombineParams}
+_THREADS = {"moe_route": ROUTE_THREADS, "moe_gather": GATHER_THREADS, "moe_act": COMBINE_THREADS,
+            "moe_combine": COMBINE_THREADS}
 
 
 def moe_kernel_spec(kind: str, target: str, **config):
-    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC)
-    or moe_combine (OUT_BF16, WEIGHTED, REDUCE)."""
+    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC),
+    moe_act (OUT_BF16, ACT: an index of MOE_ACTIVATIONS, INTERLEAVED) or moe_combine (OUT_BF16, WEIGHTED,
+    REDUCE)."""
     from ..jit import KernelSpec
 
-    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC",), "moe_combine": ("OUT_BF16", "WEIGHTED", "REDUCE")}
+    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC",), "moe_act": ("OUT_BF16", "ACT", "INTERLEAVED"),
+            "moe_combine": ("OUT_BF16", "WEIGHTED", "REDUCE")}
     if kind not in want or set(config) != set(want[kind]):
         raise ValueError(f"moe_kernel_spec: {kind!r} takes {want.get(kind, 'no such kernel')}, got {sorted(config)}")
     return KernelSpec(family=kind, header="humming/kernels/moe_route.cuh", entry=f"humming::{kind}",
-                      params=f"humming::{_PARAMS[kind].__name__}", config={k: bool(v) for k, v in config.items()},
+                      params=f"humming::{_PARAMS[kind].__name__}",
+                      config={k: v if isinstance(v, bool) or k == "ACT" else bool(v) for k, v in config.items()},
                       target=target, threads=_THREADS[kind], params_size=ctypes.sizeof(_PARAMS[kind]))
 
 
@@ -280,43 +292,73 @@ def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: i
         with torch.cuda.device(x.device.index):
             return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
     m, topk = topk_ids.shape
-    n, k, e = w.layer.n, w.layer.k, w.layer.num_experts
-    dev, di = x.device, x.device.index
-    rows_n = max_blocks(m * topk, e, bm) * bm
-    route = _route_kernel(topk_ids, e, bm)
-    rows, expert_ids, src = route.rows, route.expert_ids, route.src
+    route = _route_kernel(topk_ids, w.layer.num_experts, bm)
+    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1)
+    ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
+    return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce)
 
-    x2 = x.reshape(-1, k)
-    if k > 1 and x2.stride(1) != 1:
-        x2 = x2.contiguous()
-    xs = torch.empty(rows_n, k, dtype=x.dtype, device=dev)
-    vec = k % 8 == 0 and x2.stride(0) % 8 == 0 and x2.data_ptr() % 16 == 0
-    lp = _launch_plan("moe_gather", di, VEC=vec)
-    p = lp.params
-    p.x, p.xs, p.src = x2.data_ptr(), xs.data_ptr(), src.data_ptr()
-    p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, k, x2.stride(0), k, topk if x.dim() == 2 else 1
-    lp.launch(-(-rows_n // (GATHER_THREADS // 32)))
 
+def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, tile_m: int, act_scale):
+    """The GEMM of the routed rows xs (whole blocks, each against expert_ids' expert): [rows, N]."""
     xk, s = _prepare_activations(xs, w, act_scale)
-    ys = torch.empty(rows_n, n, dtype=w.out_dtype, device=dev)
+    ys = torch.empty(xs.shape[0], w.layer.n, dtype=w.out_dtype, device=xs.device)
     if POISON:
         ys.fill_(float("nan"))
     w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
+    return ys
 
-    y = torch.empty((m, n) if reduce else (m, topk, n), dtype=w.out_dtype, device=dev)
+
+def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map: torch.Tensor | None = None):
+    """The routed rows [rows_n, K] of the 16-bit rows ``x2`` (moe_gather: row r holds x2's row src[r] // div,
+    or row_map[src[r]]; zeros where src[r] < 0)."""
+    k = x2.shape[1]
+    if k > 1 and x2.stride(1) != 1:
+        x2 = x2.contiguous()
+    xs = torch.empty(rows_n, k, dtype=x2.dtype, device=x2.device)
+    vec = k % 8 == 0 and x2.stride(0) % 8 == 0 and x2.data_ptr() % 16 == 0
+    lp = _launch_plan("moe_gather", x2.device.index, VEC=vec)
+    p = lp.params
+    p.x, p.xs, p.src = x2.data_ptr(), xs.data_ptr(), src.data_ptr()
+    p.map = row_map.data_ptr() if row_map is not None else 0
+    p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, k, x2.stride(0), k, div
+    lp.launch(-(-rows_n // (GATHER_THREADS // 32)))
+    return xs
+
+
+def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: int, topk_weights, reduce: bool):
+    """The pairs' rows of ys gathered back (moe_combine): [M, topk, N], or [M, N] summed with ``reduce``,
+    times ``topk_weights`` where given."""
+    n = ys.shape[1]
+    y = torch.empty((m, n) if reduce else (m, topk, n), dtype=ys.dtype, device=ys.device)
     wts = None
     if topk_weights is not None:
         wts = topk_weights.reshape(-1).to(torch.float32)
         if not wts.is_contiguous():
             wts = wts.contiguous()
-    lp = _launch_plan("moe_combine", di, OUT_BF16=w.out_dtype == torch.bfloat16, WEIGHTED=wts is not None,
+    lp = _launch_plan("moe_combine", ys.device.index, OUT_BF16=ys.dtype == torch.bfloat16, WEIGHTED=wts is not None,
                       REDUCE=bool(reduce))
     p = lp.params
     p.ys, p.rows, p.w, p.y = ys.data_ptr(), rows.data_ptr(), wts.data_ptr() if wts is not None else 0, y.data_ptr()
-    p.m, p.topk, p.n, p.ldy, p.num_rows = m, topk, n, n, rows_n
+    p.m, p.topk, p.n, p.ldy, p.num_rows = m, topk, n, ys.stride(0), rows_n
     lp.grid = (-(-n // COMBINE_THREADS), min(m, 65535), 1)
     lp.launch()
     return y
+
+
+def _activate(ys: torch.Tensor, activation: str, interleaved: bool, alpha: float, limit: float) -> torch.Tensor:
+    """moe_act: the gated activation of the gate/up rows ys [rows, 2I] -> [rows, I] (16-bit)."""
+    from ..reference import MOE_ACTIVATIONS
+
+    rows, inter = ys.shape[0], ys.shape[1] // 2
+    a = torch.empty(rows, inter, dtype=ys.dtype, device=ys.device)
+    lp = _launch_plan("moe_act", ys.device.index, OUT_BF16=ys.dtype == torch.bfloat16,
+                      ACT=MOE_ACTIVATIONS.index(activation), INTERLEAVED=bool(interleaved))
+    p = lp.params
+    p.y, p.a, p.rows, p.inter, p.ldy, p.alpha, p.limit = ys.data_ptr(), a.data_ptr(), rows, inter, ys.stride(0), \
+        float(alpha), float(limit)
+    lp.grid = (-(-inter // COMBINE_THREADS), max(1, min(rows, 65535)), 1)
+    lp.launch()
+    return a
 
 
 def moe_gemm_batched(x: torch.Tensor, w: PreparedWeight, expert_num_tokens: torch.Tensor,
@@ -368,6 +410,69 @@ def moe_gemm_batched(x: torch.Tensor, w: PreparedWeight, expert_num_tokens: torc
     w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
     y = ys.view(e, tp, n)
     return y if tp == t else y[:, :t]
+
+
+def moe_mlp(x: torch.Tensor, w13: PreparedWeight, w2: PreparedWeight, topk_ids: torch.Tensor,
+            topk_weights: torch.Tensor | None = None, activation: str = "silu", interleaved: bool = False,
+            alpha: float = 1.702, limit: float = 7.0, act_scales: tuple = (None, None),
+            check_ids: bool = True) -> torch.Tensor:
+    """An MoE layer's experts whole: ``sum_j topk_weights[:, j] * down_j(act(gate_up_j(x)))`` -> ``[M, H]``.
+
+    ``w13``: the experts' gate/up projection (``[E, 2I, H]``, the gate the first ``I`` rows of each expert, or
+    with ``interleaved`` the even rows, as gpt-oss stores them), ``w2``: their down projection (``[E, H', I]``);
+    ``w13``'s output dtype is ``w2``'s activation dtype. ``activation``: one of
+    :data:`humming.reference.MOE_ACTIVATIONS` (``silu``, ``gelu``, ``swigluoai`` with ``alpha`` and ``limit``).
+    ``act_scales``: the static activation scales of the two projections, where their schemes have them.
+
+    On a GPU the routed rows stay in expert order between the two GEMMs: route, gather, gate/up GEMM, the
+    activation (fp32, rounded once to 16 bits), the down GEMM on the same blocks (where its tile has the
+    gate/up tile's rows; else routed again and gathered from the activation's rows), and the weighted sum:
+    six launches (eight where the tiles differ). Elsewhere (or with ``HUMMING_MOE_ROUTE=torch``) it is
+    :func:`moe_gemm`, the activation in torch, and :func:`moe_gemm` again.
+    """
+    from ..reference import MOE_ACTIVATIONS, moe_activation
+
+    for name, w in (("w13", w13), ("w2", w2)):
+        if not isinstance(w, PreparedWeight) or not w.layer.is_moe:
+            raise ShapeError(f"moe_mlp: {name} must be a prepared MoE weight (an expert dimension), got "
+                             f"{getattr(getattr(w, 'layer', None), 'describe', lambda: type(w).__name__)()}")
+    l1, l2 = w13.layer, w2.layer
+    if l1.num_experts != l2.num_experts or l1.n != 2 * l2.k or l1.n % 2:
+        raise ShapeError(f"moe_mlp: w13 is {l1.num_experts} experts of N x K = {l1.n} x {l1.k} and w2 "
+                         f"{l2.num_experts} of {l2.n} x {l2.k}; expected the same experts and w13's N = 2 x w2's K "
+                         f"(gate and up)")
+    if w13.out_dtype != w2.compute_dtype and not (l2.activation.is_quantized and w13.out_dtype in (
+            torch.float16, torch.bfloat16)):
+        raise ShapeError(f"moe_mlp: w13 writes {w13.out_dtype}, but w2 takes {l2.activation.describe()} activations "
+                         f"({w2.compute_dtype}); prepare them so one feeds the other")
+    if activation not in MOE_ACTIVATIONS:
+        raise ShapeError(f"moe_mlp: activation must be one of {', '.join(MOE_ACTIVATIONS)}, got {activation!r}")
+    _check(x, w13, topk_ids, topk_weights, check_ids)
+    if x.dim() != 2:
+        raise ShapeError(f"moe_mlp: x must be [M, K] (each token's row goes to its experts), got {list(x.shape)}")
+    m, topk = topk_ids.shape
+    if m == 0:
+        return x.new_empty((0, l2.n), dtype=w2.out_dtype)
+    e = l1.num_experts
+    tile_m = tokens_per_expert(m, topk, e)
+    bm1, bm2 = w13.launcher.tile_for(tile_m).bm, w2.launcher.tile_for(tile_m).bm
+    if not (x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS):
+        y1 = _moe_gemm(x, w13, topk_ids, None, False, act_scales[0], False)
+        a = moe_activation(y1.float(), activation, interleaved, alpha, limit).to(w13.out_dtype)
+        return _moe_gemm(a, w2, topk_ids, topk_weights, True, act_scales[1], False)
+    if x.device.index != torch.cuda.current_device():
+        with torch.cuda.device(x.device.index):
+            return moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales,
+                           False)
+    r1 = _route_kernel(topk_ids, e, bm1)
+    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk), w13, r1.expert_ids, tile_m, act_scales[0])
+    a = _activate(ys1, activation, interleaved, alpha, limit)
+    r2 = r1
+    if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
+        r2 = _route_kernel(topk_ids, e, bm2)
+        a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows)
+    ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])
+    return _combine(ys2, r2.rows, r2.num_rows, m, topk, topk_weights, True)
 
 
 def _moe_impl(x: torch.Tensor, handle: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],

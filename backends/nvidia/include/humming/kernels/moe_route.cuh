@@ -9,12 +9,17 @@
 //                an atomic counter: rows are independent in the GEMM, so the results do not depend on it.
 //   moe_gather  (a warp per row): the routed rows of the activations, 16-bit values copied from the pair's
 //                token row (x [M, K]: row pair / topk; x [M, topk, K]: row pair), zeros in the padding rows.
+//   moe_act     (a thread per output column, rows strided over gridDim.y): the gated activation of an MLP's
+//                gate/up rows [rows, 2I] -> [rows, I] in fp32 (ACT 0 silu(gate) up, 1 tanh-GELU(gate) up,
+//                2 gpt-oss's clamped SwiGLU (up + 1) gate sigmoid(alpha gate)), the gate the first half of a
+//                row or (INTERLEAVED) its even columns; rounded once to 16 bits.
 //   moe_combine (a thread per output column, token rows strided over gridDim.y): the pairs' rows of the GEMM's output gathered back, times
 //                their top-k weight (Cfg::WEIGHTED), summed over the token's pairs in fp32 (Cfg::REDUCE);
 //                a pair of an absent expert contributes zeros.
 //
 // Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
-// strides and both bases multiples of 8 elements); moe_combine: OUT_BF16, WEIGHTED, REDUCE.
+// strides and both bases multiples of 8 elements); moe_act: OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16,
+// WEIGHTED, REDUCE.
 #pragma once
 
 #include "humming/common.cuh"
@@ -36,10 +41,18 @@ struct MoeGatherParams {
   const u16* x;      // token rows, 16-bit values, row stride ldx
   u16* xs;           // [num_rows, k] out, row stride ldxs
   const int* src;    // [num_rows]: moe_route's
+  const i64* map;    // or null; else pair i's row of x is map[i] (another routing's rows: an MLP's second GEMM)
   int num_rows;
   int k;             // values per row
   int ldx, ldxs;     // row strides in values
-  int div;           // pairs per row of x: topk for x [M, K], 1 for x [M, topk, K]
+  int div;           // pairs per row of x: topk for x [M, K], 1 for x [M, topk, K] (and with map)
+};
+
+struct MoeActParams {
+  const u16* y;      // [rows, 2 inter] gate/up rows, 16-bit, row stride ldy
+  u16* a;            // [rows, inter] out
+  int rows, inter, ldy;
+  float alpha, limit;  // ACT 2
 };
 
 struct MoeCombineParams {
@@ -132,15 +145,39 @@ HUMMING_DEVICE void moe_gather(const MoeGatherParams& p) {
   const int row = static_cast<int>(blockIdx.x) * (C::THREADS / 32) + static_cast<int>(threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= p.num_rows) return;
-  const int s = p.src[row];
+  int s = p.src[row];
   u16* dst = p.xs + static_cast<i64>(row) * p.ldxs;
-  const u16* from = s >= 0 ? p.x + static_cast<i64>(s / p.div) * p.ldx : nullptr;
+  const u16* from = nullptr;
+  if (s >= 0) from = p.x + (p.map ? p.map[s] : static_cast<i64>(s / p.div)) * p.ldx;
   if constexpr (C::VEC) {
     uint4* d = reinterpret_cast<uint4*>(dst);
     for (int c = lane; c < p.k / 8; c += 32)
       d[c] = s >= 0 ? ld_global_nc_v4(from + 8 * c) : make_uint4(0, 0, 0, 0);
   } else {
     for (int c = lane; c < p.k; c += 32) dst[c] = s >= 0 ? from[c] : static_cast<u16>(0);
+  }
+}
+
+template <class C>
+HUMMING_DEVICE void moe_act(const MoeActParams& p) {
+  const int col = static_cast<int>(blockIdx.x) * C::THREADS + static_cast<int>(threadIdx.x);
+  if (col >= p.inter) return;
+  for (int r = blockIdx.y; r < p.rows; r += gridDim.y) {
+    const u16* row = p.y + static_cast<i64>(r) * p.ldy;
+    const u16 hg = row[C::INTERLEAVED ? 2 * col : col], hu = row[C::INTERLEAVED ? 2 * col + 1 : p.inter + col];
+    float g = C::OUT_BF16 ? bf16_to_float(hg) : half_to_float(hg);
+    float u = C::OUT_BF16 ? bf16_to_float(hu) : half_to_float(hu);
+    float v;
+    if constexpr (C::ACT == 0) {
+      v = g / (1.f + __expf(-g)) * u;
+    } else if constexpr (C::ACT == 1) {
+      v = 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
+    } else {
+      g = fminf(g, p.limit);
+      u = fminf(fmaxf(u, -p.limit), p.limit);
+      v = (u + 1.f) * g / (1.f + __expf(-p.alpha * g));
+    }
+    p.a[static_cast<i64>(r) * p.inter + col] = C::OUT_BF16 ? float_to_bf16(v) : float_to_half(v);
   }
 }
 
