@@ -246,6 +246,28 @@ def test_moe_mlp_around_an_emulated_kernel(act, activation, interleaved, poisone
         MOE.moe_mlp(x, p13, p2, ids, activation="relu")
 
 
+def test_the_ops_trace_with_their_shapes():
+    """torch.ops.humming.moe_gemm / moe_gemm_batched / moe_mlp: what torch.compile sees (fake tensors)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from humming.ops.gemm import _register
+
+    gen = torch.Generator().manual_seed(1)
+    w13, w2 = _weight(W4, 4, 256, 128, gen), _weight(W4, 4, 128, 128, gen)
+    p13, p2 = cpu_prepared(w13), cpu_prepared(w2)
+    h13, h2 = _register(p13), _register(p2)
+    with FakeTensorMode():
+        x = torch.empty(5, 128, dtype=torch.float16)
+        ids = torch.empty(5, 2, dtype=torch.int32)
+        assert torch.ops.humming.moe_gemm(x, h13, ids, None, False, None).shape == (5, 2, 256)
+        assert torch.ops.humming.moe_gemm(x, h13, ids, None, True, None).shape == (5, 256)
+        xb = torch.empty(4, 16, 128, dtype=torch.float16)
+        assert torch.ops.humming.moe_gemm_batched(xb, h13, torch.empty(4, dtype=torch.int32), None, 0).shape == (
+            4, 16, 256)
+        y = torch.ops.humming.moe_mlp(x, h13, h2, ids, None, "silu", False, 1.702, 7.0, None, None)
+        assert y.shape == (5, 128) and y.dtype == torch.float16
+
+
 def test_moe_gemm_checks_its_inputs():
     gen = torch.Generator().manual_seed(3)
     qw = _weight(W4, 4, 32, 128, gen)

@@ -20,8 +20,11 @@ kernel's order inside an expert's run is an atomic counter's (rows are independe
 are the same). None of them synchronizes with the host, so a CUDA graph captures a call.
 
 Expert ids below zero name experts this process does not hold (expert parallelism): those pairs' rows
-are zeros. Ids of ``num_experts`` or more are an error (checked unless ``check_ids=False``, which saves
-a host synchronization per call).
+are zeros. Ids of ``num_experts`` or more are an error, checked unless ``check_ids=False`` (which saves
+a host synchronization per call; unchecked, such a pair counts as an absent expert's).
+
+Under ``torch.compile`` the three entry points are the custom ops ``torch.ops.humming.moe_gemm``,
+``moe_gemm_batched`` and ``moe_mlp`` (the ids unchecked there).
 
 The tile is the plan's tile for the *tokens per expert*, ``ceil(M * topk / E)`` (at most M): the M
 ranges of an MoE plan count the rows one expert gets.
@@ -374,6 +377,12 @@ def moe_gemm_batched(x: torch.Tensor, w: PreparedWeight, expert_num_tokens: torc
     default: half of ``T``, the counts being on the device). Where ``T`` is a multiple of the tile's rows the
     GEMM reads ``x`` and writes the output in place (one launch, its blocks' experts from the counts by a few
     torch ops); otherwise ``x`` is first copied into rows padded to whole blocks."""
+    if torch.compiler.is_compiling():
+        return _batched_op.op(x, w.handle, expert_num_tokens, act_scale, int(tokens_per_expert or 0))
+    return _moe_gemm_batched(x, w, expert_num_tokens, act_scale, tokens_per_expert)
+
+
+def _moe_gemm_batched(x, w, expert_num_tokens, act_scale=None, tokens_per_expert=None):
     if not w.layer.is_moe:
         raise ShapeError("moe_gemm_batched: this prepared weight is dense (no expert dimension); use gemm")
     e, n, k = w.layer.num_experts, w.layer.n, w.layer.k
@@ -430,6 +439,14 @@ def moe_mlp(x: torch.Tensor, w13: PreparedWeight, w2: PreparedWeight, topk_ids: 
     six launches (eight where the tiles differ). Elsewhere (or with ``HUMMING_MOE_ROUTE=torch``) it is
     :func:`moe_gemm`, the activation in torch, and :func:`moe_gemm` again.
     """
+    if torch.compiler.is_compiling():
+        return _mlp_op.op(x, w13.handle, w2.handle, topk_ids, topk_weights, activation, bool(interleaved),
+                          float(alpha), float(limit), act_scales[0], act_scales[1])
+    return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales, check_ids)
+
+
+def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interleaved=False, alpha=1.702, limit=7.0,
+             act_scales=(None, None), check_ids=True):
     from ..reference import MOE_ACTIVATIONS, moe_activation
 
     for name, w in (("w13", w13), ("w2", w2)):
@@ -462,8 +479,8 @@ def moe_mlp(x: torch.Tensor, w13: PreparedWeight, w2: PreparedWeight, topk_ids: 
         return _moe_gemm(a, w2, topk_ids, topk_weights, True, act_scales[1], False)
     if x.device.index != torch.cuda.current_device():
         with torch.cuda.device(x.device.index):
-            return moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales,
-                           False)
+            return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales,
+                            False)
     r1 = _route_kernel(topk_ids, e, bm1)
     ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk), w13, r1.expert_ids, tile_m, act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit)
@@ -487,3 +504,32 @@ def _moe_fake(x, handle, topk_ids, topk_weights, reduce, act_scale):
 
 
 _moe_op = register_op("moe_gemm", _moe_impl, _moe_fake)
+
+
+def _batched_impl(x: torch.Tensor, handle: int, expert_num_tokens: torch.Tensor, act_scale: Optional[torch.Tensor],
+                  tokens_per_expert: int) -> torch.Tensor:
+    return _moe_gemm_batched(x, registered(handle), expert_num_tokens, act_scale, tokens_per_expert or None)
+
+
+def _batched_fake(x, handle, expert_num_tokens, act_scale, tokens_per_expert):
+    w = registered(handle)
+    return x.new_empty((x.shape[0], x.shape[1], w.layer.n), dtype=w.out_dtype)
+
+
+_batched_op = register_op("moe_gemm_batched", _batched_impl, _batched_fake)
+
+
+def _mlp_impl(x: torch.Tensor, h13: int, h2: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],
+              activation: str, interleaved: bool, alpha: float, limit: float, act_scale13: Optional[torch.Tensor],
+              act_scale2: Optional[torch.Tensor]) -> torch.Tensor:
+    return _moe_mlp(x, registered(h13), registered(h2), topk_ids, topk_weights, activation, interleaved, alpha, limit,
+                    (act_scale13, act_scale2), False)
+
+
+def _mlp_fake(x, h13, h2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scale13, act_scale2):
+    w2 = registered(h2)
+    return x.new_empty((topk_ids.shape[0], w2.layer.n), dtype=w2.out_dtype)
+
+
+_mlp_op = register_op("moe_mlp", _mlp_impl, _mlp_fake)
+
