@@ -388,8 +388,9 @@ class MoEKernel(LinearKernel):
     construction, converted once (:meth:`process_weights`: a QuantizedWeight ``[E, N, K]``, or checkpoint
     tensors with the experts' prefixes), then called in either activation format engines use:
     :meth:`apply` (token-major activations with top-k ids and weights) or :meth:`apply_batched` (activations
-    grouped by expert, with counts: expert parallelism). The activation function between the gate/up and
-    down projections stays the engine's."""
+    grouped by expert, with counts: expert parallelism). Two of them, the gate/up and the down projection,
+    run a layer's experts whole through ``humming.ops.moe_mlp(x, gate_up.weight, down.weight, topk_ids,
+    topk_weights, activation)``."""
 
     def __init__(self, config: LinearConfig, device=None):
         if not config.num_experts:
