@@ -153,9 +153,9 @@ class MmaSyncFamily(_NvidiaFamily):
         sched = components["scheduler"]
         if layer.is_moe:  # (humming.ops.moe: one plain launch per call, its K slices summed in the workspace)
             out.setdefault("notes", []).append(
-                "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts) (at most M); each "
-                "call routes the (token, expert) pairs into blocks of the range tile's BM rows, one expert per "
-                "block, and launches one kernel over them")
+                "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts), at least 2 (a block "
+                "runs the tile's BM rows, so no one-token tile); each call routes the (token, expert) pairs into "
+                "blocks of the range tile's BM rows, one expert per block, and launches one kernel over them")
             if comps:
                 out["components"] = comps
             return out

@@ -26,8 +26,8 @@ a host synchronization per call; unchecked, such a pair counts as an absent expe
 Under ``torch.compile`` the three entry points are the custom ops ``torch.ops.humming.moe_gemm``,
 ``moe_gemm_batched`` and ``moe_mlp`` (the ids unchecked there).
 
-The tile is the plan's tile for the *tokens per expert*, ``ceil(M * topk / E)`` (at most M): the M
-ranges of an MoE plan count the rows one expert gets.
+The tile is the plan's tile for the *tokens per expert*, ``ceil(M * topk / E)`` (at least 2:
+:func:`tokens_per_expert`): the M ranges of an MoE plan count the rows one expert gets.
 """
 from __future__ import annotations
 
@@ -149,9 +149,10 @@ def max_blocks(pairs: int, num_experts: int, block_m: int) -> int:
 
 
 def tokens_per_expert(m: int, topk: int, num_experts: int) -> int:
-    """The rows an expert gets on average, ``ceil(M * topk / E)``, at least 1 and at most M: the token count
-    whose M range's tile an MoE call runs."""
-    return max(1, min(m, -(-m * topk // num_experts)))
+    """The token count whose M range's tile an MoE call runs: the rows an expert gets on average,
+    ``ceil(M * topk / E)``, and at least 2. (A block runs all of the tile's BM rows whatever the tokens, so the
+    one-token tiles, tuned for one row and run on one only by dense calls, are not taken.)"""
+    return max(2, -(-m * topk // num_experts))
 
 
 def moe_route(topk_ids: torch.Tensor, num_experts: int, block_m: int) -> MoeRoute:
@@ -403,7 +404,7 @@ def _moe_gemm_batched(x, w, expert_num_tokens, act_scale=None, tokens_per_expert
     t = x.shape[1]
     if t == 0:
         return x.new_empty((e, 0, n), dtype=w.out_dtype)
-    tile_m = max(1, min(t, int(tokens_per_expert) if tokens_per_expert else -(-t // 2)))
+    tile_m = max(2, int(tokens_per_expert) if tokens_per_expert else -(-t // 2))
     bm = w.launcher.tile_for(tile_m).bm
     tp = -(-t // bm) * bm
     per = tp // bm  # blocks per expert
