@@ -64,11 +64,12 @@ class PreparedWeight:
         tokens per expert, humming.ops.moe.tokens_per_expert.)"""
         from ..jit import warmup
 
-        specs = list({self.launcher.spec_for(int(m)) for m in ms})
-        return warmup(specs)
+        return warmup(list(dict.fromkeys(self.kernel_specs(ms))))
 
     def kernel_specs(self, ms=(1, 16, 64, 256, 1024)) -> list:
-        return [self.launcher.spec_for(int(m)) for m in ms]
+        """The kernels calls with these token counts launch (MoE weights: tokens per expert, at least 2)."""
+        lo = 2 if self.layer.is_moe else 1  # (humming.ops.moe.tokens_per_expert)
+        return [self.launcher.spec_for(max(lo, int(m))) for m in ms]
 
 
 def _detect_cuda(device, what: str = "prepare_weight") -> torch.device:
