@@ -747,3 +747,12 @@ def test_gpt_oss_experts_on_the_gpu(tmp_path, poisoned):
     prefix = _gpt_oss_checkpoint(tmp_path, e=8, hidden=256, inter=128)
     qw = load_checkpoint(str(tmp_path)).layers[prefix]
     _gpu_check(qw.to("cuda"), BF16, ms=(1, 5, 33, 300), topk=4)
+
+
+def test_unvalidated_moe_kernels_say_so_once(monkeypatch):
+    from humming.ops import gemm as G
+
+    monkeypatch.setattr(G, "_moe_warned", False)
+    with pytest.warns(UserWarning, match="MoE kernels of this version have not yet been validated on a GPU"):
+        G._warn_moe()
+    assert G._moe_warned
