@@ -2334,8 +2334,9 @@ HUMMING_DEVICE void gemm_mma_sync_run(const GemmParams& p) {
 // The entry. A dense launch runs the tiles on the parameters as they are. An MoE launch (Cfg::MOE) is the
 // dense GEMM of the sorted, padded rows (humming.ops.moe), each BM-row block against its own expert: the
 // CTAs of an unused block return, the others read their weights, scales, channel multipliers and bias at
-// their expert's (GemmMmaSync::w_of, ...; the parameters stay in the parameter space). (The host launches MoE kernels plainly, never programmatically, so expert_ids, written by the
-// routing before, is complete; no TMA, stream-K or N-cluster tiles: the host gives them cp.async stages.)
+// their expert's (GemmMmaSync::w_of, ...; the parameters stay in the parameter space). The host launches
+// MoE kernels plainly, never programmatically, so expert_ids, written by the routing kernel just before, is
+// complete; and gives them no TMA, stream-K or N-cluster tiles (cp.async stages instead: gemm_mma_sync.moe_tile).
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
   // (stage tiles: the launch's dynamic shared memory, the host's smem_bytes, holds what the kernel lays out)
