@@ -580,13 +580,13 @@ def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
     xe = _effective_x(xs, activation, act_scale).to(torch.float64)
     w = dequantize(qw).to(device=xe.device, dtype=torch.float64)  # [E, N, K]
     ids = topk_ids.to(device=xe.device, dtype=torch.int64)
-    held = ids >= 0
-    ids = ids.clamp(min=0)
-    wsel = w[ids]  # [M, topk, N, K]
-    y = torch.einsum("mtk,mtnk->mtn", xe, wsel)
-    if qw.bias is not None:
-        y = y + qw.bias.to(device=y.device, dtype=torch.float64)[ids]
-    y = y * held[..., None]
+    # expert by expert (the pairs' weights gathered whole, [M, topk, N, K], would not fit for real layers)
+    y = torch.zeros(m, topk, qw.n, dtype=torch.float64, device=xe.device)
+    bias = qw.bias.to(device=y.device, dtype=torch.float64) if qw.bias is not None else None
+    for e in torch.unique(ids[ids >= 0]).tolist():
+        sel = ids == e
+        ye = xe[sel] @ w[e].T
+        y[sel] = ye + bias[e] if bias is not None else ye
     if topk_weights is not None:
         y = y * topk_weights.to(device=y.device, dtype=torch.float64)[..., None]
     if reduce:
