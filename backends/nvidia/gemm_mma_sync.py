@@ -2368,10 +2368,10 @@ WG_FEWER_TOKENS_STAGES = 4
 
 
 def moe_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
-    """``tile`` as an MoE kernel runs it: each BM-row block picks its expert's weights, so its stages load by
-    cp.async (TMA's tensor map is one matrix of activations, which MoE tiles read too, but the host's map and
-    the block's expert are set per launch and per block) and one CTA covers one tile (no N clusters, no
-    stream-K, whose CTAs cross blocks)."""
+    """``tile`` as an MoE kernel runs it: its stages load by cp.async and one CTA covers one tile. Stream-K
+    cannot run MoE (a CTA's run of the tile x K-step space crosses blocks of different experts); TMA stages
+    and N clusters could (the weight copies would take the block's expert as the cp.async ones do), but are
+    left to the cp.async twins until measured."""
     if not (tile.tma or tile.cluster != 1 or tile.sk):
         return tile
     return fit_tile(replace(tile, tma=0, cluster=1, sk=0), recipe, max_smem, kp)
