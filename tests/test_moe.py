@@ -487,23 +487,10 @@ def test_quant_moe_on_the_cpu_runs_the_reference():
 
 
 def _gpt_oss_checkpoint(tmp_path, e=4, hidden=128, inter=64):
-    """A gpt-oss-shaped MXFP4 checkpoint (tests/test_formats_spec.py's layout): gate_up [E, 2I, H/32, 16]."""
-    import json
+    """A gpt-oss-shaped MXFP4 checkpoint (tests/test_formats_spec.py's): the prefix of its gate/up experts."""
+    from test_formats_spec import _gpt_oss
 
-    from safetensors.torch import save_file
-
-    g = torch.Generator().manual_seed(1)
-    pre = "model.layers.0.mlp.experts."
-    u8 = dict(generator=g, dtype=torch.uint8)
-    tensors = {
-        pre + "gate_up_proj_blocks": torch.randint(0, 256, (e, 2 * inter, hidden // 32, 16), **u8),
-        pre + "gate_up_proj_scales": torch.randint(118, 126, (e, 2 * inter, hidden // 32), **u8),
-        pre + "gate_up_proj_bias": torch.randn(e, 2 * inter, generator=g).bfloat16(),
-        "model.layers.0.mlp.router.weight": torch.randn(e, hidden, generator=g).bfloat16(),
-    }
-    save_file(tensors, str(tmp_path / "model.safetensors"))
-    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
-        "quant_method": "mxfp4", "modules_to_not_convert": ["router"]}}))
+    pre, _ = _gpt_oss(tmp_path, e=e, hidden=hidden, inter=inter)
     return pre + "gate_up_proj"
 
 

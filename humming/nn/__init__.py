@@ -12,6 +12,51 @@ __all__ = ["QuantLinear", "QuantMoE"]
 _OUT = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
 
+def _static_scale(who: str, act: ActivationScheme, act_scale) -> torch.Tensor | None:
+    """The calibrated activation scale as a one-element fp32 tensor for ``static_tensor`` activations (checked:
+    one finite positive value), None otherwise (where giving one is an error)."""
+    if act.quant != "static_tensor":
+        if act_scale is not None:
+            raise ShapeError(f"{who}: act_scale is for static_tensor activations, these are {act.describe()}")
+        return None
+    if act_scale is None:
+        raise ShapeError(f"{who}: {act.describe()} activations need act_scale (the calibrated fp32 scale, one "
+                         f"value), got None")
+    sc = torch.as_tensor(act_scale, dtype=torch.float32).reshape(-1)
+    if sc.numel() != 1 or not bool(torch.isfinite(sc).all()) or not float(sc) > 0:
+        raise ShapeError(f"{who}: act_scale must be one finite positive value, got "
+                         f"{sc.tolist() if sc.numel() <= 4 else list(sc.shape)}")
+    return sc
+
+
+def _device(device) -> torch.device:
+    return torch.device(device) if device is not None else (
+        torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
+
+
+def _open(checkpoint):
+    """A Checkpoint, from a path or as given."""
+    from ..formats import load_checkpoint
+
+    if isinstance(checkpoint, (str, bytes)) or hasattr(checkpoint, "__fspath__"):
+        return load_checkpoint(checkpoint)
+    return checkpoint
+
+
+def _checkpoint_scale(who: str, ckpt, prefixes: list, act: ActivationScheme) -> float | None:
+    """The static activation scale the checkpoint holds for these layers (``input_scale`` or
+    ``activation_scale``; the largest where experts have one each, as engines take it), or None for
+    dynamic activations."""
+    if act.quant != "static_tensor":
+        return None
+    found = [torch.as_tensor(q.meta[k], dtype=torch.float32).reshape(-1) for q in (ckpt.layers[p] for p in prefixes)
+             for k in ("input_scale", "activation_scale") if k in q.meta]
+    if not found:
+        raise ShapeError(f"{who}: layer {prefixes[0]} has {act.describe()} activations but the checkpoint holds no "
+                         f"{prefixes[0]}.input_scale (or activation_scale)")
+    return float(torch.cat(found).max())
+
+
 class QuantLinear(torch.nn.Module):
     """A linear layer with quantized weights: ``y = x @ W.T (+ bias)``.
 
@@ -33,23 +78,11 @@ class QuantLinear(torch.nn.Module):
         super().__init__()
         act = activation or ActivationScheme("fp16")
         self.activation = act
-        if act.quant == "static_tensor":
-            if act_scale is None:
-                raise ShapeError(f"QuantLinear: {act.describe()} activations need act_scale (the calibrated fp32 "
-                                 f"scale, one value), got None")
-            sc = torch.as_tensor(act_scale, dtype=torch.float32).reshape(-1)
-            if sc.numel() != 1 or not bool(torch.isfinite(sc).all()) or not float(sc) > 0:
-                raise ShapeError(f"QuantLinear: act_scale must be one finite positive value, got "
-                                 f"{sc.tolist() if sc.numel() <= 4 else list(sc.shape)}")
-        elif act_scale is not None:
-            raise ShapeError(f"QuantLinear: act_scale is for static_tensor activations, these are {act.describe()}")
-        else:
-            sc = None
+        sc = _static_scale("QuantLinear", act, act_scale)
         self.out_dtype = out_dtype or ("bf16" if act.fmt == "bf16" else "fp16")
         self.in_features, self.out_features = qw.k, qw.n
         self.layer = LayerSpec(qw.n, qw.k, qw.scheme, act, out_dtype=self.out_dtype, bias=qw.bias is not None)
-        dev = torch.device(device) if device is not None else (
-            torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
+        dev = _device(device)
         self.qweight = qw
         self.register_buffer("act_scale", None if sc is None else sc.to(dev), persistent=False)
         self.prepared = None
@@ -76,21 +109,12 @@ class QuantLinear(torch.nn.Module):
         """One layer of a checkpoint (a path or a :class:`humming.formats.Checkpoint`). ``k_shard=(start,
         size)``: only those input columns, as a tensor-parallel rank of a row-parallel layer holds them
         (:meth:`~humming.reference.QuantizedWeight.k_shard`: scale groups may straddle the ranks)."""
-        from ..formats import load_checkpoint
-
-        ckpt = load_checkpoint(checkpoint) if isinstance(checkpoint, (str, bytes)) or hasattr(
-            checkpoint, "__fspath__") else checkpoint
+        ckpt = _open(checkpoint)
         qw = ckpt.layers[prefix]
         if k_shard is not None:
             qw = qw.k_shard(*k_shard)
         act = activation or ckpt.schemes(prefix)[1]
-        scale = None
-        if act.quant == "static_tensor":
-            found = [qw.meta[k] for k in ("input_scale", "activation_scale") if k in qw.meta]
-            if not found:
-                raise ShapeError(f"QuantLinear.from_checkpoint: layer {prefix} has {act.describe()} activations "
-                                 f"but the checkpoint holds no {prefix}.input_scale (or activation_scale)")
-            scale = found[0]
+        scale = _checkpoint_scale("QuantLinear.from_checkpoint", ckpt, [prefix], act)
         return cls(qw, act, out_dtype, device, act_scale=scale)
 
     # -- forward ---------------------------------------------------------------------
@@ -128,17 +152,13 @@ class QuantMoE(torch.nn.Module):
             raise ShapeError(f"QuantMoE: expected an MoE weight (codes [E, N, K]), got codes {list(qw.codes.shape)}; "
                              f"QuantizedWeight.stack builds one from dense experts")
         self.activation = act = activation or ActivationScheme("fp16")
-        if (act.quant == "static_tensor") != (act_scale is not None):
-            raise ShapeError(f"QuantMoE: act_scale is given exactly for static_tensor activations; these are "
-                             f"{act.describe()} and act_scale is {'set' if act_scale is not None else 'None'}")
+        sc = _static_scale("QuantMoE", act, act_scale)
         self.out_dtype = out_dtype or ("bf16" if act.fmt == "bf16" else "fp16")
         self.num_experts, self.in_features, self.out_features = qw.num_experts, qw.k, qw.n
         self.layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts, out_dtype=self.out_dtype,
                                bias=qw.bias is not None)
-        dev = torch.device(device) if device is not None else (
-            torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
-        sc = None if act_scale is None else torch.as_tensor(act_scale, dtype=torch.float32).reshape(-1).to(dev)
-        self.register_buffer("act_scale", sc, persistent=False)
+        dev = _device(device)
+        self.register_buffer("act_scale", None if sc is None else sc.to(dev), persistent=False)
         self.qweight = qw
         self.prepared = None
         if dev.type == "cuda":
@@ -164,10 +184,7 @@ class QuantMoE(torch.nn.Module):
         ``...mlp.experts.gate_up_proj``), or one prefix per expert, stacked in that order. Static activation
         scales (``input_scale``) differ per expert in some checkpoints; the largest is taken, as engines do,
         so no expert's activations saturate."""
-        from ..formats import load_checkpoint
-
-        ckpt = load_checkpoint(checkpoint) if isinstance(checkpoint, (str, bytes)) or hasattr(
-            checkpoint, "__fspath__") else checkpoint
+        ckpt = _open(checkpoint)
         names = [prefixes] if isinstance(prefixes, str) else list(prefixes)
         missing = [p for p in names if p not in ckpt.layers]
         if missing or not names:
@@ -181,16 +198,7 @@ class QuantMoE(torch.nn.Module):
         else:
             qw = ckpt.moe(names)
         act = activation or ckpt.schemes(names[0])[1]
-        scale = None
-        if act.quant == "static_tensor":
-            layers = [ckpt.layers[p] for p in names]
-            found = [torch.as_tensor(q.meta[k], dtype=torch.float32).reshape(-1) for q in layers
-                     for k in ("input_scale", "activation_scale") if k in q.meta]
-            if not found:
-                raise ShapeError(f"QuantMoE.from_checkpoint: {names[0]} has {act.describe()} activations but the "
-                                 f"checkpoint holds no input_scale (or activation_scale) for its experts")
-            scale = float(torch.cat(found).max())
-        return cls(qw, act, out_dtype, device, act_scale=scale)
+        return cls(qw, act, out_dtype, device, act_scale=_checkpoint_scale("QuantMoE.from_checkpoint", ckpt, names, act))
 
     def forward(self, x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: torch.Tensor | None = None,
                 reduce: bool = False) -> torch.Tensor:

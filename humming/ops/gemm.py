@@ -23,6 +23,9 @@ from .library import register_op
 __all__ = ["PreparedWeight", "prepare_weight", "gemm", "registered"]
 
 _TORCH_OUT = {"fp16": torch.float16, "bf16": torch.bfloat16}
+#: The fewest tokens per expert whose M range's tile an MoE call runs (humming.ops.moe.tokens_per_expert): a block
+#: runs all of its tile's BM rows, so the one-token tiles (tuned for one row) are not taken.
+MOE_MIN_TOKENS = 2
 
 
 @dataclass
@@ -68,7 +71,7 @@ class PreparedWeight:
 
     def kernel_specs(self, ms=(1, 16, 64, 256, 1024)) -> list:
         """The kernels calls with these token counts launch (MoE weights: tokens per expert, at least 2)."""
-        lo = 2 if self.layer.is_moe else 1  # (humming.ops.moe.tokens_per_expert)
+        lo = MOE_MIN_TOKENS if self.layer.is_moe else 1
         return [self.launcher.spec_for(max(lo, int(m))) for m in ms]
 
 

@@ -40,7 +40,7 @@ from typing import Optional
 import torch
 
 from ..errors import ShapeError
-from .gemm import PreparedWeight, _prepare_activations, registered
+from .gemm import MOE_MIN_TOKENS, PreparedWeight, _prepare_activations, registered
 from .library import register_op
 
 __all__ = ["MoeRoute", "moe_route", "moe_gemm", "moe_gemm_batched", "moe_mlp", "tokens_per_expert"]
@@ -152,7 +152,7 @@ def tokens_per_expert(m: int, topk: int, num_experts: int) -> int:
     """The token count whose M range's tile an MoE call runs: the rows an expert gets on average,
     ``ceil(M * topk / E)``, and at least 2. (A block runs all of the tile's BM rows whatever the tokens, so the
     one-token tiles, tuned for one row and run on one only by dense calls, are not taken.)"""
-    return max(2, -(-m * topk // num_experts))
+    return max(MOE_MIN_TOKENS, -(-m * topk // num_experts))
 
 
 def moe_route(topk_ids: torch.Tensor, num_experts: int, block_m: int) -> MoeRoute:
@@ -404,7 +404,7 @@ def _moe_gemm_batched(x, w, expert_num_tokens, act_scale=None, tokens_per_expert
     t = x.shape[1]
     if t == 0:
         return x.new_empty((e, 0, n), dtype=w.out_dtype)
-    tile_m = max(2, int(tokens_per_expert) if tokens_per_expert else -(-t // 2))
+    tile_m = max(MOE_MIN_TOKENS, int(tokens_per_expert) if tokens_per_expert else -(-t // 2))
     bm = w.launcher.tile_for(tile_m).bm
     tp = -(-t // bm) * bm
     per = tp // bm  # blocks per expert
