@@ -403,6 +403,8 @@ def test_moe_kernel_from_gptq_experts(poison_cuda):
     yb = kern.apply_batched(xb, counts, tokens_per_expert=4)
     for i in range(8):
         c = int(counts[i])
+        if c == 0:  # (an expert without tokens)
+            continue
         r = R.gemm(xb[i, :c].float(), qw.expert(i))
         assert torch.allclose(yb[i, :c].float(), r, rtol=4e-3, atol=4e-3 * float(r.abs().max() + 1))
     assert len(precompile([kern], ms=(1, 16, 64))) >= 1

@@ -324,7 +324,10 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
     qw = _weight(scheme, 3, 40, 640, gen, bias=True)
     pw = cpu_prepared(qw, act)
     pk, r = pw.packed, pw.packed.recipe
-    assert r.moe and r.has_chan and pk.experts == 3 and pk.out_mul == 1.0
+    # (the launch's out_mul: a power of two, at most each expert's own; the channel multipliers hold the rest)
+    outs = [abs(G.pack_weight(qw.expert(e), r, "cpu").out_mul) for e in range(3)]
+    assert r.moe and r.has_chan and pk.experts == 3 and math.frexp(pk.out_mul)[0] == 0.5
+    assert min(outs) / 2 < pk.out_mul <= min(outs)
     ws, ss, cs, bs = pk.estrides
     assert pk.w.numel() == 3 * ws and pk.chan.numel() == 3 * cs == 3 * pk.np_ and pk.bias.numel() == 3 * bs
     for e in range(3):
@@ -334,7 +337,7 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
             assert torch.equal(pk.sz.reshape(3, -1)[e].view(torch.uint8),
                                d.sz.reshape(-1).view(torch.uint8)) and ss == d.sz.numel() * d.sz.element_size()
         c = d.chan if d.chan is not None else torch.ones(d.np_)
-        assert torch.allclose(pk.chan[e * cs:(e + 1) * cs].double(), c.double() * d.out_mul, rtol=1e-7)
+        assert torch.allclose(pk.chan[e * cs:(e + 1) * cs].double() * pk.out_mul, c.double() * d.out_mul, rtol=1e-7)
         assert torch.equal(pk.bias[e * bs:(e + 1) * bs], d.bias)
         assert torch.equal(pk.perm, d.perm) if d.perm is not None else pk.perm is None
 
@@ -515,7 +518,7 @@ def test_quant_moe_from_a_gpt_oss_checkpoint(tmp_path):
 # ---------------------------------------------------------------------------
 
 GPU_CASES = [
-    (W4, FP16, 3696),
+    (W4, FP16, 3456),  # (27 groups of 128: not a multiple of a 256- or 512-column block)
     (WeightScheme("uint4", "group", 64, zero_point="int"), BF16, 1088),
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), BF16, 1024 + 64),
     (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), BF16, 2048 + 96),
@@ -734,6 +737,29 @@ def test_gpt_oss_experts_on_the_gpu(tmp_path, poisoned):
     prefix = _gpt_oss_checkpoint(tmp_path, e=8, hidden=256, inter=128)
     qw = load_checkpoint(str(tmp_path)).layers[prefix]
     _gpu_check(qw.to("cuda"), BF16, ms=(1, 5, 33, 300), topk=4)
+
+
+def test_gpt_oss_scales_keep_the_multipliers_finite(tmp_path):
+    """gpt-oss's e8m0 scales span 2^-9 to 2^6; e2m1 codes re-biased into bf16 are 2^-126 times their values. The
+    re-bias rides on the stored scales, so the output multipliers stay finite (2^7 here, the largest scale's
+    power of two) and the dequantized weights are the weight's own values over them: no 2^133 in fp32 (inf)."""
+    from humming.formats import load_checkpoint
+    from humming_nvidia import gemm_mma_sync as G
+
+    prefix = _gpt_oss_checkpoint(tmp_path, e=4, hidden=128, inter=64)
+    qw = load_checkpoint(str(tmp_path)).layers[prefix]
+    pw = cpu_prepared(qw, BF16)
+    pk = pw.packed
+    assert pk.recipe.bf16 and pk.recipe.wfloat and math.isfinite(pk.out_mul)
+    assert bool(torch.isfinite(pk.chan).all())
+    for e in range(4):
+        d = G.pack_weight(qw.expert(e), pk.recipe, "cpu")
+        top = math.frexp(float(qw.expert(e).scales.max()))[1]
+        assert d.out_mul == 2.0 ** top and d.chan is None
+        s16 = d.sz.view(torch.bfloat16).double()  # (the stored scales: the scale / 2^top x 2^126)
+        assert float(s16.max()) == 2.0 ** 125
+        got = torch.unique(s16[s16 != 0] * d.out_mul / 2.0 ** 126)
+        assert torch.equal(got, torch.unique(qw.expert(e).scales.double()))
 
 
 def test_unvalidated_moe_kernels_say_so_once(monkeypatch):

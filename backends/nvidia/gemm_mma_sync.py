@@ -600,6 +600,14 @@ def _pow2_shift(maxabs: float) -> int:
     return math.frexp(maxabs)[1]
 
 
+_F32_MAX = float(torch.finfo(torch.float32).max)
+
+
+def _f32_normal(v: float) -> bool:
+    """Whether ``v`` is 0 or an fp32 normal number (an output multiplier the kernels can take)."""
+    return v == 0 or 2.0 ** -126 <= abs(v) <= _F32_MAX
+
+
 def _to16(x: torch.Tensor, bf16: bool) -> torch.Tensor:
     return x.to(torch.bfloat16 if bf16 else torch.float16).view(torch.int16)
 
@@ -649,6 +657,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     else:
         ffactor = 2.0 ** (bias16 - recipe.fbias) if recipe.wfloat and not recipe.fcvt else 1.0
 
+    rebias = not recipe.op8 and ffactor != 1.0  # (float codes re-biased into 16-bit floats)
     # per-group scale S [N, G], per-row multiplier C [N], scalar T
     T = ffactor
     C = None
@@ -673,15 +682,19 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             S = torch.ones(n, 1, dtype=f64, device=dev)
         groups = S.shape[1]
         e = _pow2_shift(float(S.abs().max()))
-        S = S * 2.0 ** -e
-        out_mul *= 2.0 ** e
+        # the scales, normalized to at most 1, also carry the float codes' re-bias factor (2^126 for e2m1 in bf16):
+        # the dequantized weights are then the weight's own values over out_mul, not 2^-126 times them (which
+        # underflow where the scales span many binades), and out_mul, a float, stays finite
+        S = S * (2.0 ** -e * ffactor) if rebias else S * 2.0 ** -e
+        unit = 2.0 ** e / ffactor if rebias else 2.0 ** e  # (what a stored scale is in the weight's units)
+        out_mul *= unit
         dt = torch.bfloat16 if recipe.bf16 else torch.float16
         s16 = S.to(dt)
         if bool(((s16 == 0) & (S != 0)).any()):
             raise UnsupportedError(
                 f"scales of this weight span more than {'bf16' if recipe.bf16 else 'fp16'} can hold "
-                f"(largest {float(S.abs().max()) * 2.0 ** e:.3g}, smallest non-zero "
-                f"{float(S[S != 0].abs().min()) * 2.0 ** e:.3g})",
+                f"(largest {float(S.abs().max()) * unit:.3g}, smallest non-zero "
+                f"{float(S[S != 0].abs().min()) * unit:.3g})",
                 ["use bf16 activations, or a scale format with a narrower range"])
         scale_bits = torch.zeros(groups, np_, dtype=torch.int16, device=dev)
         scale_bits[:, :n] = s16.T.contiguous().view(torch.int16)
@@ -699,6 +712,13 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
             sz = layout.pair_scale_rows(lo | hi)
         else:
             sz = layout.pair_scale_rows(scale_bits)
+    if C is not None and not _f32_normal(out_mul):  # (2^120 for e4m3 codes in bf16, times a large tensor scale)
+        a = _pow2_shift(abs(out_mul))
+        C, out_mul = C * 2.0 ** a, out_mul * 2.0 ** -a
+    if not _f32_normal(out_mul) or (C is not None and not float(C.abs().max()) < _F32_MAX):
+        raise UnsupportedError(
+            f"this weight's scales times its float codes' re-bias factor ({ffactor:g}) leave fp32's range "
+            f"(output multiplier {out_mul:.3g})", ["use fp16 activations, or scales nearer 1"])
     chan = None
     if C is not None:
         chan = torch.zeros(np_, dtype=torch.float32, device=dev)
@@ -726,18 +746,26 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
 def pack_moe_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     """An MoE weight (``[E, N, K]`` codes) in the kernel layout: each expert packed as a dense weight
     (pack_weight) and the experts stacked, with their strides (PackedWeight.estrides). Each expert's output
-    multiplier (tensor scale, the power of two its group scales were normalized by, the float re-bias) goes
-    into its channel multipliers, so the launch's ``out_mul`` is 1 for all of them."""
+    multiplier (tensor scale, the power of two its group scales were normalized by, a float re-bias left
+    there) goes into its channel multipliers over a power of two the experts share, the launch's ``out_mul``
+    (at most the smallest of them: what a channel multiplier then holds is the expert's own part, 1 or more,
+    not a factor such as 2^120 that would leave fp32's range)."""
     from humming.errors import ShapeError
 
     if not qw.is_moe:
         raise ShapeError(f"pack_moe_weight: expected an MoE weight [E, N, K], got codes {list(qw.codes.shape)}")
     parts = [pack_weight(qw.expert(e), recipe, device) for e in range(qw.num_experts)]
     p0 = parts[0]
+    nonzero = [abs(pe.out_mul) for pe in parts if pe.out_mul]
+    common = 2.0 ** (_pow2_shift(min(nonzero)) - 1) if nonzero else 1.0
     chans = []
     for pe in parts:  # (rows past N are never stored: their multiplier does not matter)
         c = pe.chan if pe.chan is not None else torch.ones(pe.np_, dtype=torch.float32, device=pe.w.device)
-        chans.append((c.to(torch.float64) * pe.out_mul).to(torch.float32))
+        chans.append((c.to(torch.float64) * (pe.out_mul / common)).to(torch.float32))
+    if not bool(torch.isfinite(torch.stack(chans)).all()):
+        raise UnsupportedError(
+            f"the experts' output multipliers span more than fp32 holds (from {min(nonzero):.3g} to "
+            f"{max(nonzero):.3g})", ["pack the experts as separate dense weights"])
     w = torch.stack([pe.w for pe in parts]).reshape(-1).contiguous()
     sz = torch.stack([pe.sz for pe in parts]).contiguous() if p0.sz is not None else None
     chan = torch.stack(chans).reshape(-1).contiguous()
@@ -745,7 +773,7 @@ def pack_moe_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     estrides = (p0.w.numel(), p0.sz.numel() * p0.sz.element_size() if sz is not None else 0, p0.np_,
                 p0.n if bias is not None else 0)
     desc = dict(p0.descriptor, experts=qw.num_experts)
-    return replace(p0, w=w, sz=sz, chan=chan, bias=bias, out_mul=1.0, descriptor=desc, experts=qw.num_experts,
+    return replace(p0, w=w, sz=sz, chan=chan, bias=bias, out_mul=common, descriptor=desc, experts=qw.num_experts,
                    estrides=estrides)
 
 
