@@ -760,13 +760,3 @@ def test_gpt_oss_scales_keep_the_multipliers_finite(tmp_path):
         assert float(s16.max()) == 2.0 ** 125
         got = torch.unique(s16[s16 != 0] * d.out_mul / 2.0 ** 126)
         assert torch.equal(got, torch.unique(qw.expert(e).scales.double()))
-
-
-def test_unvalidated_moe_kernels_say_so_once(monkeypatch):
-    import sys
-
-    G = sys.modules["humming.ops.gemm"]  # (the module: humming.ops.gemm is also the function's name)
-    monkeypatch.setattr(G, "_moe_warned", False)
-    with pytest.warns(UserWarning, match="MoE kernels of this version have not yet been validated on a GPU"):
-        G._warn_moe()
-    assert G._moe_warned

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from humming.dtypes import FloatFormat, IntFormat, get_format
+from humming.dtypes import FloatFormat, IntFormat
 from humming.errors import UnsupportedError
 
 from humming.jit import driver as _drv
@@ -527,8 +527,8 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 f"without them"])
     if tile.fold and not can_fold(recipe):
         raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
-                               [f"folding group scales per block needs 16-bit operands and scale groups of whole "
-                                f"64-column blocks; the layer has "
+                               ["folding group scales per block needs 16-bit operands and scale groups of whole "
+                                "64-column blocks; the layer has "
                                 + (f"groups of {recipe.group} units" if recipe.gscale else "no group scales")
                                 + f" on {OP8_NAMES[recipe.op8]} operands"])
     cfg = {

@@ -115,8 +115,6 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     if prepare is None:
         raise UnsupportedError(f"prepare_weight: kernel family {plan.family!r} cannot prepare weights",
                                [f"{plan.family}: no prepare()"])
-    if layer.is_moe and not _moe_warned:
-        _warn_moe()
     packed, launcher = prepare(plan, qw, dev, hw)
     desc = dict(packed.descriptor)
     desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
@@ -125,20 +123,6 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     if not layer.activation.is_quantized and packed.perm is None and not layer.is_moe:
         w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index, dev)
     return w
-
-
-#: This version's MoE kernels are built and proven on the CPU (routing, packing, machine code) but had not run
-#: on a GPU when it was made: the first MoE weight prepared says so, once (tests/test_moe.py -m gpu checks them).
-_moe_warned = False
-
-
-def _warn_moe() -> None:
-    global _moe_warned
-    import warnings
-
-    _moe_warned = True
-    warnings.warn("humming: the MoE kernels of this version have not yet been validated on a GPU (run "
-                  "`pytest -m gpu tests/test_moe.py` on yours to check them)", stacklevel=3)
 
 
 # Prepared weights are reachable from torch.ops.humming.gemm through an integer
