@@ -40,7 +40,6 @@ order.)
 """
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -213,9 +212,13 @@ def _id(case):
 
 
 def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: float, out_mul: float,
-          raw: float = 0.0):
+          raw: float = 0.0, bf16_ops: bool = False):
     """The per-element bound above; ``raw``: MAGIC of the raw integer codes where a stream tile runs (1024 for
-    fp16 operands, 128 for bf16), else 0."""
+    fp16 operands, 128 for bf16), else 0. ``bf16_ops``: bf16 operands, whose subnormal weights end at 2^-134
+    (fp16's at 2^-25), and whose float codes are re-biased by up to 2^126 (out_mul carries that where no group
+    scale does): their fp32 products and sums below fp32's normal range (2^-126, times out_mul) are allowed
+    for, should the MMA flush them. (Before, bf16 used fp16's 2^-25 times such an out_mul, which let an e4m3
+    per-channel or e5m2 per-tensor weight in bf16 pass with any finite output.)"""
     W = R.dequantize(qw).to(x_eff.device, torch.float64).abs()
     s = qw.scheme
     if s.zero_point == "float":
@@ -224,7 +227,7 @@ def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: fl
             zs = torch.empty_like(zs).scatter_(-1, qw.perm[None, :].expand_as(zs), zs)
         W = W + zs.to(x_eff.device, torch.float64).abs()
     xa = x_eff.double().abs()
-    sub = 2.0 ** -25 * out_mul * xa.sum(-1, keepdim=True)
+    sub = out_mul * ((2.0 ** -134 if bf16_ops else 2.0 ** -25) * xa.sum(-1, keepdim=True) + 2.0 ** -126 * qw.k)
     if raw and not s.is_float:  # (raw integer codes on a stream tile: the cancellation of MAGIC, see above)
         row_scale = R.expand_scales(qw.scales, s, qw.n, qw.k).to(x_eff.device, torch.float64).abs().amax(-1)
         if qw.global_scale is not None:
@@ -259,7 +262,8 @@ def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=No
             x_eff = x.float()
         stream = bool(pw.plan.tuning_for(m).config.get("stream")) and not act.is_quantized
         magic = (128.0 if pw.compute_dtype == torch.bfloat16 else 1024.0) if stream else 0.0
-        b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul, raw=magic)
+        b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul, raw=magic,
+                  bf16_ops=pw.compute_dtype == torch.bfloat16)
         assert not torch.isnan(y).any(), f"M={m}: {int(torch.isnan(y).sum())} outputs not written (or NaN)"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
@@ -587,7 +591,8 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
         torch.cuda.synchronize()
         ref = R.gemm(x.float(), qw)
         stream = any(lo <= m and (hi is None or m <= hi) and t.stream for lo, hi, t in ranges)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul, raw=(128.0 if bf16 else 1024.0) if stream else 0.0)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul, raw=(128.0 if bf16 else 1024.0) if stream else 0.0,
+                  bf16_ops=bf16)
         assert not torch.isnan(y).any(), f"M={m}: outputs not written"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
@@ -776,7 +781,7 @@ def test_wgmma_stream_k(scheme, k, bf16, ctas):
         torch.cuda.synchronize()
         cut = cut or launcher._by_m[m][4] > 0  # (a workspace: some tile cut between CTAs)
         ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
         assert not torch.isnan(y).any(), f"M={m}: outputs not written"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
@@ -1018,7 +1023,7 @@ def test_split_k_in_clusters(bf16):
     for m in (1, 5, 16, 40):
         x = (torch.randn(m, k, device=dev) * 2).to(dt)
         ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
         outs = {}
         for limit in (8, 0):
             launcher = G.Launcher(pw, ranges, sms, max_split=6, cluster_split=limit, **kw)
@@ -1321,7 +1326,8 @@ def test_checkpoints_with_group_activations(tmp_path):
             q, sc = R.quantize_activation(x.float(), act)
             x_eff = R.dequantize_activation(q, sc, act)
             eps = 2.0 ** (-8 if ql.prepared.compute_dtype == torch.bfloat16 else -11)
-            b = bound(x_eff, qw.to("cuda"), ref, eps, ql.prepared.packed.out_mul)
+            b = bound(x_eff, qw.to("cuda"), ref, eps, ql.prepared.packed.out_mul,
+                      bf16_ops=ql.prepared.compute_dtype == torch.bfloat16)
             ratio = float(((y.double() - ref.double()).abs() / b).max())
             assert ratio <= 1.0, f"{folder.name} M={m}: error {ratio:.3g} x the bound"
 

@@ -563,7 +563,8 @@ def _gpu_check(qw, act, ms=GPU_MS, topk=2, absent=0.0, seed=0):
             if not bool(sel.any()):
                 continue
             tok = sel.nonzero()[:, 0]
-            b = bound(x_eff[tok], qw.expert(e), ref[sel], eps, out_mul, raw=magic)
+            b = bound(x_eff[tok], qw.expert(e), ref[sel], eps, out_mul, raw=magic,
+                      bf16_ops=pw.compute_dtype == torch.bfloat16)
             ratio = float(((y[sel].double() - ref[sel].double()).abs() / b).max())
             assert ratio <= 1.0, f"M={m}, expert {e}: error {ratio:.3g} x the bound"
             worst = max(worst, ratio)
