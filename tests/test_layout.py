@@ -3,6 +3,7 @@
 The header's extraction code is plain C++ as well, so it is compiled here with the
 host C++ compiler and run on packed data from the Python side.
 """
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -275,6 +276,49 @@ def test_packed_weight_stores_paired_scale_rows():
     z16 = ((sz >> 16) & 0xFFFF).to(torch.int16).view(torch.float16).float()[:, :40].T
     assert torch.allclose(s16, qw.scales.float(), rtol=1e-3)
     assert torch.equal(z16, qw.zeros.float())
+
+
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+def test_float_codes_rebias_rides_on_the_group_scales(bf16):
+    """e2m1 codes re-biased into a 16-bit float are 2^-(bias16 - 1) times their values (2^-14 in fp16, 2^-126 in
+    bf16). The stored group scales carry that factor back, over the largest scale's power of two, so out_mul
+    is the weight's own (finite: it was 2^133 in bf16 for scales up to 2^6) and stored scale x out_mul /
+    factor is the scale, exactly."""
+    from humming import reference as R
+    from humming.scheme import WeightScheme
+    from humming_nvidia import gemm_mma_sync as G
+
+    g = torch.Generator().manual_seed(5)
+    rows = 2.0 ** torch.randint(-12, 9, (40, 1), generator=g).double()  # (scales over 20 binades)
+    qw = R.quantize((torch.randn(40, 256, generator=g) * rows).float(), WeightScheme("e2m1", "group", 32,
+                                                                                     scale_fmt="e8m0"))
+    rec = G.recipe_for(qw.scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_80")
+    pw = G.pack_weight(qw, rec, "cpu")
+    factor = 2.0 ** ((127 if bf16 else 15) - 1)
+    assert pw.out_mul == 2.0 ** math.frexp(float(qw.scales.max()))[1]
+    dt = torch.bfloat16 if bf16 else torch.float16
+    s16 = L.unpair_scale_rows(pw.sz).to(torch.int16).view(dt).double()[:, :40].T
+    assert float(s16.abs().max()) < factor
+    assert torch.equal(s16 * pw.out_mul / factor, qw.scales.double())
+
+
+def test_output_multipliers_stay_in_fp32():
+    """Without group scales the re-bias factor stays in out_mul (2^120 for e4m3 in bf16): with channel scales
+    what leaves fp32 moves into them; a tensor scale that takes it past fp32 is refused, saying why."""
+    from humming import reference as R
+    from humming.errors import UnsupportedError
+    from humming.scheme import WeightScheme
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(40, 256) * 2.0 ** 17
+    kw = dict(bf16=True, out_bf16=True, caps_cp_async=True, k8mma=False, target="sm_80")
+    qc = R.quantize(w, WeightScheme("e4m3", "channel", scale_fmt="fp32"))  # (scales near 2^10)
+    pc = G.pack_weight(qc, G.recipe_for(qc.scheme, **kw), "cpu")
+    assert 2.0 ** -126 <= pc.out_mul < 2.0 ** 127 and bool(torch.isfinite(pc.chan).all())
+    assert torch.allclose(pc.chan[:40].double() * pc.out_mul, qc.scales.double().reshape(-1) * 2.0 ** 120)
+    qt = R.quantize(w, WeightScheme("e4m3", "tensor", scale_fmt="fp32"))
+    with pytest.raises(UnsupportedError, match="leave fp32's range"):
+        G.pack_weight(qt, G.recipe_for(qt.scheme, **kw), "cpu")
 
 
 @pytest.mark.parametrize("bits", [1, 2, 4, 8])
