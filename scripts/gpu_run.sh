@@ -1258,16 +1258,16 @@ PY
              tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s48c)  # the GPU tests' bound with bf16 operands' own subnormal limits (bound(bf16_ops=...)): before, bf16 took fp16's
            # 2^-25 times an out_mul of up to 2^120 (e4m3 per channel, e5m2 per tensor: any finite output passed). The
-           # bf16 cases of the dense float and ring tests, the MoE bf16 cases, and 60 fuzz seeds
-           gputests s48c 200 "bf16 and (weight_formats or group_and_fp4 or one_token_rings or prefill or folded)"
-           timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py -k "bf16 or gpt_oss" 2>&1 \
+           # bf16 cases of the dense float and ring tests, the MoE bf16 cases; where an MoE call's time goes (the whole
+           # call and each launch alone, scripts/gpu_moe_parts.py: Qwen3-30B-A3B's gate/up, a Mixtral-sized 8 x top-2
+           # layer); 60 fuzz seeds
+           gputests s48c 160 "bf16 and (weight_formats or group_and_fp4 or one_token_rings or prefill or folded)"
+           timeout 90 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py -k "bf16 or gpt_oss" 2>&1 \
              | tee "$OUT/s48c_moe.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
-           FUZZ_N=60 FUZZ_S=100 bash "$0" fuzz || rc=1
-           # where an MoE call's time goes: the whole call and each launch alone (scripts/gpu_moe_parts.py), Qwen3-30B-A3B's
-           # gate/up and a Mixtral-sized 8 x top-2 layer
            timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 --json "$OUT/s48c-parts-qwen3.json" 2>&1 | tail -4
            timeout 60 python3 scripts/gpu_moe_parts.py --experts 8 --topk 2 --n 28672 --k 4096 --m 1,16 \
-             --json "$OUT/s48c-parts-mixtral.json" 2>&1 | tail -3 ;;
+             --json "$OUT/s48c-parts-mixtral.json" 2>&1 | tail -3
+           FUZZ_N=60 FUZZ_S=100 bash "$0" fuzz || rc=1 ;;
     s48a)  # after s47a (gpt-oss's MXFP4 experts in bf16: inf, their output multiplier 2^133 past fp32; a test's K that its
            # groups did not divide; an engine test's empty expert): float codes' re-bias now rides on the group scales
            # (pack_weight), MoE's shared power of two on out_mul. The MoE tests again, and the dense tests of float codes
