@@ -13,8 +13,10 @@ bit for bit, with the same fp32 scale), fp16 x fp16 products are exact in fp32,
 and fp32 accumulation over K <= 1024 costs < 2^-14 relative. So the error is
 at most about ``2 eps sum_k |x_k| |w_k|`` from the two roundings of the weight
 (``eps`` = 2^-11 for fp16, 2^-8 for bf16; float zero points add one rounding of
-``q - z``), plus ``eps |y|`` for the output rounding, plus fp16 subnormal
-weights (absolute 2^-25 times the scale exponent the host factored out). The
+``q - z``), plus ``eps |y|`` for the output rounding, plus subnormal
+weights (absolute 2^-25 in fp16, 2^-134 in bf16, times out_mul, the multiplier the
+host factored out) and fp32 products below 2^-126 times out_mul (bf16 float codes
+without group scales are 2^-120 times their values in the MMA). The
 bound below doubles the weight term for margin: ``4 eps sum|x||w| + eps|y|``.
 
 Byte operands (int8 x int8 on m16n8k32, fp8 x fp8): the products and their int32
