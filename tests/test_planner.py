@@ -413,7 +413,10 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 16, "h200") == fold(G.WG_16_DEEP)
     assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO) == tile(14336, 4096, 9, "h200")
     assert G.WG_16_TWO.bn == 32 * G.WG_16_TWO.wn and G.Launcher.ctas_for(G.WG_16_TWO) == 2
-    assert tile(8192, 8192, 17, "h200") == fold(G.WG_32_NARROW) == tile(4096, 4096, 64, "h200")  # (M > 32: two tiles)
+    assert tile(8192, 8192, 17, "h200") == fold(G.WG_32_NARROW) == tile(4096, 4096, 100, "h200")  # (M > 32: two tiles)
+    # (... folded at BK = 256 up to 64 tokens on 2049-4096 rows over a K of 4096-12287; not over 2048 rows)
+    assert tile(4096, 4096, 64, "h200") == fold(G.WG_32_DEEP) == tile(3072, 8192, 33, "h200")
+    assert tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW) == tile(4096, 2048, 64, "h200")
     assert tile(28672, 8192, 17, "h200") == fold(G.WG_32_DEEP_TWO) and tile(14336, 4096, 32, "h200") == fold(G.WG_32_DEEP)
     assert tile(4096, 4096, 32, "h200") == fold(G.WG_32_DEEP) == tile(4096, 14336, 17, "h200")
     assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA

@@ -1995,6 +1995,11 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
         tile = WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP
     elif lo <= 32 and can_fold(recipe) and not 4096 < layer.n <= 8192:
         tile = WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP
+    elif lo <= 64 and can_fold(recipe) and 2048 < layer.n <= 4096 and 4096 <= layer.k < 12288:
+        # (where wgmma_tile takes two 32-token tiles, WG_32_NARROW: folded, BK = 256 beat BK = 128 there. H200, int4
+        # g128 4096x4096, `humming tune` (gpu_run.sh s46t), M = 33 / 64: 9.05 / 9.55 us against 12.55 / 12.79; the
+        # bench with that tuning, M=64, 9.63 against 12.8. 65-128 tokens keep WG_32_NARROW: not measured so)
+        tile = WG_32_DEEP
     else:
         tile = wgmma_tile(lo, layer.n, heavy_dequant(recipe), layer.k, ops16=True)
         if tile == WG_16_TWO and recipe.bits == 8 and layer.n <= BYTE_CODES_16_TWO_FROM_N:
