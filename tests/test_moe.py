@@ -22,6 +22,7 @@ tiles), pair by pair against the pair's expert.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -351,7 +352,8 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
 def test_moe_plans(device):
     p = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=128), device)
     assert p.runnable and p.family == "mma_sync", p.explain()
-    assert p.components["scheduler"] == "moe_grouped" and p.components["epilogue"] == "moe_topk"
+    pdl = " + programmatic_launch (every launch of a call)" if device in ("H200", "B200") else ""
+    assert p.components["scheduler"] == "moe_grouped" + pdl and p.components["epilogue"] == "moe_topk"
     assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
     for r in p.tuning:
         assert not (r.config.get("tma") or r.config.get("sk") or r.config.get("cluster", 1) != 1), r
@@ -438,8 +440,10 @@ def test_moe_and_dense_params_share_one_struct():
 
 @pytest.mark.parametrize("target", ["sm_75", "sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120a"])
 def test_routing_kernels_compile(tmp_path, target):
-    """moe_route.cuh's three kernels: the one-CTA routing (shared-memory atomics, a warp-shuffle scan), the gather
-    (16-byte copies where VEC), the combine (fp32 sums of 16-bit values); no local memory."""
+    """moe_route.cuh's kernels: the one-CTA routing (shared-memory atomics, a warp-shuffle scan), the gather
+    (16-byte copies where VEC), the combine (fp32 sums of 16-bit values), the activation; no local memory. From
+    sm_90 each lets the next kernel launch (PREEXIT) and waits for the previous one (ACQBULK) before any access
+    to global memory; older targets have neither."""
     from humming.jit import Runtime, inspect as I
 
     rt = Runtime(cache_dir=tmp_path)
@@ -455,6 +459,7 @@ def test_routing_kernels_compile(tmp_path, target):
         sass = I.disassemble(kern.cubin)
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (spec.name, usage)
+        _waits_first(sass, int(target[3:].rstrip("af")) >= 90, spec.name)
         if spec.family == "moe_route":
             assert I.count(sass, r"^ATOMS\.") >= 2 and I.count(sass, r"^SHFL\.UP") >= 5, spec.name
         elif spec.family == "moe_gather" and spec.get("VEC"):
@@ -465,6 +470,38 @@ def test_routing_kernels_compile(tmp_path, target):
             assert I.count(sass, r"^MUFU\.(EX2|TANH|RCP)") > 0, spec.name
     with pytest.raises(ValueError, match="moe_gather"):
         MOE.moe_kernel_spec("moe_gather", target, VEC=True, REDUCE=True)
+
+
+def _waits_first(sass: str, pdl: bool, name: str) -> None:
+    """The kernel's launch trigger and wait come before its first global load, store or atomic (pdl), or it
+    has neither."""
+    lines = sass.splitlines()
+    if not pdl:
+        assert not any(re.search(r"\b(ACQBULK|PREEXIT)\b", line) for line in lines), name
+        return
+    at = {op: next(i for i, line in enumerate(lines) if re.search(rf"\b{op}\b", line)) for op in ("PREEXIT", "ACQBULK")}
+    first = next(i for i, line in enumerate(lines) if re.search(r"\b(LDG|STG|LDGSTS|ATOMG|RED|ATOM)\b", line))
+    assert at["PREEXIT"] < first and at["ACQBULK"] < first, (name, at, lines[first])
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_moe_gemm_waits_before_reading_its_expert(tmp_path, target):
+    """An MoE GEMM launch may go programmatically on sm_90+ (the MoE launcher's pdl): its kernel waits for the
+    previous one before its first global access, the block's expert included (the routing wrote it); the
+    MoE launcher asks for programmatic launches exactly where the dense one does."""
+    from humming.device import get_device
+    from humming.jit import Runtime, inspect as I
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    device = {"sm_80": "A100", "sm_90a": "H200"}[target]
+    plan = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=8), device)
+    for m in (1, 16, 200):
+        _waits_first(I.disassemble(rt.kernel(plan.kernel(m)).cubin), target == "sm_90a", (target, m))
+    hw = get_device(device)
+    qw = R.quantize(torch.randn(8, 256, 512) * 0.02, W4)
+    _, launcher = G.prepare(humming.plan(LayerSpec(256, 512, W4, FP16, num_experts=8), device), qw, "cpu", hw)
+    assert launcher.pdl == G.pdl_enabled(hw.caps) == (target == "sm_90a")
 
 
 # ---------------------------------------------------------------------------

@@ -151,11 +151,13 @@ class MmaSyncFamily(_NvidiaFamily):
                 comps["loader"] = (f"{components['loader']} + tma_bulk (M "
                                    + ", ".join(f"{r.lo}-{r.hi}" if r.hi else f">= {r.lo}" for r in tma) + ")")
         sched = components["scheduler"]
-        if layer.is_moe:  # (humming.ops.moe: one plain launch per call, its K slices summed in the workspace)
+        if layer.is_moe:  # (humming.ops.moe: one launch per call, its K slices summed in the workspace)
             out.setdefault("notes", []).append(
                 "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts), at least 2 (a block "
                 "runs the tile's BM rows, so no one-token tile); each call routes the (token, expert) pairs into "
                 "blocks of the range tile's BM rows, one expert per block, and launches one kernel over them")
+            if caps.has("pdl"):  # (the routing, gather, GEMM and combine launches: each waits first)
+                comps["scheduler"] = f"{sched} + programmatic_launch (every launch of a call)"
             if comps:
                 out["components"] = comps
             return out

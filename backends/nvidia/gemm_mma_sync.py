@@ -1020,7 +1020,8 @@ class Launcher:
     launches went plainly until the twenty-seventh session, after the twenty-first measured losses of
     up to 13 %; measured again through the bench's units of five calls, the uncrowded ones gain: int4
     g128 M=16 14336x4096 13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
-    8192x8192 21.0 -> 19.9.)
+    8192x8192 21.0 -> 19.9.) MoE kernels (``packed.experts``) wait for the previous kernel before reading
+    anything, their block's expert included, so for them an early launch only overlaps the launches.
     """
 
     def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
@@ -2617,10 +2618,10 @@ def prepare(plan, qw, device, hw):
     max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
     kp = plan_kp(plan, recipe)
     ranges = launch_ranges(plan, recipe, max_smem, kp)
-    if recipe.moe:  # (MoE launches go plainly, their K slices summed through the workspace: GemmParams.expert_ids)
+    if recipe.moe:  # (MoE launches: their K slices summed through the workspace; programmatic ones wait first)
         packed = pack_moe_weight(qw, recipe, device)
         return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
-                                smem_per_sm=hw.caps.limit("smem_per_sm"))
+                                smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps))
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
                             smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),

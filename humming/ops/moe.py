@@ -14,7 +14,8 @@ once. A call is:
 
 On a GPU, steps 1, 2 and 4 are three small kernels (``humming/kernels/moe_route.cuh``: one CTA routes, a
 warp per row gathers, a thread per output column combines), so a call is four launches (five with quantized
-activations). :func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch``
+activations). Where the GEMM's launcher launches programmatically (sm_90+, ``HUMMING_PDL`` not off), so do they
+all: each kernel waits for the one before it before touching memory, and the next starts launching meanwhile. :func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch``
 on a GPU, or more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each expert's pairs in token order, where the
 kernel's order inside an expert's run is an atomic counter's (rows are independent in the GEMM: the results
 are the same). None of them synchronizes with the host, so a CUDA graph captures a call.
@@ -120,8 +121,16 @@ def _launch_plan(kind: str, device: int, **config):
         from ..jit import get_kernel
         from .act_quant import device_target
 
-        lp = plans[key] = get_kernel(moe_kernel_spec(kind, device_target(device), **config)).plan(_PARAMS[kind]())
+        target = device_target(device)
+        lp = plans[key] = get_kernel(moe_kernel_spec(kind, target, **config)).plan(_PARAMS[kind]())
+        # (programmatic where a call asks for it: each kernel waits first, moe_route.cuh's moe_pdl_enter)
+        lp.pdl = int(target[3:].rstrip("af")) >= 90
     return lp
+
+
+def _pdl(w: PreparedWeight) -> bool:
+    """Whether a call's small kernels launch programmatically: where its GEMM's launcher does."""
+    return bool(getattr(w.launcher, "pdl", False))
 
 
 @dataclass(frozen=True)
@@ -265,12 +274,12 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
     return (y.sum(1) if reduce else y).to(od)
 
 
-def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int) -> MoeRoute:
-    """moe_route by moe_route.cuh's one-CTA kernel, on topk_ids's device."""
+def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int, pdl: bool = False) -> MoeRoute:
+    """moe_route by moe_route.cuh's one-CTA kernel, on topk_ids's device (``pdl``: programmatically)."""
     dev = topk_ids.device
     if dev.index != torch.cuda.current_device():
         with torch.cuda.device(dev.index):
-            return _route_kernel(topk_ids, e, bm)
+            return _route_kernel(topk_ids, e, bm, pdl)
     pairs = topk_ids.numel()
     nb = max_blocks(pairs, e, bm)
     ids = topk_ids.reshape(-1)
@@ -286,7 +295,7 @@ def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int) -> MoeRoute:
     p.ids, p.rows, p.expert_ids, p.src = ids.data_ptr(), rows.data_ptr(), expert_ids.data_ptr(), src.data_ptr()
     p.n, p.experts, p.bm, p.max_blocks = pairs, e, bm, nb
     lp.smem_bytes = 8 * e
-    lp.launch(1)
+    lp.launch(1, pdl=pdl)
     return MoeRoute(rows, expert_ids, nb, bm, src)
 
 
@@ -296,10 +305,11 @@ def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: i
         with torch.cuda.device(x.device.index):
             return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
     m, topk = topk_ids.shape
-    route = _route_kernel(topk_ids, w.layer.num_experts, bm)
-    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1)
+    pdl = _pdl(w)
+    route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl)
+    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1, pdl=pdl)
     ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
-    return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce)
+    return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce, pdl)
 
 
 def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, tile_m: int, act_scale):
@@ -312,7 +322,8 @@ def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, 
     return ys
 
 
-def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map: torch.Tensor | None = None):
+def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map: torch.Tensor | None = None,
+            pdl: bool = False):
     """The routed rows [rows_n, K] of the 16-bit rows ``x2`` (moe_gather: row r holds x2's row src[r] // div,
     or row_map[src[r]]; zeros where src[r] < 0)."""
     k = x2.shape[1]
@@ -325,11 +336,12 @@ def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map:
     p.x, p.xs, p.src = x2.data_ptr(), xs.data_ptr(), src.data_ptr()
     p.map = row_map.data_ptr() if row_map is not None else 0
     p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, k, x2.stride(0), k, div
-    lp.launch(-(-rows_n // (GATHER_THREADS // 32)))
+    lp.launch(-(-rows_n // (GATHER_THREADS // 32)), pdl=pdl)
     return xs
 
 
-def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: int, topk_weights, reduce: bool):
+def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: int, topk_weights, reduce: bool,
+             pdl: bool = False):
     """The pairs' rows of ys gathered back (moe_combine): [M, topk, N], or [M, N] summed with ``reduce``,
     times ``topk_weights`` where given."""
     n = ys.shape[1]
@@ -345,11 +357,12 @@ def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: in
     p.ys, p.rows, p.w, p.y = ys.data_ptr(), rows.data_ptr(), wts.data_ptr() if wts is not None else 0, y.data_ptr()
     p.m, p.topk, p.n, p.ldy, p.num_rows = m, topk, n, ys.stride(0), rows_n
     lp.grid = (-(-n // COMBINE_THREADS), min(m, 65535), 1)
-    lp.launch()
+    lp.launch(pdl=pdl)
     return y
 
 
-def _activate(ys: torch.Tensor, activation: str, interleaved: bool, alpha: float, limit: float) -> torch.Tensor:
+def _activate(ys: torch.Tensor, activation: str, interleaved: bool, alpha: float, limit: float,
+              pdl: bool = False) -> torch.Tensor:
     """moe_act: the gated activation of the gate/up rows ys [rows, 2I] -> [rows, I] (16-bit)."""
     from ..reference import MOE_ACTIVATIONS
 
@@ -361,7 +374,7 @@ def _activate(ys: torch.Tensor, activation: str, interleaved: bool, alpha: float
     p.y, p.a, p.rows, p.inter, p.ldy, p.alpha, p.limit = ys.data_ptr(), a.data_ptr(), rows, inter, ys.stride(0), \
         float(alpha), float(limit)
     lp.grid = (-(-inter // COMBINE_THREADS), max(1, min(rows, 65535)), 1)
-    lp.launch()
+    lp.launch(pdl=pdl)
     return a
 
 
@@ -482,15 +495,16 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
         with torch.cuda.device(x.device.index):
             return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales,
                             False)
-    r1 = _route_kernel(topk_ids, e, bm1)
-    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk), w13, r1.expert_ids, tile_m, act_scales[0])
-    a = _activate(ys1, activation, interleaved, alpha, limit)
+    pdl = _pdl(w13) and _pdl(w2)
+    r1 = _route_kernel(topk_ids, e, bm1, pdl)
+    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl), w13, r1.expert_ids, tile_m, act_scales[0])
+    a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
-        r2 = _route_kernel(topk_ids, e, bm2)
-        a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows)
+        r2 = _route_kernel(topk_ids, e, bm2, pdl)
+        a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl)
     ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])
-    return _combine(ys2, r2.rows, r2.num_rows, m, topk, topk_weights, True)
+    return _combine(ys2, r2.rows, r2.num_rows, m, topk, topk_weights, True, pdl)
 
 
 def _moe_impl(x: torch.Tensor, handle: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],

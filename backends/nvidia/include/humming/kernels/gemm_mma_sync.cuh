@@ -2334,9 +2334,10 @@ HUMMING_DEVICE void gemm_mma_sync_run(const GemmParams& p) {
 // The entry. A dense launch runs the tiles on the parameters as they are. An MoE launch (Cfg::MOE) is the
 // dense GEMM of the sorted, padded rows (humming.ops.moe), each BM-row block against its own expert: the
 // CTAs of an unused block return, the others read their weights, scales, channel multipliers and bias at
-// their expert's (GemmMmaSync::w_of, ...; the parameters stay in the parameter space). The host launches
-// MoE kernels plainly, never programmatically, so expert_ids, written by the routing kernel just before, is
-// complete; and gives them no TMA, stream-K or N-cluster tiles (cp.async stages instead: gemm_mma_sync.moe_tile).
+// their expert's (GemmMmaSync::w_of, ...; the parameters stay in the parameter space). An MoE launch may go
+// programmatically (sm_90+, as humming.ops.moe's small kernels around it do): its CTAs wait for the previous
+// kernel before reading anything, expert_ids included (the routing wrote it), so no weight load goes early.
+// The host gives MoE kernels no TMA, stream-K or N-cluster tiles (cp.async stages instead: gemm_mma_sync.moe_tile).
 template <typename Cfg>
 HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
   // (stage tiles: the launch's dynamic shared memory, the host's smem_bytes, holds what the kernel lays out)
@@ -2344,6 +2345,8 @@ HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
                 "the host's shared memory (gemm_mma_sync.smem_bytes) is less than the kernel's stages need");
   if constexpr (MoeOf<Cfg>::value) {
     static_assert(!Cfg::TMA && !Cfg::SK && Cfg::CLUSTER == 1, "MoE tiles load by cp.async, one CTA per tile");
+    ptx::pdl_launch_dependents();
+    ptx::pdl_wait();  // (the later waits return at once)
     if (__ldg(p.expert_ids + blockIdx.y) < 0) return;  // (every K slice of an unused block: its counters stay 0)
   }
   gemm_mma_sync_run<Cfg>(p);

@@ -17,14 +17,26 @@
 //                their top-k weight (Cfg::WEIGHTED), summed over the token's pairs in fp32 (Cfg::REDUCE);
 //                a pair of an absent expert contributes zeros.
 //
+// Programmatic dependent launch (sm_90+; humming.ops.moe launches them so where the GEMM's launcher would): each
+// kernel lets the next one start launching at once and waits for the previous one before its first access to
+// global memory, so a call's launches overlap each other's start and drain, nothing more. (The wait covers the
+// kernels before the previous one too: that one could not finish before its own wait returned.)
+//
 // Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
 // strides and both bases multiples of 8 elements); moe_act: OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16,
 // WEIGHTED, REDUCE.
 #pragma once
 
 #include "humming/common.cuh"
+#include "humming/gemm/ptx.cuh"
 
 namespace humming {
+
+// The start of every kernel here (see the header's note on programmatic launch).
+HUMMING_DEVICE void moe_pdl_enter() {
+  ptx::pdl_launch_dependents();
+  ptx::pdl_wait();
+}
 
 struct MoeRouteParams {
   const void* ids;   // [n] int32 (int64 with IDS64): each pair's expert, < 0 for one held elsewhere
@@ -77,6 +89,7 @@ HUMMING_DEVICE int moe_id(const MoeRouteParams& p, int i) {
 
 template <class C>
 HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
+  moe_pdl_enter();
   constexpr int T = C::THREADS;
   static_assert(T % 32 == 0 && T <= 1024, "moe_route: whole warps, at most 32 of them");
   extern __shared__ int route_smem[];
@@ -142,6 +155,7 @@ HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
 
 template <class C>
 HUMMING_DEVICE void moe_gather(const MoeGatherParams& p) {
+  moe_pdl_enter();
   const int row = static_cast<int>(blockIdx.x) * (C::THREADS / 32) + static_cast<int>(threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= p.num_rows) return;
@@ -160,6 +174,7 @@ HUMMING_DEVICE void moe_gather(const MoeGatherParams& p) {
 
 template <class C>
 HUMMING_DEVICE void moe_act(const MoeActParams& p) {
+  moe_pdl_enter();
   const int col = static_cast<int>(blockIdx.x) * C::THREADS + static_cast<int>(threadIdx.x);
   if (col >= p.inter) return;
   for (int r = blockIdx.y; r < p.rows; r += gridDim.y) {
@@ -186,6 +201,7 @@ HUMMING_DEVICE void combine_row(const MoeCombineParams& p, int m, int col);
 
 template <class C>
 HUMMING_DEVICE void moe_combine(const MoeCombineParams& p) {
+  moe_pdl_enter();
   const int col = static_cast<int>(blockIdx.x) * C::THREADS + static_cast<int>(threadIdx.x);
   if (col >= p.n) return;
   for (int m = blockIdx.y; m < p.m; m += gridDim.y) combine_row<C>(p, m, col);
