@@ -1256,14 +1256,15 @@ PY
            # QuantLinear, and a tuning run whose stored plan then computes the GEMM (humming.tune)
            timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py \
              tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
-    s49a)  # MoE calls launched programmatically on sm_90 (every kernel of a call waits for the one before first, and
-           # lets the next start launching: moe_route.cuh's moe_pdl_enter, the MoE GEMM's entry): the MoE GPU tests,
-           # then the MoE bench with HUMMING_PDL off and on, alternated
-           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py \
+    s49a)  # MoE calls launched programmatically on sm_90 (HUMMING_MOE_PDL=1, off by default until this runs: every
+           # kernel of a call waits for the one before first, and lets the next start launching: moe_route.cuh's
+           # moe_pdl_enter, the MoE GEMM's entry): the MoE GPU tests with it on, then the MoE bench with it off and
+           # on, alternated
+           HUMMING_MOE_PDL=1 timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py \
              -k "moe or MoE" 2>&1 | tee "$OUT/s49a_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
-           envbench s49a-q 2 "off=HUMMING_PDL=0 on=HUMMING_PDL=1" 150 "^(== |1 |16 |64 |256 )|stream |rror" \
+           envbench s49a-q 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 150 "^(== |1 |16 |64 |256 )|stream |rror" \
              --preset qwen3-30b-a3b --kind moe --m 1,16,64,256 --weight int4 --group-size 128
-           envbench s49a-x 2 "off=HUMMING_PDL=0 on=HUMMING_PDL=1" 100 "^(== |1 |16 )|stream |rror" \
+           envbench s49a-x 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 100 "^(== |1 |16 )|stream |rror" \
              --moe-shapes 8x2x28672x4096 --m 1,16 --weight int4 --group-size 128 ;;
     s48d)  # 33-64 tokens on 2049-4096 rows over a K of 4096-12287 now take the folded BK=256 tile (WG_32_DEEP; from
            # `humming tune`, s46t): through the bench against alt/ (WG_32_NARROW there, as before), alternated; 65 and 96

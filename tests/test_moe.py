@@ -30,6 +30,7 @@ import torch
 import humming
 from humming import reference as R
 from humming.errors import ShapeError
+from humming.planner import clear_cache as clear_plans
 from humming.ops import moe as MOE
 from humming.ops.gemm import PreparedWeight
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
@@ -348,12 +349,16 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("moe_pdl", ["0", "1"])
 @pytest.mark.parametrize("device", ["T4", "A100", "L40S", "H200", "B200"])
-def test_moe_plans(device):
+def test_moe_plans(device, moe_pdl, monkeypatch):
+    monkeypatch.setenv("HUMMING_MOE_PDL", moe_pdl)
+    clear_plans()  # (plans are cached; the variable is read when one is made)
     p = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=128), device)
     assert p.runnable and p.family == "mma_sync", p.explain()
-    pdl = " + programmatic_launch (every launch of a call)" if device in ("H200", "B200") else ""
+    pdl = " + programmatic_launch (every launch of a call)" if device in ("H200", "B200") and moe_pdl == "1" else ""
     assert p.components["scheduler"] == "moe_grouped" + pdl and p.components["epilogue"] == "moe_topk"
+    clear_plans()
     assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
     for r in p.tuning:
         assert not (r.config.get("tma") or r.config.get("sk") or r.config.get("cluster", 1) != 1), r
@@ -485,10 +490,10 @@ def _waits_first(sass: str, pdl: bool, name: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-def test_moe_gemm_waits_before_reading_its_expert(tmp_path, target):
-    """An MoE GEMM launch may go programmatically on sm_90+ (the MoE launcher's pdl): its kernel waits for the
-    previous one before its first global access, the block's expert included (the routing wrote it); the
-    MoE launcher asks for programmatic launches exactly where the dense one does."""
+def test_moe_gemm_waits_before_reading_its_expert(tmp_path, target, monkeypatch):
+    """An MoE GEMM launch may go programmatically on sm_90+ (the MoE launcher's pdl, with HUMMING_MOE_PDL=1): its
+    kernel waits for the previous one before its first global access, the block's expert included (the routing
+    wrote it); the MoE launcher asks for programmatic launches where the dense one does, if that is on."""
     from humming.device import get_device
     from humming.jit import Runtime, inspect as I
     from humming_nvidia import gemm_mma_sync as G
@@ -500,8 +505,12 @@ def test_moe_gemm_waits_before_reading_its_expert(tmp_path, target):
         _waits_first(I.disassemble(rt.kernel(plan.kernel(m)).cubin), target == "sm_90a", (target, m))
     hw = get_device(device)
     qw = R.quantize(torch.randn(8, 256, 512) * 0.02, W4)
-    _, launcher = G.prepare(humming.plan(LayerSpec(256, 512, W4, FP16, num_experts=8), device), qw, "cpu", hw)
-    assert launcher.pdl == G.pdl_enabled(hw.caps) == (target == "sm_90a")
+    plan = humming.plan(LayerSpec(256, 512, W4, FP16, num_experts=8), device)
+    for on in ("0", "1"):
+        monkeypatch.setenv("HUMMING_MOE_PDL", on)
+        _, launcher = G.prepare(plan, qw, "cpu", hw)
+        assert launcher.pdl == G.moe_pdl_enabled(hw.caps) == (target == "sm_90a" and on == "1")
+        assert G.pdl_enabled(hw.caps) == (target == "sm_90a")
 
 
 # ---------------------------------------------------------------------------

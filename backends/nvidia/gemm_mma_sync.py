@@ -2621,7 +2621,7 @@ def prepare(plan, qw, device, hw):
     if recipe.moe:  # (MoE launches: their K slices summed through the workspace; programmatic ones wait first)
         packed = pack_moe_weight(qw, recipe, device)
         return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
-                                smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps))
+                                smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=moe_pdl_enabled(hw.caps))
     packed = pack_weight(qw, recipe, device)
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
                             smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),
@@ -2634,6 +2634,14 @@ def pdl_enabled(caps) -> bool:
     waiting for the previous kernel: a kernel that rewrites a prepared weight in place must be
     followed by a synchronization, or run with HUMMING_PDL=0.)"""
     return bool(caps.has("pdl")) and os.environ.get("HUMMING_PDL", "1").lower() not in ("0", "off", "false", "no")
+
+
+def moe_pdl_enabled(caps) -> bool:
+    """Whether an MoE call's launches (routing, gather, GEMM, combine: humming.ops.moe) go programmatically:
+    where dense ones do (:func:`pdl_enabled`) and ``HUMMING_MOE_PDL`` is 1/on. Off by default until it has run
+    on a GPU: every one of those kernels waits for the previous one before any access to memory (the tests
+    check the machine code), but neither their results nor the time it saves have been measured yet."""
+    return pdl_enabled(caps) and os.environ.get("HUMMING_MOE_PDL", "0").lower() in ("1", "on", "true", "yes")
 
 
 def cluster_split_limit(caps) -> int:
