@@ -21,6 +21,7 @@ tiles), pair by pair against the pair's expert.
 """
 from __future__ import annotations
 
+import importlib
 import math
 import re
 
@@ -38,6 +39,7 @@ from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 FP16 = ActivationScheme("fp16")
 BF16 = ActivationScheme("bf16")
 W4 = WeightScheme("int4", "group", 128)
+AO = WeightScheme("uint4", "group", 64, zero_point="int", act_order=True)  # (GPTQ desc_act)
 
 
 def _ids(m: int, e: int, topk: int, gen: torch.Generator, absent: float = 0.0) -> torch.Tensor:
@@ -49,9 +51,12 @@ def _ids(m: int, e: int, topk: int, gen: torch.Generator, absent: float = 0.0) -
 
 
 def _weight(scheme: WeightScheme, e: int, n: int, k: int, gen: torch.Generator, bias: bool = False):
+    """E experts of random weights; with act order, each its own random K permutation (as GPTQ's g_idx gives)."""
     w = torch.randn(e, n, k, generator=gen) * 0.05
     b = torch.randn(e, n, generator=gen) if bias else None
-    return R.QuantizedWeight.stack([R.quantize(w[i], scheme, bias=None if b is None else b[i]) for i in range(e)])
+    perms = [torch.randperm(k, generator=gen) if scheme.act_order else None for _ in range(e)]
+    return R.QuantizedWeight.stack([R.quantize(w[i], scheme, perm=perms[i], bias=None if b is None else b[i])
+                                    for i in range(e)])
 
 
 # ---------------------------------------------------------------------------
@@ -111,10 +116,11 @@ def test_tokens_per_expert(m, topk, e, want):
 
 class EmulatedLauncher:
     """The family's launcher with the launch emulated: each block of the routed rows computed by
-    reference.gemm against the expert it names; unused blocks left as they are."""
+    reference.gemm against the expert it names; unused blocks left as they are. Act order (``perm``, the
+    packing's [E, K'] kernel columns): a block's rows come in its expert's column order, put back here."""
 
-    def __init__(self, qw, launcher):
-        self.qw, self.inner, self.calls = qw, launcher, []
+    def __init__(self, qw, launcher, perm=None):
+        self.qw, self.inner, self.calls, self.perm = qw, launcher, [], perm
 
     def tile_for(self, m):
         return self.inner.tile_for(m)
@@ -127,8 +133,13 @@ class EmulatedLauncher:
         self.calls.append((rows, tile_m, bm))
         for b, e in enumerate(expert_ids.tolist()):
             if e >= 0:
-                y[b * bm:(b + 1) * bm] = R.gemm(x[b * bm:(b + 1) * bm, :self.qw.k].float(),
-                                                self.qw.expert(e)).to(y.dtype)
+                xb = x[b * bm:(b + 1) * bm]
+                if self.perm is not None:  # (kernel column j holds the layer's column perm[e, j]; K: a zero)
+                    cols = self.perm[e].long()
+                    xo = torch.zeros(bm, self.qw.k + 1, dtype=x.dtype)
+                    xo[:, cols] = xb[:, :cols.numel()]
+                    xb = xo
+                y[b * bm:(b + 1) * bm] = R.gemm(xb[:, :self.qw.k].float(), self.qw.expert(e)).to(y.dtype)
 
 
 def cpu_prepared(qw, act=FP16, device="H200", out_dtype=None) -> PreparedWeight:
@@ -143,7 +154,8 @@ def cpu_prepared(qw, act=FP16, device="H200", out_dtype=None) -> PreparedWeight:
     p = humming.plan(layer, hw)
     assert p.runnable and p.family == "mma_sync", p.explain()
     packed, launcher = G.prepare(p, qw, "cpu", hw)
-    return PreparedWeight(layer, p, packed, EmulatedLauncher(qw, launcher), torch.device("cpu"))
+    perm = packed.perm if packed.perm is not None and packed.perm.dim() == 2 else None
+    return PreparedWeight(layer, p, packed, EmulatedLauncher(qw, launcher, perm), torch.device("cpu"))
 
 
 @pytest.fixture
@@ -248,6 +260,43 @@ def test_moe_mlp_around_an_emulated_kernel(act, activation, interleaved, poisone
         MOE.moe_mlp(x, p13, p2, ids, activation="relu")
 
 
+@pytest.mark.parametrize("m,e,topk", [(1, 8, 2), (5, 8, 2), (33, 16, 4)])
+def test_act_order_around_an_emulated_kernel(m, e, topk, poisoned):
+    """MoE weights with act order: each block's rows gathered in its expert's column order (the torch routing
+    here: a gather by each row's expert), the GEMM, the batched format and the MLP against the reference."""
+    gen = torch.Generator().manual_seed(m + e)
+    n, k, inter = 72, 256, 64
+    qw = _weight(AO, e, n, k, gen, bias=True)
+    pw = cpu_prepared(qw, BF16)
+    assert pw.packed.perm.shape == (e, k) and pw.packed.perm.dtype == torch.int32
+    assert any("each expert's own" in note for note in pw.plan.notes)
+    ids = _ids(m, e, topk, gen, 0.1)
+    wts = torch.rand(m, topk, generator=gen)
+    eps = 2.0 ** -8
+    for x in (torch.randn(m, k, generator=gen), torch.randn(m, topk, k, generator=gen)):
+        x = x.to(torch.bfloat16)
+        ref = R.moe_gemm(x.float(), qw, ids)
+        y = MOE.moe_gemm(x, pw, ids)
+        assert not torch.isnan(y).any() and torch.allclose(y.float(), ref, rtol=2 * eps, atol=1e-5)
+        yr = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+        tol = 2 * eps * (ref.abs() * wts[..., None]).sum(1) + 1e-5
+        assert bool(((yr.float() - R.moe_gemm(x.float(), qw, ids, wts, reduce=True)).abs() <= tol).all())
+    xb = torch.randn(e, 7, k, generator=gen).to(torch.bfloat16)
+    counts = torch.randint(0, 8, (e,), generator=gen).to(torch.int32)
+    yb = MOE.moe_gemm_batched(xb, pw, counts)
+    for i in range(e):
+        c = int(counts[i])
+        assert torch.allclose(yb[i, :c].float(), R.gemm(xb[i, :c].float(), qw.expert(i)), rtol=2 * eps, atol=1e-5)
+    w13, w2 = _weight(AO, e, 2 * inter, k, gen), _weight(AO, e, k, inter, gen)
+    p13, p2 = cpu_prepared(w13, BF16), cpu_prepared(w2, BF16)
+    x = torch.randn(m, k, generator=gen).to(torch.bfloat16)
+    y = MOE.moe_mlp(x, p13, p2, ids, wts)
+    ref = R.moe_mlp(x.float(), w13, w2, ids, wts, round_to=torch.bfloat16)
+    a = R.moe_activation(R.moe_gemm(x.float(), w13, ids).to(torch.bfloat16).float(), "silu").to(torch.bfloat16)
+    scale = (R.moe_gemm(a.float(), w2, ids).abs() * wts[..., None]).sum(1)
+    assert bool(((y.float() - ref).abs() <= 2 * eps * scale + 2 * eps * ref.abs() + 1e-5).all())
+
+
 def test_the_ops_trace_with_their_shapes():
     """torch.ops.humming.moe_gemm / moe_gemm_batched / moe_mlp: what torch.compile sees (fake tensors)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -318,7 +367,8 @@ def test_reference_takes_experts_held_elsewhere():
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), BF16),
     (WeightScheme("e2m1", "group", 16, scale_fmt="e4m3", global_scale="tensor"), FP16),
     (WeightScheme("int8", "channel", scale_fmt="fp32"), ActivationScheme("int8", "dynamic_token")),
-    (WeightScheme("uint3", "group", 40, zero_point="float"), FP16)], ids=lambda v: getattr(v, "describe", str)())
+    (WeightScheme("uint3", "group", 40, zero_point="float"), FP16), (AO, BF16),
+    (WeightScheme("int4", "group", 40, act_order=True), FP16)], ids=lambda v: getattr(v, "describe", str)())
 def test_moe_packing_stacks_the_dense_packings(scheme, act):
     from humming_nvidia import gemm_mma_sync as G
 
@@ -341,7 +391,13 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
         c = d.chan if d.chan is not None else torch.ones(d.np_)
         assert torch.allclose(pk.chan[e * cs:(e + 1) * cs].double() * pk.out_mul, c.double() * d.out_mul, rtol=1e-7)
         assert torch.equal(pk.bias[e * bs:(e + 1) * bs], d.bias)
-        assert torch.equal(pk.perm, d.perm) if d.perm is not None else pk.perm is None
+        if scheme.act_order:  # (each expert's kernel columns, int32 for the gather; K: padded groups' zeros)
+            assert pk.perm.dtype == torch.int32 and torch.equal(pk.perm[e].long(), d.perm)
+            assert pk.descriptor["act_order"] == "per expert"
+        else:
+            assert torch.equal(pk.perm, d.perm) if d.perm is not None else pk.perm is None
+    if scheme.act_order and scheme.group_size == 40:  # (groups of 40 padded to 48: the zero column in the gaps)
+        assert pk.perm.shape == (3, 640 // 40 * 48) and int((pk.perm == 640).sum()) == 3 * 16 * 8
 
 
 # ---------------------------------------------------------------------------
@@ -366,9 +422,12 @@ def test_moe_plans(device, moe_pdl, monkeypatch):
     assert dict(spec.config)["MOE"] == 1 and dict(spec.config)["HAS_CHAN"]
     dense = humming.plan(LayerSpec(1536, 2048, W4, FP16), device)
     assert "MOE" not in dict(dense.kernel(1).config)
-    with pytest.raises(humming.UnsupportedError, match=r"act order \(a K permutation per expert\)"):
-        humming.plan(LayerSpec(1536, 2048, WeightScheme("int4", "group", 128, act_order=True), FP16,
-                               num_experts=8), device)
+    ao = humming.plan(LayerSpec(1536, 2048, AO, FP16, num_experts=8), device)
+    assert ao.runnable and any("each expert's own" in note for note in ao.notes), ao.explain()
+    if device != "T4":  # (int8 activations in groups: refused with act order, the gather permuting first)
+        with pytest.raises(humming.UnsupportedError, match=r"act order take no per-group activation scales"):
+            humming.plan(LayerSpec(1536, 2048, AO, ActivationScheme("int8", "dynamic_group", 128),
+                                   num_experts=8), device)
 
 
 def test_moe_tiles_drop_what_needs_one_matrix_per_launch():
@@ -453,7 +512,8 @@ def test_routing_kernels_compile(tmp_path, target):
 
     rt = Runtime(cache_dir=tmp_path)
     specs = [MOE.moe_kernel_spec("moe_route", target, IDS64=i) for i in (False, True)]
-    specs += [MOE.moe_kernel_spec("moe_gather", target, VEC=v) for v in (False, True)]
+    specs += [MOE.moe_kernel_spec("moe_gather", target, VEC=v, PERM=False) for v in (False, True)]
+    specs += [MOE.moe_kernel_spec("moe_gather", target, VEC=False, PERM=True)]
     specs += [MOE.moe_kernel_spec("moe_combine", target, OUT_BF16=b, WEIGHTED=w, REDUCE=r)
               for b in (False, True) for w in (False, True) for r in (False, True)]
     specs += [MOE.moe_kernel_spec("moe_act", target, OUT_BF16=b, ACT=a, INTERLEAVED=i)
@@ -474,7 +534,7 @@ def test_routing_kernels_compile(tmp_path, target):
         elif spec.family == "moe_act":  # (the exponential on the SFU; tanh as the chip computes it)
             assert I.count(sass, r"^MUFU\.(EX2|TANH|RCP)") > 0, spec.name
     with pytest.raises(ValueError, match="moe_gather"):
-        MOE.moe_kernel_spec("moe_gather", target, VEC=True, REDUCE=True)
+        MOE.moe_kernel_spec("moe_gather", target, VEC=True, PERM=False, REDUCE=True)
 
 
 def _waits_first(sass: str, pdl: bool, name: str) -> None:
@@ -571,6 +631,11 @@ GPU_CASES = [
     (WeightScheme("int3", "group", 128), FP16, 1024),
     (W4, ActivationScheme("int8", "dynamic_token"), 2048),
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"), 1024),
+    # act order: each expert's own column order, applied by the gather (GPTQ desc_act; the last in groups of 24,
+    # padded to 32: the gather's zero column in the gaps)
+    (AO, FP16, 3456),
+    (WeightScheme("int4", "group", 128, act_order=True), ActivationScheme("int8", "dynamic_token"), 2048),
+    (WeightScheme("uint4", "group", 24, zero_point="int", act_order=True), BF16, 1032),
 ]
 GPU_MS = (1, 5, 16, 33, 128, 1000)
 
@@ -774,6 +839,56 @@ def test_moe_mlp_kernels(activation, interleaved, down_k, m, poisoned, monkeypat
     # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
     assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
     assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [1, 7, 64, 500])
+def test_act_order_mlp_and_batched_on_the_gpu(m, poisoned, monkeypatch):
+    """Act order in both projections of the MLP (the down projection's rows gathered again, in its experts'
+    column order, even where the tiles match) and in the batched format, against the reference and the torch
+    routing (HUMMING_MOE_ROUTE=torch: the torch gather by each row's expert)."""
+    OG = importlib.import_module("humming.ops.gemm")  # (humming.ops.gemm is also the function)
+
+    monkeypatch.setattr(OG, "_moe_act_order_warned", True)
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(100 + m)
+    e, h, inter, topk = 16, 512, 384, 4
+    w13 = _weight(AO, e, 2 * inter, h, gen, bias=True).to(dev)
+    w2 = _weight(AO, e, h, inter, gen).to(dev)
+    p13 = humming.prepare_weight(w13, layer=LayerSpec(2 * inter, h, AO, BF16, num_experts=e, out_dtype="bf16",
+                                                      bias=True), device=dev)
+    p2 = humming.prepare_weight(w2, layer=LayerSpec(h, inter, AO, BF16, num_experts=e, out_dtype="bf16"), device=dev)
+    x = torch.randn(m, h, generator=gen).to(dev, torch.bfloat16)
+    ids = _ids(m, e, topk, gen, 0.1).to(dev)
+    wts = torch.rand(m, topk, generator=gen).to(dev)
+    y = MOE.moe_mlp(x, p13, p2, ids, wts)
+    xb = torch.randn(e, m, h, generator=gen).to(dev, torch.bfloat16)
+    counts = torch.randint(0, m + 1, (e,), generator=gen).to(dev, torch.int32)
+    yb = MOE.moe_gemm_batched(xb, p13, counts)
+    torch.cuda.synchronize()
+    monkeypatch.setattr(MOE, "ROUTE_KERNELS", False)
+    yt = MOE.moe_mlp(x, p13, p2, ids, wts)
+    ref = R.moe_mlp(x.float(), w13, w2, ids, wts, "silu", False, round_to=torch.bfloat16)
+    assert not torch.isnan(y).any() and not torch.isnan(yt).any()
+    scale = float(ref.abs().max()) + 1e-3
+    # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
+    assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
+    assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
+    for i in range(e):
+        c = int(counts[i])
+        if c:
+            rb = R.gemm(xb[i, :c].float(), w13.expert(i))
+            assert not torch.isnan(yb[i, :c]).any()
+            assert float((yb[i, :c].float() - rb).abs().max()) <= 2 ** -6 * (float(rb.abs().max()) + 1e-3)
+
+
+def test_unvalidated_act_order_moe_says_so_once(monkeypatch):
+    OG = importlib.import_module("humming.ops.gemm")  # (humming.ops.gemm is also the function)
+
+    monkeypatch.setattr(OG, "_moe_act_order_warned", False)
+    with pytest.warns(UserWarning, match="MoE weights with act order have not yet been validated on a GPU"):
+        OG._warn_moe_act_order()
+    assert OG._moe_act_order_warned
 
 
 @pytest.mark.gpu

@@ -580,7 +580,8 @@ class PackedWeight:
     bias: torch.Tensor | None       # fp32 [N]
     out_mul: float
     groups: int
-    perm: torch.Tensor | None       # int64 [k]: x[:, perm] feeds the kernel (k: the kernels' K)
+    perm: torch.Tensor | None       # int64 [k]: x[:, perm] feeds the kernel (k: the kernels' K); MoE weights with
+                                    # act order: int32 [E, k], each expert's (humming.ops.moe gathers by it)
     descriptor: dict = field(default_factory=dict)
     zero_column: bool = False       # perm's index K (the layer's K) names a column of zeros appended to x
                                     # (the gaps of padded scale groups: kernel_group)
@@ -749,7 +750,9 @@ def pack_moe_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     multiplier (tensor scale, the power of two its group scales were normalized by, a float re-bias left
     there) goes into its channel multipliers over a power of two the experts share, the launch's ``out_mul``
     (at most the smallest of them: what a channel multiplier then holds is the expert's own part, 1 or more,
-    not a factor such as 2^120 that would leave fp32's range)."""
+    not a factor such as 2^120 that would leave fp32's range). Act order: each expert's kernel columns, int32
+    ``[E, K']`` (PackedWeight.perm; K, the layer's, names the zero column of padded groups), by which the MoE
+    gather puts each block's rows in its expert's column order."""
     from humming.errors import ShapeError
 
     if not qw.is_moe:
@@ -773,8 +776,12 @@ def pack_moe_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     estrides = (p0.w.numel(), p0.sz.numel() * p0.sz.element_size() if sz is not None else 0, p0.np_,
                 p0.n if bias is not None else 0)
     desc = dict(p0.descriptor, experts=qw.num_experts)
+    perm = p0.perm  # (padded groups alone: one column map for every expert)
+    if qw.perm is not None:
+        perm = torch.stack([pe.perm for pe in parts]).to(torch.int32).contiguous()
+        desc.update(act_order="per expert")
     return replace(p0, w=w, sz=sz, chan=chan, bias=bias, out_mul=common, descriptor=desc, experts=qw.num_experts,
-                   estrides=estrides)
+                   estrides=estrides, perm=perm)
 
 
 def group_columns(k: int, group: int, kernel_group: int, device=None, offset: int = 0) -> torch.Tensor:
@@ -2122,9 +2129,10 @@ def check_layer(layer, caps, compute) -> list[str]:
         reasons.append(f"{compute.a} x {compute.b} with scale groups of {w.group_size} values folds its partial "
                        f"sums more often than once per {BYTE_GROUP_VALUES} values on this chip's warpgroup tiles, "
                        f"slower than 16-bit operands (which hold {compute.a} values exactly)")
-    if layer.is_moe and w.act_order:
-        reasons.append("MoE weights with act order (a K permutation per expert) are not implemented: each expert "
-                       "would gather the activations in its own column order")
+    if layer.is_moe and w.act_order and layer.activation.quant == "dynamic_group":
+        reasons.append("MoE weights with act order take no per-group activation scales: the gather puts each "
+                       "expert's columns in its own order before the activations are quantized, so the groups "
+                       "would not be the activations' columns")
     if compute.a == "bf16" and not caps.supports_mma("bf16", family="mma_sync"):
         reasons.append("no bf16 mma.sync on this chip")
     try:

@@ -69,7 +69,8 @@ class MoeGatherParams(ctypes.Structure):
 
     _fields_ = [("x", ctypes.c_void_p), ("xs", ctypes.c_void_p), ("src", ctypes.c_void_p), ("map", ctypes.c_void_p),
                 ("num_rows", ctypes.c_int), ("k", ctypes.c_int), ("ldx", ctypes.c_int), ("ldxs", ctypes.c_int),
-                ("div", ctypes.c_int)]
+                ("div", ctypes.c_int), ("perm", ctypes.c_void_p), ("expert_ids", ctypes.c_void_p),
+                ("bm", ctypes.c_int), ("kx", ctypes.c_int)]
 
 
 class MoeActParams(ctypes.Structure):
@@ -94,12 +95,12 @@ _THREADS = {"moe_route": ROUTE_THREADS, "moe_gather": GATHER_THREADS, "moe_act":
 
 
 def moe_kernel_spec(kind: str, target: str, **config):
-    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC),
+    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC, PERM),
     moe_act (OUT_BF16, ACT: an index of MOE_ACTIVATIONS, INTERLEAVED) or moe_combine (OUT_BF16, WEIGHTED,
     REDUCE)."""
     from ..jit import KernelSpec
 
-    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC",), "moe_act": ("OUT_BF16", "ACT", "INTERLEAVED"),
+    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC", "PERM"), "moe_act": ("OUT_BF16", "ACT", "INTERLEAVED"),
             "moe_combine": ("OUT_BF16", "WEIGHTED", "REDUCE")}
     if kind not in want or set(config) != set(want[kind]):
         raise ValueError(f"moe_kernel_spec: {kind!r} takes {want.get(kind, 'no such kernel')}, got {sorted(config)}")
@@ -258,14 +259,14 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
     route = moe_route(topk_ids, e, bm)
     rows = route.num_rows
     pairs = x.reshape(m * topk, k) if x.dim() == 3 else x[:, None, :].expand(m, topk, k).reshape(m * topk, k)
-    xs = x.new_zeros(rows + 1, k)  # (row `rows`: where the pairs of absent experts go; the kernel stops before it)
+    xs = x.new_zeros(rows + 1, k)  # (row `rows`: where the pairs of absent experts go)
     xs.index_copy_(0, route.rows, pairs)
-    xk, s = _prepare_activations(xs[:rows], w, act_scale)
-    ys = torch.empty(rows + 1, n, dtype=od, device=x.device)
-    if POISON:
-        ys.fill_(float("nan"))
-    ys[rows].zero_()
-    w.launcher(xk, ys, s, None, None, route.expert_ids, tile_m)
+    xs = xs[:rows]
+    perm = _expert_perm(w)
+    if perm is not None:  # (each block's rows in its expert's column order; index k: the zero column)
+        owner = route.expert_ids.repeat_interleave(bm).clamp(min=0).to(torch.int64)
+        xs = torch.gather(torch.nn.functional.pad(xs, (0, 1)), 1, perm.to(torch.int64).index_select(0, owner))
+    ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale, zero_rows=1)  # (its last row: zeros)
     y = ys.index_select(0, route.rows).view(m, topk, n)
     if topk_weights is None and not reduce:
         return y
@@ -308,35 +309,53 @@ def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: i
     m, topk = topk_ids.shape
     pdl = _pdl(w)
     route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl)
-    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1, pdl=pdl)
+    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1, pdl=pdl,
+                 perm=_expert_perm(w), route=route)
     ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
     return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce, pdl)
 
 
-def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, tile_m: int, act_scale):
-    """The GEMM of the routed rows xs (whole blocks, each against expert_ids' expert): [rows, N]."""
-    xk, s = _prepare_activations(xs, w, act_scale)
-    ys = torch.empty(xs.shape[0], w.layer.n, dtype=w.out_dtype, device=xs.device)
+def _expert_perm(w: PreparedWeight) -> torch.Tensor | None:
+    """An MoE weight's act order: int32 ``[E, K']``, each expert's kernel columns (pack_moe_weight), else None."""
+    perm = w.packed.perm
+    return perm if perm is not None and perm.dim() == 2 else None
+
+
+def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, tile_m: int, act_scale,
+                 zero_rows: int = 0):
+    """The GEMM of the routed rows xs (whole blocks, each against expert_ids' expert): [rows, N], and
+    ``zero_rows`` rows of zeros after them. With act order, xs's columns are each block's expert's already."""
+    xk, s = _prepare_activations(xs, w, act_scale, columns=_expert_perm(w) is None)
+    rows = xs.shape[0]
+    ys = torch.empty(rows + zero_rows, w.layer.n, dtype=w.out_dtype, device=xs.device)
     if POISON:
         ys.fill_(float("nan"))
+    if zero_rows:
+        ys[rows:].zero_()
     w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
     return ys
 
 
 def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map: torch.Tensor | None = None,
-            pdl: bool = False):
+            pdl: bool = False, perm: torch.Tensor | None = None, route: MoeRoute | None = None):
     """The routed rows [rows_n, K] of the 16-bit rows ``x2`` (moe_gather: row r holds x2's row src[r] // div,
-    or row_map[src[r]]; zeros where src[r] < 0)."""
+    or row_map[src[r]]; zeros where src[r] < 0). ``perm`` (int32 [E, K'], act order): row r's columns are
+    x2's in the order of its block's expert (``route``'s expert_ids), [rows_n, K']; K (x2's columns) or more
+    reads a zero."""
     k = x2.shape[1]
     if k > 1 and x2.stride(1) != 1:
         x2 = x2.contiguous()
-    xs = torch.empty(rows_n, k, dtype=x2.dtype, device=x2.device)
-    vec = k % 8 == 0 and x2.stride(0) % 8 == 0 and x2.data_ptr() % 16 == 0
-    lp = _launch_plan("moe_gather", x2.device.index, VEC=vec)
+    kout = k if perm is None else perm.shape[1]
+    xs = torch.empty(rows_n, kout, dtype=x2.dtype, device=x2.device)
+    vec = perm is None and k % 8 == 0 and x2.stride(0) % 8 == 0 and x2.data_ptr() % 16 == 0
+    lp = _launch_plan("moe_gather", x2.device.index, VEC=vec, PERM=perm is not None)
     p = lp.params
     p.x, p.xs, p.src = x2.data_ptr(), xs.data_ptr(), src.data_ptr()
     p.map = row_map.data_ptr() if row_map is not None else 0
-    p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, k, x2.stride(0), k, div
+    p.num_rows, p.k, p.ldx, p.ldxs, p.div = rows_n, kout, x2.stride(0), kout, div
+    p.perm = perm.data_ptr() if perm is not None else 0
+    p.expert_ids = route.expert_ids.data_ptr() if perm is not None else 0
+    p.bm, p.kx = (route.block_m, k) if perm is not None else (0, 0)
     lp.launch(-(-rows_n // (GATHER_THREADS // 32)), pdl=pdl)
     return xs
 
@@ -427,7 +446,11 @@ def _moe_gemm_batched(x, w, expert_num_tokens, act_scale=None, tokens_per_expert
     owner = b // per
     used = (b % per) * bm < expert_num_tokens.to(torch.int64).index_select(0, owner)
     expert_ids = torch.where(used, owner, torch.full_like(owner, -1)).to(torch.int32)
-    xk, s = _prepare_activations(xs.reshape(e * tp, k), w, act_scale)
+    perm = _expert_perm(w)
+    if perm is not None:  # (each expert's rows in its column order; index k: a zero column)
+        xs = torch.gather(torch.nn.functional.pad(xs, (0, 1)), 2,
+                          perm.to(torch.int64)[:, None, :].expand(e, tp, perm.shape[1]))
+    xk, s = _prepare_activations(xs.reshape(e * tp, xs.shape[2]), w, act_scale, columns=perm is None)
     ys = torch.empty(e * tp, n, dtype=w.out_dtype, device=x.device)
     if POISON:
         ys.fill_(float("nan"))
@@ -497,13 +520,16 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
             return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales,
                             False)
     pdl = _pdl(w13) and _pdl(w2)
+    p1, p2 = _expert_perm(w13), _expert_perm(w2)
     r1 = _route_kernel(topk_ids, e, bm1, pdl)
-    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl), w13, r1.expert_ids, tile_m, act_scales[0])
+    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids, tile_m,
+                       act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
         r2 = _route_kernel(topk_ids, e, bm2, pdl)
-        a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl)
+    if r2 is not r1 or p2 is not None:  # (with act order, in each expert's column order: row r of a is its own)
+        a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl, perm=p2, route=r2)
     ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])
     return _combine(ys2, r2.rows, r2.num_rows, m, topk, topk_weights, True, pdl)
 

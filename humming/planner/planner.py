@@ -297,7 +297,8 @@ def _numeric_notes(layer: LayerSpec, compute: Compute, dequantizer: str) -> list
                      "of that base")
     if w.act_order:
         notes.append("act order: activation columns are permuted by the stored permutation "
-                     "before the GEMM")
+                     "before the GEMM" + (" (each expert's own, as the routed rows are gathered)"
+                                          if layer.is_moe else ""))
     a = layer.activation
     if a.quant == "dynamic_group" and compute.is_16bit and not compute.block_scaled:
         if not products_exact(a.fmt, a.scale_fmt, compute.a):

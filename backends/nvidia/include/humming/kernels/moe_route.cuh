@@ -8,7 +8,8 @@
 //                and each row's pair (-1: padding). A pair's place inside its expert's run is the order of
 //                an atomic counter: rows are independent in the GEMM, so the results do not depend on it.
 //   moe_gather  (a warp per row): the routed rows of the activations, 16-bit values copied from the pair's
-//                token row (x [M, K]: row pair / topk; x [M, topk, K]: row pair), zeros in the padding rows.
+//                token row (x [M, K]: row pair / topk; x [M, topk, K]: row pair), zeros in the padding rows;
+//                with PERM (act order: a K permutation per expert) in the column order of the block's expert.
 //   moe_act     (a thread per output column, rows strided over gridDim.y): the gated activation of an MLP's
 //                gate/up rows [rows, 2I] -> [rows, I] in fp32 (ACT 0 silu(gate) up, 1 tanh-GELU(gate) up,
 //                2 gpt-oss's clamped SwiGLU (up + 1) gate sigmoid(alpha gate)), the gate the first half of a
@@ -23,7 +24,7 @@
 // kernels before the previous one too: that one could not finish before its own wait returned.)
 //
 // Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
-// strides and both bases multiples of 8 elements); moe_act: OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16,
+// strides and both bases multiples of 8 elements; not with PERM), PERM (each expert's column order); moe_act: OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16,
 // WEIGHTED, REDUCE.
 #pragma once
 
@@ -58,6 +59,11 @@ struct MoeGatherParams {
   int k;             // values per row
   int ldx, ldxs;     // row strides in values
   int div;           // pairs per row of x: topk for x [M, K], 1 for x [M, topk, K] (and with map)
+  // PERM: row r's column c is x's column perm[e * k + c] of its token row, e = expert_ids[r / bm] the expert of
+  // its block; an index of kx or more (x's columns: the gaps of padded scale groups) reads a zero
+  const int* perm;        // [E, k] int32
+  const int* expert_ids;  // [num_rows / bm]: moe_route's
+  int bm, kx;
 };
 
 struct MoeActParams {
@@ -163,7 +169,15 @@ HUMMING_DEVICE void moe_gather(const MoeGatherParams& p) {
   u16* dst = p.xs + static_cast<i64>(row) * p.ldxs;
   const u16* from = nullptr;
   if (s >= 0) from = p.x + (p.map ? p.map[s] : static_cast<i64>(s / p.div)) * p.ldx;
-  if constexpr (C::VEC) {
+  if constexpr (C::PERM) {
+    static_assert(!C::VEC, "moe_gather: PERM copies value by value");
+    const int e = s >= 0 ? p.expert_ids[row / p.bm] : -1;
+    const int* cols = p.perm + static_cast<i64>(e < 0 ? 0 : e) * p.k;
+    for (int c = lane; c < p.k; c += 32) {
+      const int j = e >= 0 ? __ldg(cols + c) : p.kx;
+      dst[c] = j < p.kx ? from[j] : static_cast<u16>(0);
+    }
+  } else if constexpr (C::VEC) {
     uint4* d = reinterpret_cast<uint4*>(dst);
     for (int c = lane; c < p.k / 8; c += 32)
       d[c] = s >= 0 ? ld_global_nc_v4(from + 8 * c) : make_uint4(0, 0, 0, 0);
