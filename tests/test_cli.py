@@ -125,8 +125,9 @@ def test_plan_flag_variants(capsys, argv, check):
 
 
 @pytest.mark.parametrize("argv,reason", [
-    (["--weight", "int4", "--group-size", "128", "--act-order", "--device", "A100", "--experts", "8"],
-     "MoE weights with act order (a K permutation per expert) are not implemented"),
+    (["--weight", "int4", "--group-size", "128", "--act-order", "--device", "A100", "--experts", "8", "--act",
+      "int8", "--act-quant", "dynamic_group", "--act-group-size", "128"],
+     "MoE weights with act order take no per-group activation scales"),
     (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
       "--act-quant", "dynamic_group", "--act-group-size", "4", "--device", "sm_89"],
      "activation groups of 4: the quantization kernel takes groups of 8, 16"),

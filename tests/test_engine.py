@@ -343,11 +343,12 @@ def test_every_rank_of_a_layer_whose_groups_straddle_the_ranks(act, poison_cuda)
 # ---------------------------------------------------------------------------
 
 
-def _gptq_experts(e=4, n=96, k=256, gs=32):
-    """One GPTQ layer per expert, under the prefixes an engine's checkpoint gives them."""
+def _gptq_experts(e=4, n=96, k=256, gs=32, act_order=False):
+    """One GPTQ layer per expert, under the prefixes an engine's checkpoint gives them (act order: each its own
+    g_idx)."""
     tensors = {}
     for i in range(e):
-        t, qc = _gptq(n=n, k=k, gs=gs, seed=10 + i)
+        t, qc = _gptq(n=n, k=k, gs=gs, seed=10 + i, act_order=act_order)
         tensors.update({f"model.experts.{i}.up_proj.{name}": v for name, v in t.items()})
     return tensors, qc, [f"model.experts.{i}.up_proj" for i in range(e)]
 
@@ -356,9 +357,16 @@ def test_moe_configs_plan_and_convert_expert_by_expert():
     cfg = LinearConfig("uint4b8", (256, 96), torch.float16, 32, num_experts=4)
     assert can_implement(cfg, "H200") == (True, None) and can_implement(cfg, "T4") == (True, None)
     assert cfg.layer_spec().num_experts == 4
-    ok, why = can_implement(LinearConfig("uint4b8", (256, 96), torch.float16, 32, has_g_idx=True, num_experts=4),
+    ao = LinearConfig("uint4b8", (256, 96), torch.float16, 32, has_g_idx=True, num_experts=4)
+    assert can_implement(ao, "A100") == (True, None)
+    ok, why = can_implement(LinearConfig("uint4b8", (256, 96), torch.int8, 32, has_g_idx=True, num_experts=4,
+                                         out_type=torch.float16, act_quant="dynamic_group", act_group_size=128),
                             "A100")
-    assert not ok and "MoE weights with act order" in why
+    assert not ok and "MoE weights with act order take no per-group activation scales" in why
+    ta, qa, pa = _gptq_experts(act_order=True)  # (each expert's g_idx: its own permutation, stacked [E, K])
+    qwa = convert_weight(ao, ta, qa, prefix=pa)
+    assert qwa.perm.shape == (4, 256) and not torch.equal(qwa.perm[0], qwa.perm[1])
+    assert torch.equal(R.dequantize(qwa.expert(3)), R.dequantize(load(qa, ta, pa[3])))
     tensors, qc, prefixes = _gptq_experts()
     qw = convert_weight(cfg, tensors, qc, prefix=prefixes)
     assert qw.is_moe and qw.num_experts == 4 and (qw.n, qw.k) == (96, 256)
@@ -379,12 +387,13 @@ def test_moe_configs_plan_and_convert_expert_by_expert():
 
 
 @pytest.mark.gpu
-def test_moe_kernel_from_gptq_experts(poison_cuda):
+@pytest.mark.parametrize("act_order", [False, True], ids=["plain", "act_order"])
+def test_moe_kernel_from_gptq_experts(poison_cuda, act_order):
     from humming.engine import MoEKernel
     from humming.ops import moe as MOE
 
-    tensors, qc, prefixes = _gptq_experts(e=8, n=200, k=384)
-    cfg = LinearConfig("uint4b8", (384, 200), torch.float16, 32, num_experts=8)
+    tensors, qc, prefixes = _gptq_experts(e=8, n=200, k=384, act_order=act_order)
+    cfg = LinearConfig("uint4b8", (384, 200), torch.float16, 32, has_g_idx=act_order, num_experts=8)
     with pytest.raises(FormatError, match="use LinearKernel"):
         MoEKernel(LinearConfig("uint4b8", (384, 200), torch.float16, 32))
     kern = MoEKernel(cfg)

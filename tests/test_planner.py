@@ -142,15 +142,18 @@ def test_implementation_limits_make_a_hardware_plan_not_runnable():
         assert ok.runnable and ok.limits == () and "limits " not in ok.explain()
 
 
-def test_moe_runs_on_mma_sync_but_act_order_is_refused():
+def test_moe_runs_on_mma_sync_act_order_without_group_activations():
     moe = W4A16.replace(num_experts=8)
     p = plan(moe, "A100")
     assert p.family == "mma_sync" and p.runnable and p.components["scheduler"] == "moe_grouped"
     ao = moe.replace(weight=moe.weight.replace(act_order=True))
+    pa = plan(ao, "A100")
+    assert pa.runnable and any("each expert's own" in n for n in pa.notes)
+    grouped = ao.replace(activation=ActivationScheme("int8", "dynamic_group", 128))
     with pytest.raises(UnsupportedError) as e:
-        plan(ao, "A100")
-    assert any("MoE weights with act order" in r for r in e.value.reasons)
-    hw = plan(ao, "A100", families="hardware")
+        plan(grouped, "A100")
+    assert any("MoE weights with act order take no per-group activation scales" in r for r in e.value.reasons)
+    hw = plan(grouped, "A100", families="hardware")
     assert hw.family == "mma_sync" and not hw.runnable and hw.components["scheduler"] == "moe_grouped"
 
 

@@ -56,6 +56,7 @@ A = {
     "bf16": ActivationScheme("bf16"),
     "fp8": ActivationScheme("e4m3", "dynamic_token"),
     "fp8g128": ActivationScheme("e4m3", "dynamic_group", 128),
+    "int8g128": ActivationScheme("int8", "dynamic_group", 128),
     "int8": ActivationScheme("int8", "dynamic_token"),
     "int4": ActivationScheme("int4", "dynamic_token"),
     "nvfp4": ActivationScheme("e2m1", "dynamic_group", 16, "e4m3"),
@@ -112,7 +113,7 @@ NO_FP8 = ("no e4m3 x e4m3 MMA", "e4m3 values are exact in fp16")
 EMU_WGMMA = ("native in wgmma (not implemented",)
 EMU_TCGEN05 = ("native in tcgen05 (not implemented",)
 # implementation limits of this version's mma_sync kernels (humming_nvidia.gemm_mma_sync.check_layer)
-MOE = "MoE weights with act order (a K permutation per expert) are not implemented"
+MOE = "MoE weights with act order take no per-group activation scales"
 GROUP_ACT = "per-group activation scales on byte operands are not implemented"
 #: where 16-bit mma.sync kernels apply group scales: to the fp32 partial sums on the decode and small-M
 #: tiles (at most 16 tokens per warp), to the dequantized weights above
@@ -386,10 +387,13 @@ CASES = [
     Case("w4a8-zhenwu", "gptq4", "fp8", "zhenwu-810e", E("fp16", steps=(("e4m3", "fp16", NO_FP8),), limits=(PPU,)),
          Raises((PPU,))),
     # -- MoE: the same instructions and compute types as the dense layer (mma_sync's MoE kernels: one launch over the
-    #    routed rows); act order, a K permutation per expert, is not implemented
+    #    routed rows); act order, a K permutation per expert, applied as the rows are gathered (not with per-group
+    #    activation scales, which would then group permuted columns)
     Case("moe-w4a16-sm80", "gptq4", "fp16", "sm_80", E("fp16", notes=("the M ranges count the rows one expert gets",)),
          experts=8),
-    Case("moe-w4a16-ao-sm80", "gptq4ao", "fp16", "sm_80", E("fp16", limits=(MOE,)), Raises((MOE,)), experts=8),
+    Case("moe-w4a16-ao-sm80", "gptq4ao", "fp16", "sm_80", E("fp16", notes=("each expert's own",)), experts=8),
+    Case("moe-w4a8g-ao-sm80", "gptq4ao", "int8g128", "sm_80", E("int8", mma="mma_sync.m16n8k32.s8", limits=(MOE,)),
+         Raises((MOE,)), experts=8),
     Case("moe-w4a8i-sm89", "gptq4", "int8", "sm_89", E("int8", mma="mma_sync.m16n8k32.s8"), experts=8),
     Case("moe-fp8blk-sm80", "fp8blk", "fp8g128", "sm_80", E("fp16", steps=(("e4m3", "fp16", NO_FP8),)),
          experts=16),

@@ -149,11 +149,13 @@ def test_runtime_registered_family_and_variant(toy_plugin):
     assert any("toy_epilogue" in n and "'toy'" in n for n in with_bias.notes)
     # bf16 is not something the family accepts: the next family runs it
     assert plan(LAYER.replace(activation=ActivationScheme("bf16")), "sm_80").family == "mma_sync"
-    # the family's check sends MoE layers to the next family: mma_sync runs them (and refuses act order, which
-    # the toy refuses for its own reason too)
+    # the family's check sends MoE layers to the next family: mma_sync runs them (and refuses act order with
+    # per-group activation scales, which the toy refuses for its own reason too)
     moe = LAYER.replace(num_experts=4)
     assert plan(moe, "sm_80").family == "mma_sync"
-    ao = moe.replace(weight=moe.weight.replace(act_order=True))
+    ao = moe.replace(weight=moe.weight.replace(act_order=True),
+                     activation=ActivationScheme("int8", "dynamic_group", 128))
+    assert plan(moe.replace(weight=ao.weight), "sm_80").family == "mma_sync"
     with pytest.raises(UnsupportedError) as e:
         plan(ao, "sm_80")
     assert any("toy kernels are dense only" in r for r in e.value.reasons)
