@@ -99,8 +99,8 @@ def _limited(d, *subs):
      lambda d: d["components"]["scheduler"] == "moe_grouped" and d["layer"]["weight"]["scale"] == "channel"
      and d["runnable"] and any("the M ranges count the rows one expert gets" in n for n in d["notes"])),
     (["--weight", "int4", "--group-size", "128", "--act-order", "--device", "A100", "--experts", "8", "--hardware"],
-     lambda d: d["components"]["scheduler"] == "moe_grouped" and not d["runnable"]
-     and _limited(d, "MoE weights with act order")),
+     lambda d: d["components"]["scheduler"] == "moe_grouped" and d["runnable"]
+     and any("each expert's own" in n for n in d["notes"])),
     (["--weight", "fp8", "--scale", "block", "--block-n", "128", "--group-size", "128", "--act", "fp8",
       "--act-quant", "dynamic_group", "--act-group-size", "128", "--device", "sm_89", "--hardware"],
      lambda d: d["scales"]["weight_block"] == "partial_accumulators"
