@@ -82,16 +82,19 @@ envbench() {
   done
 }
 # alt_after ANCHOR CODE [DIR]: DIR (default alt; abbench's "alt" and "alt2" trees) = this tree's backends/nvidia as
-# DIR/humming_nvidia, with CODE inserted into its gemm_mma_sync.py after the line ANCHOR (which must be there)
+# DIR/humming_nvidia, with CODE inserted after the line ANCHOR (which must be in exactly one of the family's modules:
+# gemm_mma_sync.py, mma_sync_kernel.py, mma_sync_pack.py, mma_sync_launch.py)
 alt_after() {
   local dir=${3:-alt}
   rm -rf "$dir" && mkdir -p "$dir" && cp -r backends/nvidia "$dir/humming_nvidia"
   ANCHOR="$1" CODE="$2" DIR="$dir" python3 - <<'PY'
 import os
-p = os.environ["DIR"] + "/humming_nvidia/gemm_mma_sync.py"
-s, a = open(p).read(), os.environ["ANCHOR"] + "\n"
-assert a in s, a
-open(p, "w").write(s.replace(a, a + os.environ["CODE"], 1))
+import glob
+a = os.environ["ANCHOR"] + "\n"
+hits = [p for p in sorted(glob.glob(os.environ["DIR"] + "/humming_nvidia/*.py")) if a in open(p).read()]
+assert len(hits) == 1, (a, hits)
+s = open(hits[0]).read()
+open(hits[0], "w").write(s.replace(a, a + os.environ["CODE"], 1))
 PY
 }
 rc=0

@@ -22,7 +22,7 @@ from humming import reference as R
 from humming.bench.stream import StreamReader
 from humming.bench.timing import CudaGraphTimer
 from humming.scheme import ActivationScheme, WeightScheme
-from humming_nvidia import gemm_mma_sync as G
+from humming_nvidia import gemm_mma_sync as G, mma_sync_launch
 
 T = G.Tile
 GROUPS = {
@@ -545,7 +545,7 @@ def main():
                     replay = timer.build([lambda L=L: L(x, y, xs) for L in cands[i]["Ls"]])
                     times[i] = sample(timer, replay, copies, args)
                     timer.release()
-                    G._workspaces.clear()  # (each build's side stream got one of its own)
+                    mma_sync_launch._workspaces.clear()  # (each build's side stream got one of its own)
                 for i in order:
                     cands[i]["samples"].append(times[i])
                     cands[i]["ratios"].append(times[i] / times[0])

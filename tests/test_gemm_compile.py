@@ -686,7 +686,9 @@ def test_tensor_map_parameters(monkeypatch):
         calls.append((ptr, dim0, dim1, stride, box0, box1))
         ctypes.memset(addr, 0x40 + len(calls), 128)
 
-    monkeypatch.setattr(G._drv, "encode_tensor_map_2d", encode)
+    from humming.jit import driver as drv  # (the launcher module's _drv)
+
+    monkeypatch.setattr(drv, "encode_tensor_map_2d", encode)
     assert G.TMAP_OFFSET == 128 and ctypes.sizeof(G.GemmParams) == 320  # (MoE's fields after the map)
     L = G.Launcher.__new__(G.Launcher)
     L._tmaps, L._tmap_cur = {}, {}

@@ -495,7 +495,7 @@ def test_moe_kernels_compile_with_the_machine_code_of_their_plans(moe_kernels):
 def test_moe_and_dense_params_share_one_struct():
     import ctypes
 
-    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia import mma_sync_kernel as G
 
     # (the tensor map at byte 128, the MoE fields after it, the struct a multiple of TensorMap's 64-byte alignment)
     assert G.GemmParams.tmap.offset == 128 and G.GemmParams.expert_ids.offset == 256

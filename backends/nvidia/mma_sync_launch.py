@@ -1,0 +1,466 @@
+"""The mma.sync family's launcher: one prepared weight run at any M.
+
+:class:`Launcher` picks the tile of M's range, compiles it on first use, keeps one ``LaunchPlan`` per tile, splits K
+(through a workspace, or summed in a cluster), launches programmatically where the plan says so, and keeps the
+per-M shapes so that a call only writes pointers and M into the parameter struct.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import torch
+
+from humming.jit import driver as _drv
+
+from .mma_sync_kernel import (ctas_by_registers, GemmParams, kernel_spec, PAD_N, resident_ctas,
+    ring_slice_step, smem_bytes, STATIC_SMEM_BYTES, stream_ring_bytes, stream_smem, stream_x_cap, Tile,
+    tma_box_rows, _TMA_ROWS_OFFSET, _TMA_TAIL, TMAP_OFFSET, wg_fold, WG_INT_SLICE)
+from .mma_sync_pack import (PackedWeight)
+
+
+_workspaces: dict[tuple, tuple[torch.Tensor, int, int]] = {}  # (device, stream) -> (buffer, floats, address)
+
+
+def _workspace(device: torch.device, stream: int, nfloats: int) -> torch.Tensor:
+    """A grow-only fp32 scratch buffer per (device, stream) for split-K partials.
+
+    Launches on one stream are ordered, so layers on the same stream can share it.
+    """
+    key = (device.index, stream)
+    ws = _workspaces.get(key)
+    if ws is None or ws[1] < nfloats:
+        buf = torch.empty(max(nfloats, 1 << 16), dtype=torch.float32, device=device)
+        ws = _workspaces[key] = (buf, buf.numel(), buf.data_ptr())
+    return ws[0]
+
+
+def _kernel_registers(lp) -> int | None:
+    """The loaded kernel's registers per thread, or None where the driver cannot say (no GPU)."""
+    try:
+        return lp.kernel.num_regs()
+    except Exception:  # (CPU-only runs and stubbed drivers: the static estimate stands)
+        return None
+
+
+#: Split launches sum their K slices in clusters (Launcher.cluster_split) when they average at most this many
+#: CTAs per SM and the driver says every cluster is resident at once. The launches split K for one wave:
+#: clusters that do not all fit land wave after wave (H200, WG_16_DEEP at M=16 on 8192x8192, three slices
+#: per tile, 124 clusters of 3 resident for 128: 15.6 -> 21.1 us, the CTAs landing over 12 us), and at about
+#: three CTAs per SM whole clusters per GPC load some SMs with a fourth where the round-robin placement of
+#: plain CTAs stops at three (8192x8192 M=4, WG_DECODE: the slowest CTA's loop 13.1 us against 11.4, the call
+#: 14.2 -> 15.4 us). At 2.4 per SM and below the clusters win (H200, int4 g128, bench, us, workspace ->
+#: clusters: 4096x14336 M=1 11.3 -> 10.4, M=16 16.3 -> 15.2, M=33 27.3 -> 22.5, M=64 28.9 -> 23.5;
+#: 4096x4096 M=4 7.77 -> 7.00, M=16 8.64 -> 7.63; 14336x4096 M=4 13.6 -> 12.4). Four per SM (the bench,
+#: HUMMING_CLUSTER_MAX_PER_SM=4, gpu_run.sh s37j): 8192x8192 M=32 20.0 -> 22.5 us, 4096x4096 M=64 12.7 -> 13.0,
+#: and 8192x8192 at 16 and 64 tokens stays on the workspace (its 128 clusters of 3 are not all resident).
+CLUSTER_MAX_CTAS_PER_SM = 2.5
+
+
+def cluster_max_ctas_per_sm() -> float:
+    """CLUSTER_MAX_CTAS_PER_SM, or ``HUMMING_CLUSTER_MAX_PER_SM`` where set (a number: tuning runs)."""
+    raw = os.environ.get("HUMMING_CLUSTER_MAX_PER_SM", "")
+    try:
+        return float(raw) if raw else CLUSTER_MAX_CTAS_PER_SM
+    except ValueError:
+        raise ValueError(f"HUMMING_CLUSTER_MAX_PER_SM: expected a number of CTAs per SM, got {raw!r}") from None
+
+
+def _resident_clusters(lp, smem: int, cz: int) -> int:
+    """Clusters of 1 x 1 x ``cz`` CTAs of the plan's kernel that the GPU holds at once (the driver's
+    occupancy count), or 0 where the driver cannot say (no GPU: no clusters)."""
+    try:
+        return _drv.max_active_clusters(lp.kernel.function(), lp.block, smem, cz)
+    except Exception:  # (CPU-only runs and stubbed drivers)
+        return 0
+
+
+def _resident_blocks(lp, threads: int) -> int:
+    """CTAs of the plan's kernel one SM holds at once (the driver's occupancy count, with the kernel's
+    dynamic shared memory), or 0 where the driver cannot say (no GPU)."""
+    try:
+        return _drv.max_active_blocks(lp.kernel.function(), threads, lp.kernel.spec.smem_bytes)
+    except Exception:  # (CPU-only runs and stubbed drivers)
+        return 0
+
+
+class Launcher:
+    """Runs one prepared weight: picks the tile for M, compiles it on first use,
+    keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
+    fill the GPU.
+
+    ``max_split`` caps the K slices of a launch: one int for every range, or
+    one per range (the plan's ``split_k`` of each M range; 1 never splits).
+
+    ``pdl``: launch the decode (stream) tiles with programmatic dependent launch (sm_90+
+    kernels only; see :func:`pdl_enabled`) from each tile's second launch on: the kernel then
+    starts while the previous kernel of the stream drains, issues its first weight loads (the
+    register rings) and waits for that kernel before reading activations or writing anything.
+    The first launch of each tile is a plain one, so the kernels that prepared the weights have
+    finished before any launch reads them early. (H200, int4 g128, bench M=1: 4096x4096 7.73 ->
+    6.89 us, 14336x4096 13.0 -> 12.0, 4096x14336 14.4 -> 12.8, 8192x8192 13.8 -> 12.2.) The
+    cp.async warpgroup tiles (not TMA) launch so too (issuing their first stages' weight copies
+    before the wait where the launch does not split K), unless an SM could hold more than its even
+    share of their CTAs (``crowded``; grids of no more CTAs than SMs included, wherever two fit on an
+    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly. (Split
+    launches went plainly until the twenty-seventh session, after the twenty-first measured losses of
+    up to 13 %; measured again through the bench's units of five calls, the uncrowded ones gain: int4
+    g128 M=16 14336x4096 13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
+    8192x8192 21.0 -> 19.9.) MoE kernels (``packed.experts``) wait for the previous kernel before reading
+    anything, their block's expert included, so for them an early launch only overlaps the launches.
+    """
+
+    def __init__(self, packed: PackedWeight, ranges, sm_count: int, runtime=None, max_split: int = 16,
+                 smem_per_sm: int | None = None, pdl: bool = False, cluster_split: int = 0):
+        self.packed = packed
+        sm90 = packed is not None and int(packed.recipe.target[3:].rstrip("af")) >= 90
+        self.pdl = bool(pdl) and sm90
+        # the most K slices a launch runs as one thread-block cluster (summed through distributed shared
+        # memory: GemmMmaSync::cluster_finish); 0 or 1: the workspace and counter (sm_90+ kernels only)
+        self.cluster_split = int(cluster_split) if sm90 else 0
+        self.cluster_max_per_sm = cluster_max_ctas_per_sm()  # (and up to this many CTAs per SM)
+        self.smem_per_sm = smem_per_sm  # shared memory of one SM (ring tiles size their K slices by it)
+        self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
+        self.sm_count = int(sm_count)
+        self.runtime = runtime
+        splits = [max_split] * len(self.ranges) if isinstance(max_split, int) else [int(s) for s in max_split]
+        if len(splits) != len(self.ranges) or min(splits, default=1) < 1:
+            raise ValueError(f"Launcher: max_split must be an int >= 1 or one per range "
+                             f"({len(self.ranges)} ranges), found {max_split!r}")
+        self.max_split = max(splits, default=1)
+        for lo, hi, tile in self.ranges:  # (a CTA reads BN rows of packed weights: none past Np)
+            if packed is not None and packed.np_ % tile.bn:
+                raise ValueError(f"Launcher: the tile of M {lo}-{hi if hi is not None else 'up'} has BN = "
+                                 f"{tile.bn}, which does not divide the packed weight's {packed.np_} rows "
+                                 f"(padded to {PAD_N}): its last CTAs would read past the weights")
+            if packed is not None and (packed.np_ // tile.bn) % tile.cluster:
+                raise ValueError(f"Launcher: the tile of M {lo}-{hi if hi is not None else 'up'} runs clusters of "
+                                 f"{tile.cluster} CTAs along N, which do not divide the packed weight's "
+                                 f"{packed.np_ // tile.bn} row blocks of {tile.bn}")
+        # split K until about this many CTAs per SM; None: ctas_for(tile) (H200, mma.sync tiles
+        # at M 16-64: 1 beats 2 on every issue-6 shape, by up to 25 %)
+        self.ctas_per_sm: int | None = None
+        self.stream_ctas_per_sm = 1  # the same for stream tiles (their CTAs are wider)
+        self._plans: dict[Tile, object] = {}
+        self._pdl_plans: set[int] = set()  # id(LaunchPlan) of the stream tiles, which launch programmatically
+        self._by_m: dict = {}  # M (MoE: (rows, tokens per expert)) -> _shape(...)
+        self._counters: dict[Tile, torch.Tensor] = {}
+        self._tmaps: dict[tuple, object] = {}  # (x address, M, lda, box rows) -> encoded tensor map
+        self._tmap_cur: dict[int, tuple] = {}  # id(LaunchPlan) -> the key of the map its parameters hold
+        # (largest M, tile, most K slices) per range, ascending
+        self._entries = [(hi if hi is not None else 1 << 62, tile, s)
+                         for (_, hi, tile), s in zip(self.ranges, splits)]
+
+    def _entry(self, m: int):
+        for e in self._entries:
+            if m <= e[0]:
+                return e
+        return self._entries[-1]
+
+    def tile_for(self, m: int) -> Tile:
+        return self._entry(m)[1]
+
+    def max_split_for(self, m: int) -> int:
+        return self._entry(m)[2]
+
+    def spec_for(self, m: int):
+        return kernel_spec(self.packed.recipe, self.tile_for(m))
+
+    def _plan(self, tile: Tile):
+        lp = self._plans.get(tile)
+        if lp is None:
+            from humming.jit import get_kernel
+
+            spec = kernel_spec(self.packed.recipe, tile)
+            kern = self.runtime.kernel(spec) if self.runtime is not None else get_kernel(spec)
+            p = GemmParams()
+            pw = self.packed
+            p.w = pw.w.data_ptr()
+            p.sz = pw.sz.data_ptr() if pw.sz is not None else 0
+            p.chan = pw.chan.data_ptr() if pw.chan is not None else 0
+            p.bias = pw.bias.data_ptr() if pw.bias is not None else 0
+            # activations are padded to a multiple of 16 bytes (zeros), so loads may run to there
+            # (K, Kp in the kernel's K units: bytes / 2 for byte operands)
+            ku = pw.recipe.ku
+            p.N, p.K, p.Np, p.Kp = pw.n, -(-pw.k // (8 * ku)) * 8, pw.np_, pw.kp // ku
+            p.groups = pw.groups
+            p.out_mul = pw.out_mul
+            if pw.experts:  # (MoE: each call sets expert_ids, the routing's)
+                p.w_estride, p.sz_estride, p.chan_estride, p.bias_estride = pw.estrides
+            lp = kern.plan(p, grid=(1, 1, 1))
+            self._plans[tile] = lp
+            if self.pdl and (tile.stream or (tile.wgmma and not tile.tma)):
+                self._pdl_plans.add(id(lp))
+        return lp
+
+    @staticmethod
+    def ctas_for(tile: Tile) -> int:
+        """CTAs per SM a prefill tile's launch splits K for: two for the four-warp warpgroup
+        tiles of at most 32 tokens, one otherwise. (H200, int4 g128, gpu_sweep.py --ctas,
+        after the split-K sum was made parallel: WG_16_NARROW at M=16 on 8192x8192 17.3 us
+        against 18.5 with one, 4096x14336 18.1 against 20.6, 14336x4096 17.0 against 16.5;
+        32 tokens on 64 rows, M=32: 8192x8192 20.1 against 21.5, 4096x14336 21.1 against 24.0;
+        the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""
+        return 2 if tile.wgmma and tile.threads <= 128 and (tile.bm <= 32 or tile.tma) else 1
+
+    def split_for(self, tile: Tile, m_tiles: int, n_tiles: int, ksteps: int, max_split: int | None = None) -> int:
+        """K slices of a prefill launch: about ``ctas_for(tile)`` CTAs per SM, but (when the
+        SM's shared memory is known) no more CTAs than fit on the GPU at once: a second wave
+        of split tiles costs more than the split gains (H200, WG_64_TMA at M=64 on 14336x4096:
+        448 CTAs where 396 fit, 32.3 us, against 224 unsplit, 22.7)."""
+        tiles = m_tiles * n_tiles
+        ctas = self.ctas_per_sm if self.ctas_per_sm is not None else self.ctas_for(tile)
+        want = -(-ctas * self.sm_count // tiles)
+        if self.smem_per_sm and ctas > 1:
+            resident = max(1, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024)) * self.sm_count
+            want = max(1, min(want, resident // tiles))
+        s = max(1, min(want, self.max_split if max_split is None else max_split, ksteps))
+        if s > 1:
+            per = -(-ksteps // s)
+            s = -(-ksteps // per)  # no empty slices
+        return s
+
+    def _shape(self, m: int, tile_m: int | None = None):
+        """Everything a launch with ``m`` tokens needs but the pointers, computed
+        once per M (compiles the tile's kernel on first use): (LaunchPlan, grid,
+        shared memory, K steps per slice, workspace floats, counters, TMA box rows,
+        CTAs per cluster along z: the K slices summed in a cluster, else 1, whether
+        the launch may go programmatically: not a crowded warpgroup launch).
+        ``tile_m``: the token count whose range's tile runs (MoE: the tokens per expert; the ``m`` rows are
+        the routed ones, whole blocks of that tile's BM), else ``m``'s."""
+        _, tile, max_split = self._entry(m if tile_m is None else tile_m)
+        lp = self._plan(tile)
+        pw = self.packed
+        n_tiles = -(-pw.np_ // tile.bn)
+        m_tiles = -(-m // tile.bm)
+        ksteps = -(-(pw.kp // pw.recipe.ku) // tile.bk)
+        if tile.sk:
+            return self.stream_k_shape(lp, tile, m, m_tiles, n_tiles, ksteps)
+        if tile.stream:
+            kps = self.stream_split(tile, m, m_tiles, n_tiles, ksteps, max_split, _kernel_registers(lp))
+            split = -(-ksteps // kps)
+            smem = stream_smem(tile, m, kps * tile.wk, pw.recipe)
+        else:
+            split = self.split_for(tile, m_tiles, n_tiles, ksteps, max_split) if max_split > 1 else 1
+            kps = -(-ksteps // split)
+            most = WG_INT_SLICE // tile.bk
+            if tile.wgmma and pw.recipe.op8 == 1 and not wg_fold(pw.recipe) and kps > most:
+                split = -(-ksteps // most)  # (int32 sums: slices of at most WG_INT_SLICE units)
+                kps = -(-ksteps // split)
+            smem = lp.kernel.spec.smem_bytes
+        ctr = None
+        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
+        if cz > 1 and (m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count
+                       or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
+            cz = 1  # (the workspace)
+        if split > 1 and cz == 1:
+            ctr = self._counters.get(tile)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
+                self._counters[tile] = ctr
+        pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split))
+        return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
+                tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
+
+    def crowded(self, tile: Tile, lp, ctas: int) -> bool:
+        """Whether a warpgroup launch of ``ctas`` CTAs (K slices included) would let an SM hold more of them at
+        once than its even share (ceil(ctas / SMs)). Such launches go plainly: launched early, their CTAs land
+        in the slots the previous kernel leaves, up to the SM's limit, so some SMs take more than their share
+        and others none (H200, int3 g128 at M = 5-8 on 28672x8192, 224 CTAs of the warpgroup tile, three
+        resident per SM: 47.0 us through the bench, 37.8 launched plainly). That holds for grids of no more
+        CTAs than SMs too, wherever two fit on an SM: int4 g128 on 4096x14336, 128 CTAs, M=128 67.4 us
+        launched early against 54.9 plainly, M=256 98.2 against 67.0; 4096x4096 M=128 22.2 against 18.2,
+        M=256 32.1 against 21.9 (thirty-eighth session, HUMMING_PDL=0 / 1 through the bench)."""
+        return self.stream_k_ctas(tile, lp) > -(-ctas // self.sm_count)
+
+    def stream_k_ctas(self, tile: Tile, lp=None) -> int:
+        """CTAs per SM of a stream-K launch: as many as are resident at once, or ``ctas_per_sm`` where
+        set (sweeps) and no more than that. Every CTA must be resident from the start -- a tile's first
+        CTA waits at its last piece for the parts of the CTAs after it (GemmMmaSync::finish_tile) -- so
+        the count is the driver's occupancy of the loaded kernel where there is one, else the static
+        bound: shared memory where the SM's is known, the kernel's registers where known, 2048 threads."""
+        n = _resident_blocks(lp, tile.threads) if lp is not None else 0
+        if not n:
+            n = 2048 // tile.threads
+            if self.smem_per_sm:
+                n = min(n, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024))
+            regs = _kernel_registers(lp) if lp is not None else None
+            if regs:
+                n = min(n, ctas_by_registers(regs, tile.threads))
+        if self.ctas_per_sm is not None:
+            n = min(n, int(self.ctas_per_sm))
+        return max(1, n)
+
+    def stream_k_shape(self, lp, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int):
+        """_shape for a stream-K tile (GemmMmaSync::run_wg_sk): G = stream_k_ctas x SMs CTAs along x (at
+        most one per (tile, K step) unit), each taking units floor(c T / G) .. floor((c + 1) T / G) of the
+        T = tiles x K steps; the workspace holds as many partial tiles per tile as the most CTAs any
+        tile is cut between."""
+        total = m_tiles * n_tiles * ksteps
+        g = max(1, min(self.stream_k_ctas(tile, lp) * self.sm_count, total))
+        owner = lambda u: ((u + 1) * g - 1) // total  # noqa: E731  (the CTA of unit u, as the kernel's)
+        parts = max(owner(t * ksteps + ksteps - 1) - owner(t * ksteps) + 1 for t in range(m_tiles * n_tiles))
+        ctr = None
+        if parts > 1:
+            ctr = self._counters.get(tile)
+            if ctr is None or ctr.numel() < m_tiles * n_tiles:
+                ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=self.packed.w.device)
+                self._counters[tile] = ctr
+        return (lp, (g, 1, 1), lp.kernel.spec.smem_bytes, ksteps, parts * m * self.packed.np_ if ctr is not None else 0,
+                ctr, 0, 1, True)
+
+    def _tensor_map(self, lp, box_rows: int, xp: int, m: int, lda: int) -> None:
+        """Put the tensor map of the activations (``m`` rows of ``lda`` 16-bit units at ``xp``,
+        boxes of 64 x ``box_rows``: tma_box_rows) into the plan's parameters: encoded once per (address, M,
+        row stride) and kept (a serving loop's few activation buffers), at most 256; nothing is
+        written when the plan's parameters already hold it (the same buffer again)."""
+        key = (xp, m, lda, box_rows)
+        if self._tmap_cur.get(id(lp)) == key:
+            return
+        buf = self._tmaps.get(key)
+        if buf is None:  # the bytes from GemmParams.tma_rows to the end: the box rows, then the map
+            if len(self._tmaps) >= 256:
+                self._tmaps.clear()
+            buf = (ctypes.c_uint64 * (_TMA_TAIL // 8))()
+            ctypes.c_int.from_buffer(buf).value = box_rows
+            _drv.encode_tensor_map_2d(ctypes.addressof(buf) + TMAP_OFFSET - _TMA_ROWS_OFFSET, xp, lp.params.K, m,
+                                      lda * 2, 64, box_rows)
+            self._tmaps[key] = buf
+        ctypes.memmove(ctypes.addressof(lp.params) + _TMA_ROWS_OFFSET, buf, _TMA_TAIL)
+        self._tmap_cur[id(lp)] = key
+
+    def stream_split(self, tile: Tile, m: int, m_tiles: int, n_tiles: int, ksteps: int, max_split: int,
+                     regs: int | None = None) -> int:
+        """K steps per slice of a stream-tile launch: enough CTAs for ``stream_ctas_per_sm``
+        per SM (``occupancy`` for ring tiles), and slices whose activations fit
+        ``STREAM_SMEM_CAP`` (ring tiles: their share of the SM's shared memory, in
+        whole fold chunks). The launch has ceil(ksteps / this) slices, none empty."""
+        rows = min(tile.bm, m)
+        cap = stream_x_cap(self.packed.recipe, tile)
+        ctas = self.stream_ctas_per_sm
+        if tile.stream >= 3:  # `occupancy` CTAs per SM, each with its activations and rings
+            ctas = resident_ctas(self.packed.recipe, tile, regs)
+            if self.smem_per_sm:
+                per_cta = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES - stream_ring_bytes(tile, self.packed.recipe)
+                cap = min(cap, per_cta)
+        # K steps whose activations fit (a window: any)
+        most = ksteps if tile.xwin else max(1, cap // (rows * tile.wk * 128))
+        step = 1
+        if tile.stream >= 3:  # slices of whole fold chunks
+            step = ring_slice_step(self.packed.recipe, tile)
+            most = max(step, most // step * step)
+        fit = -(-ksteps // most)
+        tiles = m_tiles * n_tiles
+        if tile.stream < 3:
+            want = -(-ctas * self.sm_count // tiles)
+        else:  # about `occupancy` CTAs per SM, rounded: every slice pays the activation staging and the
+            # ring prologue, so a split for fewer wasted waves loses (H200, M=1: 28672x8192 split 5 ways
+            # 45 -> 75 us, 14336x4096 split 7 ways 15 -> 26 us)
+            want = max(1, (ctas * self.sm_count + tiles // 2) // tiles)
+        s = max(1, min(max(want, fit), ksteps))
+        if max_split > 1:
+            s = min(s, max(max_split, fit))
+        else:
+            s = min(fit, ksteps)
+        per = -(-ksteps // s)  # <= most, as s >= fit
+        per = -(-per // step) * step  # (most is a multiple of step)
+        if tile.stream >= 3 and self.smem_per_sm and not tile.xwin:  # the partial tiles may outgrow small slices
+            share = self.smem_per_sm // ctas - 1024 - STATIC_SMEM_BYTES
+            while per > step and stream_smem(tile, m, per * tile.wk, self.packed.recipe) > share:
+                per -= step
+        return per
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
+                 bias: torch.Tensor | None = None, stream: int | None = None, expert_ids: torch.Tensor | None = None,
+                 tile_m: int | None = None) -> None:
+        """One launch: ``y = x @ W.T``. MoE weights (``packed.experts``): ``x`` holds the routed rows, whole
+        blocks of ``tile_for(tile_m).bm`` rows, and ``expert_ids`` (int32, one per block, -1 for an unused one)
+        names each block's expert (humming.ops.moe routes them)."""
+        if (expert_ids is None) != (not self.packed.experts):
+            raise ValueError("Launcher: MoE weights launch with expert_ids and tile_m, dense ones without")
+        dev = x.get_device()
+        if dev >= 0 and dev != _drv.current_device_index():  # launch in the context of x's device
+            with torch.cuda.device(dev):
+                return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
+        return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
+
+    def _call(self, x, y, act_scale, bias, stream, expert_ids=None, tile_m=None) -> None:
+        m = x.shape[0]
+        key = m if tile_m is None else (m, tile_m)
+        shape = self._by_m.get(key)
+        if shape is None:
+            shape = self._by_m[key] = self._shape(m, tile_m)
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz, pdl_ok = shape
+        p = lp.params
+        if expert_ids is not None:
+            if expert_ids.numel() != grid[1] or expert_ids.dtype != torch.int32:
+                raise ValueError(f"Launcher: expert_ids must be int32 [{grid[1]}] (one per block of "
+                                 f"{self.tile_for(tile_m).bm} rows), got {expert_ids.dtype} {list(expert_ids.shape)}")
+            p.expert_ids = expert_ids.data_ptr()
+        xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
+        p.x = xp
+        p.y = y.data_ptr()
+        p.M = m
+        p.lda = lda
+        if tma_rows:
+            self._tensor_map(lp, tma_rows, xp, m, lda)
+        p.ldy = y.stride(0)
+        p.act_scale = act_scale.data_ptr() if act_scale is not None else 0
+        if bias is not None:
+            p.bias = bias.data_ptr()
+        p.k_steps_per_split = kps
+        if stream is None:
+            stream = _drv.raw_stream()
+        if ws_floats:
+            p.ws = _workspace(x.device, stream, ws_floats).data_ptr()
+            p.counters = ctr.data_ptr()
+        lp.grid = grid
+        lp.smem_bytes = smem
+        lp.cluster_z = cz
+        p.early_w = int(lp.pdl and pdl_ok)
+        lp.launch(stream=stream, pdl=pdl_ok)
+        if not lp.pdl and id(lp) in self._pdl_plans:
+            lp.pdl = True  # (from the second launch on)
+        if bias is not None:
+            pb = self.packed.bias
+            p.bias = pb.data_ptr() if pb is not None else 0
+
+    def run(self, x: torch.Tensor, xp: int, y: torch.Tensor, m: int, lda: int) -> None:
+        """The eager hot path (``humming.ops.gemm``'s fast call): ``x`` [m, K] and
+        ``y`` [m, N] already checked and row-contiguous (``xp``, ``lda``: x's address and row stride),
+        no activation scale and no bias of the call's own, the current stream.
+        Anything unusual (first launch, another device, a workspace still to
+        allocate) takes the general path."""
+        shape = self._by_m.get(m)
+        if shape is None:
+            shape = self._by_m[m] = self._shape(m)
+        lp, grid, smem, kps, ws_floats, ctr, tma_rows, cz, pdl_ok = shape
+        dev = _drv.current_device_index()
+        if lp._dev != dev:  # first launch, or another device is current
+            return self(x, y)
+        stream = _drv.stream_of(dev)
+        p = lp.params
+        if ws_floats:
+            ws = _workspaces.get((dev, stream))
+            if ws is None or ws[1] < ws_floats:
+                return self(x, y, stream=stream)
+            p.ws = ws[2]
+            p.counters = ctr.data_ptr()
+        p.x = xp
+        p.y = y.data_ptr()
+        p.M = m
+        p.lda = lda
+        if tma_rows:
+            self._tensor_map(lp, tma_rows, xp, m, lda)
+        p.ldy = self.packed.n
+        p.act_scale = 0
+        p.k_steps_per_split = kps
+        b = lp.block
+        early = lp.pdl and pdl_ok
+        p.early_w = early
+        if _drv.launch_any(lp._fn, grid[0], grid[1], grid[2], b[0], b[1], b[2], smem, stream, lp._args_ptr,
+                           early, cz):
+            lp.grid = grid
+            lp.smem_bytes = smem
+            lp.cluster_z = cz
+            lp.launch(stream=stream, pdl=pdl_ok)  # resolves the function again, or raises with the driver's reason
