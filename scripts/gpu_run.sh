@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1261,18 +1261,21 @@ PY
              tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s49a)  # MoE weights with act order (each expert's column order applied by the gather: moe_gather's PERM, and the
            # torch routing's gather by each row's expert; never run on a GPU) and every other MoE GPU test, as the
-           # defaults launch them; then the MoE bench with HUMMING_MOE_PDL off and on (every kernel of a call
-           # launched programmatically, each waiting first: moe_route.cuh's moe_pdl_enter, the MoE GEMM's entry),
-           # alternated
+           # defaults launch them; then the random MoE layers (tests/test_gemm_fuzz_gpu.py, 16 seeds: real experts'
+           # sizes, routing, formats and activations)
            timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py tests/test_engine.py \
              -k "moe or MoE" 2>&1 | tee "$OUT/s49a_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
-           envbench s49a-q 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 150 "^(== |1 |16 |64 |256 )|stream |rror" \
-             --preset qwen3-30b-a3b --kind moe --m 1,16,64,256 --weight int4 --group-size 128
-           envbench s49a-x 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 100 "^(== |1 |16 )|stream |rror" \
-             --moe-shapes 8x2x28672x4096 --m 1,16 --weight int4 --group-size 128 ;;
+           timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k random_moe 2>&1 \
+             | tee "$OUT/s49a_fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -20; rc=$((rc | PIPESTATUS[0])) ;;
     s49b)  # the MoE GPU tests with HUMMING_MOE_PDL=1 (after s49a): programmatic launches must not change a result
            HUMMING_MOE_PDL=1 timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
              tests/test_engine.py -k "moe or MoE" 2>&1 | tee "$OUT/s49b_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0])) ;;
+    s49c)  # what HUMMING_MOE_PDL=1 saves (every kernel of an MoE call launched programmatically on sm_90, each waiting
+           # first: moe_route.cuh's moe_pdl_enter, the MoE GEMM's entry): the MoE bench off and on, alternated twice
+           envbench s49c-q 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 120 "^(== |1 |16 |64 |256 )|stream |rror" \
+             --preset qwen3-30b-a3b --kind moe --m 1,16,64,256 --weight int4 --group-size 128
+           envbench s49c-x 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 60 "^(== |1 |16 )|stream |rror" \
+             --moe-shapes 8x2x28672x4096 --m 1,16 --weight int4 --group-size 128 ;;
     s48d)  # 33-64 tokens on 2049-4096 rows over a K of 4096-12287 now take the folded BK=256 tile (WG_32_DEEP; from
            # `humming tune`, s46t): through the bench against alt/ (WG_32_NARROW there, as before), alternated; 65 and 96
            # tokens as a check that nothing else moved

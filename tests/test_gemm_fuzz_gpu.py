@@ -13,7 +13,9 @@ Each case is a seed: the draw is reproducible (``case_for(seed)``), the data is 
 FUZZ_SEEDS seeds; ``HUMMING_FUZZ_SEEDS=N`` runs N, ``HUMMING_FUZZ_FIRST=S`` starts at seed S
 (``scripts/gpu_run.sh fuzz``). Scale groups that are not a multiple of 16 values (which the kernels run padded)
 draw from their own seeds (``test_random_padded_group_layers``), so the seeds above keep their draws, and so do
-K-shards whose scale groups straddle the tensor-parallel ranks (``test_random_k_shard_layers``).
+K-shards whose scale groups straddle the tensor-parallel ranks (``test_random_k_shard_layers``), and MoE layers
+(``test_random_moe_layers``: experts of real MoE models' sizes, their count and top-k, some held elsewhere,
+through ``humming.moe_gemm``, each expert's rows against the reference with the same bound).
 """
 from __future__ import annotations
 
@@ -109,6 +111,40 @@ SHARD_SEEDS = list(range(8))
 #: the K of tensor-parallel shards of real layers (Qwen2-72B's 29568 over 8 / 4 / 16 ranks, Qwen2-7B's 18944 over
 #: 8 / 4), most of them not a whole number of groups of 128
 SHARD_KS = [3696, 7392, 1848, 2368, 4736, 3584, 1536]
+
+
+#: MoE experts (N x K of one expert: Qwen3-30B-A3B's, Qwen1.5-MoE's, DeepSeek-V2-Lite's, OLMoE's, Mixtral's and gpt-oss's
+#: gate/up and down projections, and tensor-parallel shards of them), the experts and top-k of such models, and
+#: the most weights the reference dequantizes at once
+MOE_SHAPES = [(1536, 2048), (2048, 768), (2816, 2048), (2048, 1408), (1408, 2048), (2048, 1024), (1024, 2048),
+              (704, 2048), (2048, 352), (3584, 4096), (4096, 1792), (5760, 2880), (2880, 2880), (384, 2048)]
+MOE_ROUTING = [(8, 2), (16, 4), (32, 4), (60, 4), (64, 6), (64, 8), (128, 8)]
+MOE_MAX_WEIGHTS = 96 << 20
+#: token counts: one, then a few from the ranges the experts' share lands in (tokens x top-k / experts)
+MOE_M_RANGES = [(1, 1), (2, 16), (17, 128), (129, 700)]
+MOE_SEEDS = list(range(16))
+
+
+def moe_case_for(seed: int):
+    """The MoE layer of one seed: (weight scheme, activation scheme, N, K, experts, top-k, bias, share of pairs held
+    elsewhere, token counts), the first draw this GPU's planner (an H200's) can run."""
+    rng = random.Random(f"moe-{seed}")
+    acts = [(a, wt) for a, wt in zip(ACTS, ACT_WEIGHTS) if a.quant != "static_tensor"]  # (moe_gemm's act_scale aside)
+    for _ in range(200):
+        w = rng.choice(WEIGHTS + PADDED[:2])
+        a = rng.choices([a for a, _ in acts], weights=[wt for _, wt in acts])[0]
+        (n, k), (e, topk) = rng.choice(MOE_SHAPES), rng.choice(MOE_ROUTING)
+        if e * n * k > MOE_MAX_WEIGHTS or not _fits(w, n, k):
+            continue
+        if a.is_quantized and a.quant == "dynamic_group" and k % a.group_size:
+            continue
+        bias = rng.random() < 0.3
+        out = "bf16" if a.fmt == "bf16" else "fp16"
+        if not plan(LayerSpec(n, k, w, a, out_dtype=out, bias=bias, num_experts=e), "h200").runnable:
+            continue
+        ms = tuple(rng.randint(lo, hi) for lo, hi in MOE_M_RANGES)
+        return w, a, n, k, e, topk, bias, rng.choice([0.0, 0.0, 0.1]), ms
+    raise AssertionError(f"MoE seed {seed}: no runnable draw in 200 tries")
 
 
 def case_for(seed: int, device: str = "h200", weights=None):
@@ -273,6 +309,38 @@ def test_random_k_shard_layers(seed, shards_ahead):
     gathered with a zero column around them."""
     device = _padded_device(seed)
     _check(seed, device, None if device == "h200" else prepare_as(device), weights=SHARDS)
+
+
+def _moe_id(seed: int) -> str:
+    w, a, n, k, e, topk, *_ = moe_case_for(seed)
+    return f"{seed}-{w.describe()}-{a.describe()}-{e}x{topk}-{n}x{k}".replace(" ", "_").replace(",", "")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", MOE_SEEDS, ids=_moe_id)
+def test_random_moe_layers(seed, monkeypatch):
+    """An MoE layer of real experts' sizes and routing, as this GPU plans it: the routing kernel, the gather (with
+    each expert's column order for act order), the GEMM over the routed rows and the combine, every pair's row
+    against the reference with test_gemm_gpu's bound, expert by expert (test_moe._gpu_check)."""
+    from humming.ops import moe as MOE
+    from test_moe import _gpu_check, _weight
+
+    monkeypatch.setattr(MOE, "POISON", True)
+    w, a, n, k, e, topk, bias, absent, ms = moe_case_for(seed)
+    gen = torch.Generator().manual_seed(torch.randint(0, 2**31, (1,)).item())
+    qw = _weight(w, e, n, k, gen, bias=bias).to("cuda")
+    _gpu_check(qw, a, ms=ms, topk=topk, absent=absent, seed=seed)
+
+
+def test_moe_draws_are_reproducible_and_varied():
+    """(CPU) The MoE draws are the seed's alone and cover several formats, both kinds of activations and several
+    expert counts, within the reference's budget."""
+    draws = [moe_case_for(s) for s in MOE_SEEDS]
+    assert draws == [moe_case_for(s) for s in MOE_SEEDS]
+    assert len({d[0] for d in draws}) >= len(MOE_SEEDS) // 2 and len({d[4] for d in draws}) >= 3
+    assert any(d[1].is_quantized for d in draws) and any(not d[1].is_quantized for d in draws)
+    for w, a, n, k, e, topk, bias, absent, ms in draws:
+        assert e * n * k <= MOE_MAX_WEIGHTS and topk <= e and ms[0] == 1
 
 
 def test_k_shard_draws_run_as_shards():
