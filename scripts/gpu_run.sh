@@ -1275,7 +1275,15 @@ PY
            envbench s49c-q 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 120 "^(== |1 |16 |64 |256 )|stream |rror" \
              --preset qwen3-30b-a3b --kind moe --m 1,16,64,256 --weight int4 --group-size 128
            envbench s49c-x 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 60 "^(== |1 |16 )|stream |rror" \
-             --moe-shapes 8x2x28672x4096 --m 1,16 --weight int4 --group-size 128 ;;
+             --moe-shapes 8x2x28672x4096 --m 1,16 --weight int4 --group-size 128
+           # what act order costs an MoE call (the gather's permutation, value by value): GPTQ uint4 g128 zp, plain
+           # and with act order
+           for ao in plain act-order; do
+             echo "== $ao"
+             timeout 90 humming bench --preset qwen3-30b-a3b --kind moe --m 1,16,256 --weight uint4 --zero-point int \
+               --group-size 128 $([ $ao = act-order ] && echo --act-order) --methods humming --repeats 3 --no-plot \
+               --no-jit --out "$OUT/s49c-$ao" 2>&1 | tee "$OUT/s49c-$ao.log" | grep -E "^(== |1 |16 |256 )|stream |rror"
+           done ;;
     s48d)  # 33-64 tokens on 2049-4096 rows over a K of 4096-12287 now take the folded BK=256 tile (WG_32_DEEP; from
            # `humming tune`, s46t): through the bench against alt/ (WG_32_NARROW there, as before), alternated; 65 and 96
            # tokens as a check that nothing else moved

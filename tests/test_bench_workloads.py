@@ -102,6 +102,9 @@ def test_cli_weight_and_activation_presets():
     wl = build_workloads(_args("--shapes", "4096x4096", "--act", "int8"))[0]
     assert (wl.weight.group_size, wl.weight.scale_fmt, wl.activation.scale_fmt) == (128, "fp16", "fp32")
     assert build_workloads(_args("--shapes", "4096x4096", "--group-size", "0"))[0].weight.scale == "channel"
+    wl = build_workloads(_args("--moe-shapes", "8x2x256x512", "--weight", "uint4", "--zero-point", "int",
+                               "--act-order"))[0]
+    assert wl.weight.act_order and wl.weight.zero_point == "int" and wl.num_experts == 8
 
 
 def test_cli_without_gpu_says_so(capsys):
@@ -126,6 +129,11 @@ def test_workload_data_is_deterministic_and_chunked():
     sub, local = moe_subset(qa, ids[:2])
     full = ref.moe_gemm(a.x(9)[:2], qa, ids[:2])
     assert torch.allclose(ref.moe_gemm(a.x(9)[:2], sub, local), full)
+    # act order (--act-order): each expert its own permutation, chunked or not the same
+    ao = W4.replace(act_order=True)
+    pa, pb = a.quantized(ao), b.quantized(ao)
+    assert pa.perm.shape == (5, 128) and torch.equal(pa.perm, pb.perm) and not torch.equal(pa.perm[0], pa.perm[1])
+    assert torch.allclose(ref.dequantize(pa), a.w16.float(), atol=0.02)
 
 
 def test_tinygemm_operands_encode_the_reference_weight():

@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument("--group-size", type=int, default=None, help="scale group along K; 0 = per channel (default 128)")
     g.add_argument("--scale-fmt", default=None, help="weight scale format (fp16, bf16, fp32, e8m0, ...; default fp16)")
     g.add_argument("--zero-point", default="none", choices=("none", "int", "float"))
+    g.add_argument("--act-order", action="store_true",
+                   help="GPTQ act order: the weight's K stored permuted (a random permutation, each expert its own)")
     g.add_argument("--act", default="fp16", help="activations: fp16, bf16, e4m3, e5m2, int8, int4, e2m1, or a "
                    f"preset ({', '.join(ACT_PRESETS)}: its quantization, group size and scale format unless given)")
     g.add_argument("--act-quant", default=None, choices=("dynamic_token", "dynamic_group"))
@@ -90,6 +92,8 @@ def build_workloads(args) -> list:
         act = ActivationScheme(**fields)
     else:
         act = activation_scheme_from(args.act, args.act_quant, args.act_group_size, args.act_scale_fmt or "fp32")
+    if getattr(args, "act_order", False):
+        weight = weight.replace(act_order=True)
     out = []
     for name in filter(None, (args.preset or "").split(",")):
         out += preset_workloads(name.strip(), weight, act, args.kind)

@@ -68,14 +68,24 @@ class WorkloadData:
         return self._w16
 
     def quantized(self, scheme: WeightScheme) -> ref.QuantizedWeight:
-        """The master weight quantized in ``scheme`` (by expert chunks for MoE)."""
+        """The master weight quantized in ``scheme`` (by expert chunks for MoE; act order: a random K permutation,
+        each expert its own, as GPTQ's g_idx gives)."""
         if scheme not in self._qw:
             w = self.w16
+            g = self._gen(3)
+
+            def perm(experts):
+                if not scheme.act_order:
+                    return None
+                k = w.shape[-1]
+                p = [torch.randperm(k, generator=g, device=self.device) for _ in range(experts or 1)]
+                return torch.stack(p) if experts else p[0]
             if w.dim() == 2:
-                self._qw[scheme] = ref.quantize(w, scheme)
+                self._qw[scheme] = ref.quantize(w, scheme, perm=perm(0))
             else:
                 per = max(1, self.chunk_elems // (w.shape[1] * w.shape[2]))
-                parts = [ref.quantize(w[e:e + per], scheme) for e in range(0, w.shape[0], per)]
+                parts = [ref.quantize(w[e:e + per], scheme, perm=perm(w[e:e + per].shape[0]))
+                         for e in range(0, w.shape[0], per)]
                 self._qw[scheme] = parts[0] if len(parts) == 1 else _cat_experts(parts)
         return self._qw[scheme]
 
