@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -416,3 +417,31 @@ def test_the_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
     p = plan(layer, "H200")
     assert dict(p.tuning[i16].config) == fast and p.tuning[i64] == base.tuning[i64]
     assert any(f"differs from the heuristics' in {base.tuning[i16].label()}" in n for n in p.notes)
+
+
+def test_the_family_modules_behind_one_name(tmp_path, monkeypatch):
+    """The mma_sync family is four modules; gemm_mma_sync re-exports the public names of the other three (the
+    same objects), and a measured tuning's digest covers all four: a change to any of them sets entries aside."""
+    import importlib
+    import inspect
+    import shutil
+
+    from humming_nvidia import gemm_mma_sync as G
+
+    for name in ("mma_sync_kernel", "mma_sync_pack", "mma_sync_launch"):
+        mod = importlib.import_module(f"humming_nvidia.{name}")
+        own = [n for n, v in vars(mod).items() if not n.startswith("_") and getattr(v, "__module__", mod.__name__)
+               == mod.__name__ and (inspect.isfunction(v) or inspect.isclass(v))]
+        assert len(own) >= 2, name
+        for n in own:
+            assert getattr(G, n) is getattr(mod, n) and n in G.__all__, (name, n)
+    here = Path(G.__file__).parent
+    assert sorted(G.FAMILY_MODULES) == sorted(p.name for p in here.glob("*.py") if p.name.startswith(
+        ("mma_sync_", "gemm_mma_sync")))
+    base = G.tuning_version()
+    copy = tmp_path / "fam"
+    shutil.copytree(here, copy)
+    (copy / "mma_sync_launch.py").write_text((copy / "mma_sync_launch.py").read_text() + "\n# changed\n")
+    monkeypatch.setattr(G, "__file__", str(copy / "gemm_mma_sync.py"))
+    monkeypatch.setattr(G, "_TUNING_VERSION", [])
+    assert G.tuning_version() != base
