@@ -24,8 +24,8 @@
 // kernels before the previous one too: that one could not finish before its own wait returned.)
 //
 // Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
-// strides and both bases multiples of 8 elements; not with PERM), PERM (each expert's column order); moe_act: OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16,
-// WEIGHTED, REDUCE.
+// strides and both bases multiples of 8 elements; not with PERM), PERM (each expert's column order); moe_act:
+// OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16, WEIGHTED, REDUCE.
 #pragma once
 
 #include "humming/common.cuh"
