@@ -1267,9 +1267,12 @@ PY
              -k "moe or MoE" 2>&1 | tee "$OUT/s49a_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py -k random_moe 2>&1 \
              | tee "$OUT/s49a_fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -20; rc=$((rc | PIPESTATUS[0])) ;;
-    s49b)  # the MoE GPU tests with HUMMING_MOE_PDL=1 (after s49a): programmatic launches must not change a result
+    s49b)  # the MoE GPU tests with HUMMING_MOE_PDL=1 (after s49a): programmatic launches must not change a result;
+           # then `humming tune` of an MoE layer (new, never run on a GPU) and its entry's plan against the reference
            HUMMING_MOE_PDL=1 timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
-             tests/test_engine.py -k "moe or MoE" 2>&1 | tee "$OUT/s49b_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0])) ;;
+             tests/test_engine.py -k "moe or MoE" 2>&1 | tee "$OUT/s49b_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_tune.py -k moe 2>&1 \
+             | tee "$OUT/s49b_tune.log" | tail -3; rc=$((rc | PIPESTATUS[0])) ;;
     s49c)  # what HUMMING_MOE_PDL=1 saves (every kernel of an MoE call launched programmatically on sm_90, each waiting
            # first: moe_route.cuh's moe_pdl_enter, the MoE GEMM's entry): the MoE bench off and on, alternated twice
            envbench s49c-q 2 "off=HUMMING_MOE_PDL=0 on=HUMMING_MOE_PDL=1" 120 "^(== |1 |16 |64 |256 )|stream |rror" \

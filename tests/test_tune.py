@@ -317,16 +317,65 @@ def test_a_tuning_run_stores_an_entry_whose_plan_computes_the_gemm(db, poison_cu
         assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max())), m
 
 
-def test_the_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
-    """tune()'s control flow on the CPU: the ops, the JIT and the timer replaced by stand-ins that compute
-    the reference GEMM and report set times per config. It must time every candidate that computes
-    right at each range's token counts, reject one that computes wrong, keep a candidate only past the
-    margin, and store an entry the planner then takes."""
+@pytest.mark.gpu
+def test_an_moe_tuning_run_stores_an_entry_whose_plan_computes_the_moe_gemm(db):
+    from humming import reference as R
+    from humming.ops import moe_gemm, prepare_weight
+    from humming.tune.autotune import tune
+
+    layer = LayerSpec(768, 1024, WeightScheme("int4", "group", 128), ActivationScheme("bf16"), num_experts=16,
+                      out_dtype="bf16")
+    entry = tune(layer, max_m=256, repeats=3, rounds=1, topk=4, out=lambda s: None)
+    ranges = entry["measured"]["ranges"]
+    assert ranges and all(r["errors"][0] is None or r["errors"][0] <= 1e-2 for r in ranges)
+    assert any(len(r["configs"]) > 1 and r["times_us"][0] for r in ranges)  # (something was timed)
+    p = plan(layer)
+    assert any("tuning database" in n for n in p.notes)
+    g = torch.Generator().manual_seed(1)
+    qw = R.QuantizedWeight.stack([R.quantize(torch.randn(768, 1024, generator=g) * 0.02, layer.weight)
+                                  for _ in range(16)]).to("cuda")
+    pw = prepare_weight(qw, layer=layer, plan=p)
+    for m in (1, 9, 40, 200):
+        x = torch.randn(m, 1024, generator=g).to("cuda", torch.bfloat16)
+        ids = torch.rand(m, 16, generator=g).argsort(1)[:, :4].to("cuda", torch.int32)
+        ref = R.moe_gemm(x.float(), qw, ids)
+        y = moe_gemm(x, pw, ids)
+        assert torch.allclose(y.float(), ref, rtol=2e-2, atol=2e-2 * float(ref.abs().max())), m
+
+
+def _simulated_gpu(monkeypatch, fake_prepare, fake_time_calls) -> None:
+    """tune()'s GPU stand-ins: this CPU named an H200 ("simulated"), weights prepared by ``fake_prepare``, calls
+    timed by ``fake_time_calls``, nothing compiled, an L2 of 4 MiB (four copies of 1 MiB beat it)."""
     import humming.bench.ceilings as ceilings
     import humming.bench.timing as timing
     import importlib
 
     import humming.jit as jit
+    from humming.tune import autotune
+
+    class FakeTimer:
+        def __init__(self, dev):
+            pass
+
+        def release(self):
+            pass
+
+    monkeypatch.setattr(autotune, "_target", lambda device: (torch.device("cpu"), "H200", "simulated"))
+    monkeypatch.setattr(importlib.import_module("humming.ops.gemm"), "prepare_weight", fake_prepare)
+    monkeypatch.setattr(jit, "warmup", lambda specs: list(specs))
+    monkeypatch.setattr(timing, "CudaGraphTimer", FakeTimer)
+    monkeypatch.setattr(timing, "time_calls", fake_time_calls)
+    monkeypatch.setattr(ceilings, "device_l2_bytes", lambda dev: 4 << 20)
+
+
+def test_the_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
+    """tune()'s control flow on the CPU: the ops, the JIT and the timer replaced by stand-ins that compute
+    the reference GEMM and report set times per config. It must time every candidate that computes
+    right at each range's token counts, reject one that computes wrong, keep a candidate only past the
+    margin, and store an entry the planner then takes."""
+    import humming.bench.timing as timing
+    import importlib
+
     from humming import reference as R
     from humming.tune import autotune
 
@@ -371,20 +420,8 @@ def test_the_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
         timed.append((json.dumps(cfg, sort_keys=True), m, len(calls)))
         return timing.Measurement((t,) * repeats, len(calls), 1)
 
-    class FakeTimer:
-        def __init__(self, dev):
-            pass
-
-        def release(self):
-            pass
-
-    monkeypatch.setattr(autotune, "_target", lambda device: (torch.device("cpu"), "H200", "simulated"))
-    monkeypatch.setattr(ops, "prepare_weight", fake_prepare)
+    _simulated_gpu(monkeypatch, fake_prepare, fake_time_calls)
     monkeypatch.setattr(ops, "gemm", fake_gemm)
-    monkeypatch.setattr(jit, "warmup", lambda specs: list(specs))
-    monkeypatch.setattr(timing, "CudaGraphTimer", FakeTimer)
-    monkeypatch.setattr(timing, "time_calls", fake_time_calls)
-    monkeypatch.setattr(ceilings, "device_l2_bytes", lambda dev: 4 << 20)  # (four copies of 1 MiB beat it)
     _, caps, _ = resolve_device("H200")
     for i, want in ((i16, fast), (i64, close), (i64, wrong)):
         assert want in G.tuning_candidates(layer, caps, base.compute, base.tuning, i)
@@ -445,3 +482,92 @@ def test_the_family_modules_behind_one_name(tmp_path, monkeypatch):
     monkeypatch.setattr(G, "__file__", str(copy / "gemm_mma_sync.py"))
     monkeypatch.setattr(G, "_TUNING_VERSION", [])
     assert G.tuning_version() != base
+
+
+def test_moe_ranges_are_timed_at_the_token_counts_of_their_share():
+    """An MoE layer's ranges count the rows one expert gets: each is timed at the token counts whose share,
+    ceil(M x topk / E) (at least 2), is its first and last; the one-token range (never run by MoE) and ranges
+    past max_m tokens' share are not timed."""
+    from humming.ops.moe import tokens_per_expert
+    from humming.tune.autotune import moe_range_token_counts
+
+    assert moe_range_token_counts(2, 8, 4096, 8, 128) == (32, 128)
+    assert moe_range_token_counts(1, 1, 4096, 8, 128) == ()
+    assert moe_range_token_counts(65, 128, 512, 8, 128) == ()  # (512 tokens: 32 rows per expert)
+    assert moe_range_token_counts(17, 64, 512, 8, 128) == (272, 512)
+    for (lo, hi, e, topk) in ((2, 8, 8, 2), (9, 16, 64, 6), (129, None, 16, 4), (33, 64, 60, 4)):
+        ms = moe_range_token_counts(lo, hi, 4096, topk, e)
+        assert ms and tokens_per_expert(ms[0], topk, e) == max(lo, 2)
+        assert lo <= tokens_per_expert(ms[-1], topk, e) <= (hi or 10**9) and max(ms) <= 4096
+
+
+def test_cli_dry_run_of_an_moe_layer(capsys):
+    assert main(["tune", "--device", "H200", "--n", "1536", "--k", "2048", "--weight", "int4", "--group-size", "128",
+                 "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "MoE x128" in text and "M 2-8 per expert at M 32, 128" in text and "M 1-1" not in text
+
+
+def test_the_moe_tuning_loop_on_a_simulated_gpu(db, monkeypatch):
+    """tune() of an MoE layer on the CPU, the ops, the JIT and the timer replaced by stand-ins (as for the dense
+    loop): the routed calls go through moe_gemm at each range's token counts, checked against the MoE reference
+    on sampled tokens, a faster candidate is kept, one that computes wrong is rejected, and the planner takes the
+    entry for this MoE layer."""
+    import humming.bench.timing as timing
+    import importlib
+
+    from humming import reference as R
+    from humming.tune import autotune
+
+    moe_ops = importlib.import_module("humming.ops.moe")
+    layer = LayerSpec(256, 512, WeightScheme("uint4", "group", 64, zero_point="int", act_order=True),
+                      ActivationScheme("fp16"), num_experts=8, bias=True)
+    base = plan(layer, "H200", tuning_db=False)
+    i16 = _index(base, 16)
+    fast = dict(base.tuning[i16].config, split_k=4)
+    wrong = dict(base.tuning[i16].config, split_k=1)
+    timed, last, poisoned = [], {}, []
+
+    class Prepared:
+        def __init__(self, qw, plan):
+            self.qw, self.plan, self.nbytes, self.out_dtype = qw, plan, 1 << 20, torch.float32
+            self.launcher = type("L", (), {"spec_for": lambda _, m: (plan.fingerprint(), m)})()
+
+        def config(self, m):
+            return dict(self.plan.tuning_for(moe_ops.tokens_per_expert(m, 2, 8)).config)
+
+    def fake_prepare(qw, layer=None, device=None, plan=None):
+        assert qw.is_moe and qw.perm.shape == (8, 512) and qw.bias.shape == (8, 256)
+        return Prepared(qw, plan)
+
+    def fake_moe_gemm(x, pw, ids, topk_weights=None, reduce=False, act_scale=None, check_ids=True):
+        assert ids.shape == (x.shape[0], 2) and not check_ids
+        last["pw"], last["m"] = pw, x.shape[0]
+        poisoned.append(moe_ops.POISON)
+        y = R.moe_gemm(x.float(), pw.qw, ids)
+        return y + 1.0 if pw.config(x.shape[0]) == wrong else y
+
+    def fake_time_calls(calls, timer, repeats=5):
+        calls[0]()
+        pw, m = last["pw"], last["m"]
+        t = 10.0 * m ** 0.5 * (0.8 if pw.config(m) == fast else 0.5 if pw.config(m) == wrong else 1.0)
+        timed.append((json.dumps(pw.config(m), sort_keys=True), m))
+        return timing.Measurement((t,) * repeats, len(calls), 1)
+
+    _simulated_gpu(monkeypatch, fake_prepare, fake_time_calls)
+    monkeypatch.setattr(moe_ops, "moe_gemm", fake_moe_gemm)
+    _, caps, _ = resolve_device("H200")
+    assert fast in G.tuning_candidates(layer, caps, base.compute, base.tuning, i16)
+    with pytest.raises(ValueError, match=r"topk must be an integer in 1\.\.8"):
+        autotune.tune(layer, topk=9, out=lambda s: None)
+    entry = autotune.tune(layer, max_m=64, repeats=3, rounds=2, topk=2, out=lambda s: None)
+    assert entry["measured"]["topk"] == 2 and entry["layer"]["num_experts"] == 8
+    ranges = {(r["m_min"], r["m_max"]): r for r in entry["measured"]["ranges"]}
+    assert (1, 1) not in ranges  # (MoE calls never run the one-token range)
+    r16 = ranges[(base.tuning[i16].lo, base.tuning[i16].hi)]
+    assert r16["configs"][r16["chosen"]] == fast and r16["speedup"] == pytest.approx(1.25)
+    assert r16["times_us"][r16["configs"].index(wrong)] is None
+    assert r16["ms"] == list(autotune.moe_range_token_counts(base.tuning[i16].lo, base.tuning[i16].hi, 64, 2, 8))
+    assert any(poisoned) and not moe_ops.POISON  # (the checks ran on poisoned rows; the flag is restored)
+    p = plan(layer, "H200")
+    assert dict(p.tuning[i16].config) == fast

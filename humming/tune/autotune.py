@@ -10,6 +10,12 @@ Candidates are timed in a new random order in each round, so clock drift spreads
 A range takes a candidate only when it beats the heuristics' config by more than ``margin`` over the
 sum of its token counts; the result goes to the tuning database (:mod:`humming.tune.database`), from
 which :func:`humming.plan` takes it for this layer on this device.
+
+MoE layers (``num_experts``) are tuned the same way through :func:`humming.moe_gemm`: their M ranges count the
+rows one expert gets (``tokens_per_expert``), so each range is timed at the token counts whose share per expert is
+its first and last (``moe_range_token_counts``), with ``topk`` experts per token routed at random (every expert
+its own weights, each its own act-order permutation); the one-token range, which MoE calls never run, is left as
+it is. The weight copies that overflow the L2 count the bytes of the experts a call touches.
 """
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from typing import Callable, Optional, Sequence
 
 from ..errors import UnsupportedError
 
-__all__ = ["RangeResult", "choose", "range_token_counts", "candidate_plans", "tune"]
+__all__ = ["RangeResult", "choose", "range_token_counts", "moe_range_token_counts", "candidate_plans", "tune"]
 
 #: the relative Frobenius error a candidate may show against the reference (the benchmark's tolerance)
 TOLERANCE = 1e-2
@@ -73,6 +79,24 @@ def range_token_counts(lo: int, hi: Optional[int], max_m: int) -> tuple:
     return tuple(sorted({lo, max(lo, last)}))
 
 
+def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int) -> tuple:
+    """The token counts an MoE layer's range of ``lo``..``hi`` rows per expert is timed at: those whose share per
+    expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), is the range's first and last (the last
+    capped at ``max_m`` tokens' share); () where the range lies past ``max_m`` tokens or is the one-token range."""
+    from ..ops.moe import tokens_per_expert
+
+    most = tokens_per_expert(max_m, topk, experts)
+    if hi == 1 or lo > most:
+        return ()
+    out = set()
+    for t in {max(lo, 2), min(hi if hi is not None else most, most)}:
+        m = max(1, t * experts // topk)  # (the most tokens whose share is t: ceil(m topk / E) == t)
+        while m > 1 and tokens_per_expert(m, topk, experts) > t:
+            m -= 1
+        out.add(min(m, max_m))
+    return tuple(sorted(out))
+
+
 def candidate_plans(plan, caps, index: int) -> list:
     """``[(config, plan)]``: the family's candidates for ``plan.tuning[index]``, each in a copy of ``plan``
     whose range ``index`` holds it (the heuristics' config first)."""
@@ -102,9 +126,11 @@ def _target(device):
 
 
 def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int = 3, margin: float = 0.03,
-         store: bool = True, db=None, seed: int = 0, out: Callable[[str], None] = print) -> dict:
+         store: bool = True, db=None, seed: int = 0, out: Callable[[str], None] = print,
+         topk: Optional[int] = None) -> dict:
     """Tune ``layer`` on this process's GPU (``device``: a CUDA device or its index); returns the tuning
-    database entry (stored there unless ``store=False``; ``db``: another file)."""
+    database entry (stored there unless ``store=False``; ``db``: another file). MoE layers: ``topk`` experts per
+    token (default 8, at most the experts)."""
     import torch
 
     from .. import reference as R
@@ -114,14 +140,18 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
     from ..dtypes import get_format
     from ..jit import warmup
     from ..ops.gemm import gemm, prepare_weight
+    from ..ops.moe import moe_gemm
     from ..planner import plan as make_plan
     from ..planner.planner import resolve_device
     from . import database
 
     if not isinstance(max_m, int) or max_m < 1:
         raise ValueError(f"tune: max_m must be a positive integer, found {max_m!r}")
-    if layer.is_moe:
-        raise UnsupportedError("humming tune: dense layers only in this version", ["MoE layers are not tuned"])
+    moe = layer.is_moe
+    if moe:
+        topk = min(8, layer.num_experts) if topk is None else topk
+        if not isinstance(topk, int) or not 1 <= topk <= layer.num_experts:
+            raise ValueError(f"tune: topk must be an integer in 1..{layer.num_experts} (the experts), found {topk!r}")
     dev, where, gpu_name = _target(device)
     base = make_plan(layer, where, tuning_db=False)
     if not base.runnable:
@@ -129,21 +159,45 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
     _, caps, _ = resolve_device(where)
     g = torch.Generator(device=dev)
     g.manual_seed(seed)
-    w = torch.randn(layer.n, layer.k, generator=g, device=dev) * 0.02
-    perm = torch.randperm(layer.k, generator=g, device=dev) if layer.weight.act_order else None
-    bias = torch.randn(layer.n, generator=g, device=dev) if layer.bias else None
-    qw = R.quantize(w, layer.weight, perm=perm, bias=bias)
-    del w
+    data = None
+    if moe:  # (the bench's weights: quantized expert by expert, each its own act-order permutation; its routing)
+        import dataclasses
+
+        from ..bench.methods import WorkloadData
+        from ..bench.workloads import Workload
+
+        data = WorkloadData(Workload("tune", "tune", layer.n, layer.k, layer.weight, layer.activation,
+                                    layer.num_experts, topk), dev, seed=seed)
+        qw = data.quantized(layer.weight)
+        if layer.bias:
+            qw = dataclasses.replace(qw, bias=torch.randn(layer.num_experts, layer.n, generator=g, device=dev))
+        data._w16 = None  # (the fp16 master weight is not needed any more)
+    else:
+        w = torch.randn(layer.n, layer.k, generator=g, device=dev) * 0.02
+        perm = torch.randperm(layer.k, generator=g, device=dev) if layer.weight.act_order else None
+        bias = torch.randn(layer.n, generator=g, device=dev) if layer.bias else None
+        qw = R.quantize(w, layer.weight, perm=perm, bias=bias)
+        del w
     act = layer.activation
     xdtype = torch.bfloat16 if act.fmt == "bf16" or (act.is_quantized and layer.out_dtype == "bf16") \
         else torch.float16
     l2 = device_l2_bytes(dev)
     timer = CudaGraphTimer(dev)
     results = []
+    def run(pw, m, y=None):  # (one call: the layer's GEMM at m tokens; y: the output to write, where there is one)
+        if moe:
+            return moe_gemm(xs[m], pw, ids[m], act_scale=scales[m], check_ids=False)
+        return gemm(xs[m], pw, act_scale=scales[m], out=y)
+
     for i, r in enumerate(base.tuning):
         if r.lo > max_m:
             break
-        ms = range_token_counts(r.lo, r.hi, max_m)
+        if moe:
+            ms = moe_range_token_counts(r.lo, r.hi, max_m, topk, layer.num_experts)
+            if not ms:
+                continue
+        else:
+            ms = range_token_counts(r.lo, r.hi, max_m)
         cands = candidate_plans(base, caps, i)
         res = RangeResult(r.lo, r.hi, ms, [c for c, _ in cands])
         results.append(res)
@@ -151,13 +205,15 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
             out(f"{r.label():<14} one candidate (the heuristics' config): nothing to time")
             res.times_us, res.errors = [None], [None]
             continue
+        # (MoE: the bytes of the experts the fewest tokens touch, which a call reads, must overflow the L2)
+        touched = min(data.touched_experts(m) for m in ms) / layer.num_experts if moe else 1.0
         preps = []
         for cfg, p in cands:
             first = prepare_weight(qw, layer=layer, device=dev, plan=p)
-            copies = copies_for(first.nbytes, l2)
+            copies = copies_for(max(1, int(first.nbytes * touched)), l2)
             preps.append([first] + [prepare_weight(qw, layer=layer, device=dev, plan=p) for _ in range(copies - 1)])
         warmup(list(dict.fromkeys(pw[0].launcher.spec_for(m) for pw in preps for m in ms)))
-        xs, scales, refs, rows = {}, {}, {}, {}
+        xs, scales, refs, rows, ids = {}, {}, {}, {}, {}
         for m in ms:
             x = torch.randn(m, layer.k, generator=g, device=dev)
             scale = None
@@ -165,13 +221,24 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
                 scale = (x.abs().max() / get_format(act.fmt).max_value).float().reshape(1)
             xs[m], scales[m] = x.to(xdtype), scale
             rows[m] = sample_rows(m, 32).to(dev)
-            refs[m] = R.gemm(xs[m][rows[m]].float(), qw, act if act.is_quantized else None, act_scale=scale)
+            aq = act if act.is_quantized else None
+            if moe:  # (the reference dequantizes only the experts the sampled rows chose)
+                from ..bench.methods import moe_subset
+
+                ids[m] = data.topk_ids(m)
+                sub, local = moe_subset(qw, ids[m][rows[m]])
+                refs[m] = R.moe_gemm(xs[m][rows[m]].float(), sub, local, activation=aq, act_scale=scale)
+            else:
+                refs[m] = R.gemm(xs[m][rows[m]].float(), qw, aq, act_scale=scale)
         errors = []
         for pw in preps:  # (each candidate against the reference, on an output poisoned with NaN)
             worst = 0.0
             for m in ms:
-                y = torch.full((m, layer.n), float("nan"), dtype=pw[0].out_dtype, device=dev)
-                gemm(xs[m], pw[0], act_scale=scales[m], out=y)
+                if moe:
+                    y = _poisoned_moe(lambda: run(pw[0], m))
+                else:
+                    y = torch.full((m, layer.n), float("nan"), dtype=pw[0].out_dtype, device=dev)
+                    run(pw[0], m, y)
                 worst = max(worst, _rel_error(y[rows[m]], refs[m]))
             errors.append(worst)
         samples = [[[] for _ in ms] for _ in preps]
@@ -182,8 +249,7 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
                 if not errors[ci] <= TOLERANCE:
                     continue
                 for mi, m in enumerate(ms):
-                    meas = time_calls([lambda p=p, m=m: gemm(xs[m], p, act_scale=scales[m]) for p in preps[ci]],
-                                      timer, repeats=repeats)
+                    meas = time_calls([lambda p=p, m=m: run(p, m) for p in preps[ci]], timer, repeats=repeats)
                     timer.release()
                     samples[ci][mi].append(meas.median_us)
         res.times_us = [[statistics.median(s) for s in samples[ci]] if errors[ci] <= TOLERANCE else None
@@ -214,10 +280,21 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
              "compute": base.compute.to_dict(), "tuning": tuning,
              "measured": {"humming": __version__, "when": datetime.datetime.now(datetime.timezone.utc)
                           .strftime("%Y-%m-%d %H:%M UTC"), "gpu": gpu_name,
-                          "max_m": max_m, "margin": margin,
+                          "max_m": max_m, "margin": margin, **({"topk": topk} if moe else {}),
                           "kernels": version() if version is not None else None,
                           "ranges": [res.to_dict() for res in results]}}
     if store:
         path = database.store(entry, db)
         out(f"stored in {path}")
     return entry
+
+
+def _poisoned_moe(call):
+    """``call()`` (an MoE GEMM) with humming.ops.moe's rows poisoned with NaN before the kernel writes them."""
+    from ..ops import moe as MOE
+
+    was, MOE.POISON = MOE.POISON, True
+    try:
+        return call()
+    finally:
+        MOE.POISON = was

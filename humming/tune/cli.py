@@ -1,8 +1,9 @@
 """``humming tune``: measure a layer's candidate kernel configs on this GPU and store the fastest in the
 tuning database (:mod:`humming.tune.autotune`, :mod:`humming.tune.database`).
 
-Takes the layer flags of ``humming plan`` (or ``--config``). ``--dry-run`` prints the heuristics' tuning
-and the candidates each range would time, for this GPU or a named ``--device``, without a GPU.
+Takes the layer flags of ``humming plan`` (or ``--config``); an MoE layer (``--experts E``) is timed with ``--topk``
+experts per token. ``--dry-run`` prints the heuristics' tuning and the candidates each range would time, for this
+GPU or a named ``--device``, without a GPU.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", help="the dense layers of a model preset of the bench (instead of --n / --k): "
                    "llama3-8b, llama3-70b, qwen3-30b-a3b, deepseek-v3")
     p.add_argument("--max-m", type=int, default=4096, help="tune the M ranges up to this many tokens")
+    p.add_argument("--topk", type=int, default=None,
+                   help="MoE layers (--experts): experts per token, routed at random (default 8, at most the experts)")
     p.add_argument("--repeats", type=int, default=5, help="timed repeats per candidate, token count and round")
     p.add_argument("--rounds", type=int, default=3, help="rounds over the candidates, each in a new random order")
     p.add_argument("--margin", type=float, default=0.03,
@@ -57,7 +60,7 @@ def layers_from_args(args) -> list:
 def run(args) -> int:
     from ..planner import plan
     from ..planner.planner import resolve_device
-    from .autotune import candidate_plans, range_token_counts, tune
+    from .autotune import candidate_plans, moe_range_token_counts, range_token_counts, tune
 
     layers = layers_from_args(args)
     if args.dry_run:
@@ -71,10 +74,18 @@ def run(args) -> int:
             for i, r in enumerate(p.tuning):
                 if r.lo > args.max_m:
                     break
-                ms = range_token_counts(r.lo, r.hi, args.max_m)
+                if layer.is_moe:  # (its ranges count the rows one expert gets)
+                    e = layer.num_experts
+                    ms = moe_range_token_counts(r.lo, r.hi, args.max_m, min(args.topk or 8, e), e)
+                    if not ms:
+                        continue
+                else:
+                    ms = range_token_counts(r.lo, r.hi, args.max_m)
                 for j, (cfg, _) in enumerate(candidate_plans(p, caps, i)):
-                    head = f"{r.label()} at M {', '.join(map(str, ms))}" if j == 0 else ""
-                    print(f"  {head:<28}{', '.join(f'{k}={v}' for k, v in cfg.items())}")
+                    at = f"{r.label()} at M {', '.join(map(str, ms))}" if not layer.is_moe else \
+                        f"{r.label()} per expert at M {', '.join(map(str, ms))}"
+                    head = at if j == 0 else ""
+                    print(f"  {head:<40}{', '.join(f'{k}={v}' for k, v in cfg.items())}")
         return 0
     import torch
 
@@ -87,5 +98,5 @@ def run(args) -> int:
     for layer in layers:
         print(f"== {layer.describe()}")
         tune(layer, dev, max_m=args.max_m, repeats=args.repeats, rounds=args.rounds, margin=args.margin,
-             store=not args.no_store, db=args.db)
+             store=not args.no_store, db=args.db, topk=args.topk if layer.is_moe else None)
     return 0
