@@ -491,21 +491,26 @@ def test_moe_ranges_are_timed_at_the_token_counts_of_their_share():
     from humming.ops.moe import tokens_per_expert
     from humming.tune.autotune import moe_range_token_counts
 
-    assert moe_range_token_counts(2, 8, 4096, 8, 128) == (32, 128)
+    assert moe_range_token_counts(2, 8, 4096, 8, 128) == (1, 128)  # (decode: one token, two rows per expert)
     assert moe_range_token_counts(1, 1, 4096, 8, 128) == ()
     assert moe_range_token_counts(65, 128, 512, 8, 128) == ()  # (512 tokens: 32 rows per expert)
-    assert moe_range_token_counts(17, 64, 512, 8, 128) == (272, 512)
-    for (lo, hi, e, topk) in ((2, 8, 8, 2), (9, 16, 64, 6), (129, None, 16, 4), (33, 64, 60, 4)):
+    assert moe_range_token_counts(17, 64, 512, 8, 128) == (257, 512)
+    for (lo, hi, e, topk) in ((2, 8, 8, 2), (9, 16, 64, 6), (129, None, 16, 4), (33, 64, 60, 4), (9, 16, 8, 8)):
         ms = moe_range_token_counts(lo, hi, 4096, topk, e)
-        assert ms and tokens_per_expert(ms[0], topk, e) == max(lo, 2)
+        assert ms and lo <= tokens_per_expert(ms[0], topk, e) and (ms[0] == 1 or tokens_per_expert(ms[0] - 1, topk,
+                                                                                                  e) < lo)
         assert lo <= tokens_per_expert(ms[-1], topk, e) <= (hi or 10**9) and max(ms) <= 4096
+        assert ms[-1] == 4096 or tokens_per_expert(ms[-1] + 1, topk, e) > (hi or 10**9)
 
 
 def test_cli_dry_run_of_an_moe_layer(capsys):
     assert main(["tune", "--device", "H200", "--n", "1536", "--k", "2048", "--weight", "int4", "--group-size", "128",
                  "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "MoE x128" in text and "M 2-8 per expert at M 32, 128" in text and "M 1-1" not in text
+    assert "MoE x128" in text and "M 2-8 per expert at M 1, 128" in text and "M 1-1" not in text
+    # (the decode ring: the heuristics' for one expert's 1536 rows, and the rings of eight and of every expert's)
+    ring = text.split("M 2-8 per expert")[1].split("M 9-")[0]
+    assert ring.count("stream=4") >= 2 and "bn=32" in ring and "bn=64" in ring
 
 
 def test_the_moe_tuning_loop_on_a_simulated_gpu(db, monkeypatch):

@@ -945,6 +945,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     return out
 
 
+_tuning_of = tuning  # (the planner's tuning, for tuning_candidates, whose parameter takes the name)
+
+
 #: byte operands (int8 activations), from H200 sweeps (scripts/gpu_sweep.py --act int8, 8192x8192):
 #: 9-32 tokens: 64-row CTAs (W4A8 M=16 27.0 -> 22.8 us); more than 128 tokens: 128 x 128 CTAs of
 #: 2 x 4 warps, BK of 64 units (W4A8 M=256 85.9 -> 82.8 us, M=2048 667 -> 651; W8A8 int8 per
@@ -1367,7 +1370,8 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     """The configs `humming tune` times for range ``tuning[index]`` of the heuristics' tuning, the range's
     own first: other K-slice caps (TUNE_SPLITS) on the cp.async and warpgroup tiles, and the neighbouring
     ranges' tiles where they are of the same kind (both rings, or both warpgroup tiles, or neither), a
-    ring serves every token of the range, and the neighbour is not a one-token range. Only tiles the planner itself makes for this layer, so every
+    ring serves every token of the range, and the neighbour is not a one-token range; for an MoE layer's rings,
+    the rings dense layers of eight experts' rows and of every expert's would run. Only tiles the planner itself makes for this layer, so every
     candidate is a kernel the GPU tests cover; each passes :func:`check_tuning`."""
     from humming.planner.family import MRange
 
@@ -1387,6 +1391,14 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
         if t is None or bool(t.stream) != bool(tile.stream) or bool(t.wgmma) != bool(tile.wgmma):
             continue
         out.append(cfg)
+    if layer.is_moe and tile.stream:  # (MoE decode: the rings that dense layers of the experts' rows would run at
+        # these tokens -- eight experts' (one token's, top-8) and every expert's -- shaped for that many rows where
+        # the heuristics shape the ring for one expert's)
+        for active in dict.fromkeys((min(8, layer.num_experts), layer.num_experts)):
+            for rr in _tuning_of(layer.replace(n=layer.n * active, num_experts=0), caps, compute):
+                ring = tile_from_config(rr.config)
+                if rr.lo <= r.lo and (rr.hi is None or r.lo <= rr.hi) and rr.hi != 1 and ring and ring.stream:
+                    out.append({**dict(rr.config), "split_k": base.get("split_k", 1)})
     seen, keep = set(), []
     for cfg in out:
         key = tuple(sorted(cfg.items()))

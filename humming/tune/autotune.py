@@ -80,21 +80,25 @@ def range_token_counts(lo: int, hi: Optional[int], max_m: int) -> tuple:
 
 
 def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int) -> tuple:
-    """The token counts an MoE layer's range of ``lo``..``hi`` rows per expert is timed at: those whose share per
-    expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), is the range's first and last (the last
-    capped at ``max_m`` tokens' share); () where the range lies past ``max_m`` tokens or is the one-token range."""
+    """The token counts an MoE layer's range of ``lo``..``hi`` rows per expert is timed at: the fewest tokens whose
+    share per expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), falls in the range, and the most
+    (at most ``max_m``): e.g. one token and ``8 E / topk`` for the range of 2-8 rows. () where the range lies past
+    ``max_m`` tokens' share or is the one-token range (MoE calls never run it)."""
     from ..ops.moe import tokens_per_expert
 
-    most = tokens_per_expert(max_m, topk, experts)
-    if hi == 1 or lo > most:
+    def share(m):
+        return tokens_per_expert(m, topk, experts)
+    if hi == 1 or lo > share(max_m):
         return ()
-    out = set()
-    for t in {max(lo, 2), min(hi if hi is not None else most, most)}:
-        m = max(1, t * experts // topk)  # (the most tokens whose share is t: ceil(m topk / E) == t)
-        while m > 1 and tokens_per_expert(m, topk, experts) > t:
-            m -= 1
-        out.add(min(m, max_m))
-    return tuple(sorted(out))
+    first = max(1, (max(lo, 2) - 1) * experts // topk)  # (about the fewest tokens whose share reaches lo)
+    while first > 1 and share(first - 1) >= lo:
+        first -= 1
+    while share(first) < lo:
+        first += 1
+    last = max_m if hi is None or share(max_m) <= hi else min(max_m, hi * experts // topk)
+    while last > first and share(last) > (hi if hi is not None else share(max_m)):
+        last -= 1
+    return tuple(sorted({first, last}))
 
 
 def candidate_plans(plan, caps, index: int) -> list:
