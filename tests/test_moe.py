@@ -785,15 +785,18 @@ def test_quant_moe_module_and_torch_compile():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("scheme", [W4, AO], ids=["int4", "act_order"])
 @pytest.mark.parametrize("t", [1, 8, 40, 256])
-def test_batched_experts_on_the_gpu(t, poisoned):
+def test_batched_experts_on_the_gpu(t, scheme, poisoned, monkeypatch):
+    """The batched format (act order: one gather per expert, in its column order)."""
     from test_gemm_gpu import bound
 
+    monkeypatch.setattr(importlib.import_module("humming.ops.gemm"), "_moe_act_order_warned", True)
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(t)
     e = 8
-    qw = _weight(W4, e, 203, 1024, gen, bias=True).to(dev)
-    pw = humming.prepare_weight(qw, layer=LayerSpec(203, 1024, W4, FP16, num_experts=e, bias=True), device=dev)
+    qw = _weight(scheme, e, 203, 1024, gen, bias=True).to(dev)
+    pw = humming.prepare_weight(qw, layer=LayerSpec(203, 1024, scheme, FP16, num_experts=e, bias=True), device=dev)
     x = (torch.randn(e, t, 1024, generator=gen) * 2).half().to(dev)
     counts = torch.randint(0, t + 1, (e,), generator=gen).to(dev, torch.int32)
     y = MOE.moe_gemm_batched(x, pw, counts)
@@ -811,21 +814,26 @@ def test_batched_experts_on_the_gpu(t, poisoned):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("activation,interleaved,down_k", [("silu", False, 1024), ("gelu", False, 1024),
-                                                          ("swigluoai", True, 1024), ("silu", False, 384)])
+@pytest.mark.parametrize("activation,interleaved,down_k,scheme", [
+    ("silu", False, 1024, W4), ("gelu", False, 1024, W4), ("swigluoai", True, 1024, W4), ("silu", False, 384, W4),
+    ("silu", False, 384, AO)], ids=["silu", "gelu", "swigluoai", "silu-384", "act_order-384"])
 @pytest.mark.parametrize("m", [1, 7, 64, 500])
-def test_moe_mlp_kernels(activation, interleaved, down_k, m, poisoned, monkeypatch):
+def test_moe_mlp_kernels(activation, interleaved, down_k, scheme, m, poisoned, monkeypatch):
     """The MLP with the rows kept in expert order between the GEMMs, against the same MLP through moe_gemm and
     torch (HUMMING_MOE_ROUTE=torch) and the reference. down_k 384: a down projection whose tile may have other
-    rows than the gate/up one (routed again, gathered from the activation's rows)."""
+    rows than the gate/up one (routed again, gathered from the activation's rows). Act order in both projections:
+    the down projection's rows gathered again in its experts' column order, even where the tiles match (and the
+    torch routing's gather by each row's expert)."""
+    monkeypatch.setattr(importlib.import_module("humming.ops.gemm"), "_moe_act_order_warned", True)
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(m)
     e, h, topk = 16, 512, 4
-    w13 = _weight(W4, e, 2 * down_k, h, gen, bias=True).to(dev)
-    w2 = _weight(W4, e, h, down_k, gen).to(dev)
-    p13 = humming.prepare_weight(w13, layer=LayerSpec(2 * down_k, h, W4, BF16, num_experts=e, out_dtype="bf16",
+    w13 = _weight(scheme, e, 2 * down_k, h, gen, bias=True).to(dev)
+    w2 = _weight(scheme, e, h, down_k, gen).to(dev)
+    p13 = humming.prepare_weight(w13, layer=LayerSpec(2 * down_k, h, scheme, BF16, num_experts=e, out_dtype="bf16",
                                                       bias=True), device=dev)
-    p2 = humming.prepare_weight(w2, layer=LayerSpec(h, down_k, W4, BF16, num_experts=e, out_dtype="bf16"), device=dev)
+    p2 = humming.prepare_weight(w2, layer=LayerSpec(h, down_k, scheme, BF16, num_experts=e, out_dtype="bf16"),
+                                device=dev)
     x = torch.randn(m, h, generator=gen).to(dev, torch.bfloat16)
     ids = _ids(m, e, topk, gen, 0.1).to(dev)
     wts = torch.rand(m, topk, generator=gen).to(dev)
@@ -839,47 +847,6 @@ def test_moe_mlp_kernels(activation, interleaved, down_k, m, poisoned, monkeypat
     # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
     assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
     assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("m", [1, 7, 64, 500])
-def test_act_order_mlp_and_batched_on_the_gpu(m, poisoned, monkeypatch):
-    """Act order in both projections of the MLP (the down projection's rows gathered again, in its experts'
-    column order, even where the tiles match) and in the batched format, against the reference and the torch
-    routing (HUMMING_MOE_ROUTE=torch: the torch gather by each row's expert)."""
-    OG = importlib.import_module("humming.ops.gemm")  # (humming.ops.gemm is also the function)
-
-    monkeypatch.setattr(OG, "_moe_act_order_warned", True)
-    dev = torch.device("cuda")
-    gen = torch.Generator().manual_seed(100 + m)
-    e, h, inter, topk = 16, 512, 384, 4
-    w13 = _weight(AO, e, 2 * inter, h, gen, bias=True).to(dev)
-    w2 = _weight(AO, e, h, inter, gen).to(dev)
-    p13 = humming.prepare_weight(w13, layer=LayerSpec(2 * inter, h, AO, BF16, num_experts=e, out_dtype="bf16",
-                                                      bias=True), device=dev)
-    p2 = humming.prepare_weight(w2, layer=LayerSpec(h, inter, AO, BF16, num_experts=e, out_dtype="bf16"), device=dev)
-    x = torch.randn(m, h, generator=gen).to(dev, torch.bfloat16)
-    ids = _ids(m, e, topk, gen, 0.1).to(dev)
-    wts = torch.rand(m, topk, generator=gen).to(dev)
-    y = MOE.moe_mlp(x, p13, p2, ids, wts)
-    xb = torch.randn(e, m, h, generator=gen).to(dev, torch.bfloat16)
-    counts = torch.randint(0, m + 1, (e,), generator=gen).to(dev, torch.int32)
-    yb = MOE.moe_gemm_batched(xb, p13, counts)
-    torch.cuda.synchronize()
-    monkeypatch.setattr(MOE, "ROUTE_KERNELS", False)
-    yt = MOE.moe_mlp(x, p13, p2, ids, wts)
-    ref = R.moe_mlp(x.float(), w13, w2, ids, wts, "silu", False, round_to=torch.bfloat16)
-    assert not torch.isnan(y).any() and not torch.isnan(yt).any()
-    scale = float(ref.abs().max()) + 1e-3
-    # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
-    assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
-    assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
-    for i in range(e):
-        c = int(counts[i])
-        if c:
-            rb = R.gemm(xb[i, :c].float(), w13.expert(i))
-            assert not torch.isnan(yb[i, :c]).any()
-            assert float((yb[i, :c].float() - rb).abs().max()) <= 2 ** -6 * (float(rb.abs().max()) + 1e-3)
 
 
 def test_unvalidated_act_order_moe_says_so_once(monkeypatch):
