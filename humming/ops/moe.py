@@ -125,10 +125,10 @@ def _launch_plan(kind: str, device: int, **config):
         from ..jit import get_kernel
         from .act_quant import device_target
 
-        target = device_target(device)
-        lp = plans[key] = get_kernel(moe_kernel_spec(kind, target, **config)).plan(_PARAMS[kind]())
-        # (programmatic where a call asks for it: each kernel waits first, moe_route.cuh's moe_pdl_enter)
-        lp.pdl = int(target[3:].rstrip("af")) >= 90
+        lp = plans[key] = get_kernel(moe_kernel_spec(kind, device_target(device), **config)).plan(_PARAMS[kind]())
+        # (programmatic where a call asks for it, _pdl: its GEMM's launcher, from the capability file; each kernel
+        # waits first, moe_route.cuh's moe_pdl_enter)
+        lp.pdl = True
     return lp
 
 
