@@ -211,3 +211,71 @@ def test_an_engine_runs_every_rank_of_a_straddling_layer():
         LinearConfig("uint4b8", (size, n), torch.float16, g, k_offset=-3).layer_spec()
     ok, why = can_implement(LinearConfig("uint4b8", (size, n), torch.float16, g, has_g_idx=True, k_offset=size), "H200")
     assert not ok and "k_offset: an act-order layer shards by its g_idx" in why
+
+
+GROUP_ACT_CASES = [  # (scheme, full K, shard start, shard size, activations in groups)
+    # groups of 40 padded to 48: the kernels' K (17 groups, 816) holds no whole number of the activations' 32s
+    (WeightScheme("uint4", "group", 40), 1200, 8, 640, ActivationScheme("e2m1", "dynamic_group", 32, "e8m0")),
+    (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 3072, 16, 1536, ActivationScheme("e4m3", "dynamic_group", 128)),
+    # fp8 weights and activations in groups of 128, which whole layers fold on fp8 warpgroup MMAs: a shard placed
+    # 64 columns into its groups would put the activations' groups across the kernels' blocks
+    (WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), 1536, 320, 384, ActivationScheme("e4m3", "dynamic_group", 128)),
+]
+
+
+@pytest.mark.parametrize("device", ["H200", "A100", "L40S", "sm_120"])
+@pytest.mark.parametrize("case", GROUP_ACT_CASES, ids=lambda c: f"{c[0].fmt}_g{c[0].group_size}-{c[4].fmt}_g{c[4].group_size}")
+def test_a_shard_with_activations_in_groups_runs_them_on_16_bit_operands(case, device):
+    """Per-group activation scales are computed over the shard's own columns, before the call places them in the
+    kernels' K: 16-bit operands take the values (one power of two per row), whatever that K; the plan does not
+    fold them on byte operands. (The planner used to raise ShapeError for the kernels' K, a K the caller never
+    gave, and H200 planned the fp8 shard on e4m3 operands that the call then refused.)"""
+    scheme, full_k, start, size, act = case
+    n = 64
+    gen = torch.Generator().manual_seed(size + start)
+    full = R.quantize(torch.randn(n, full_k, generator=gen) * 0.02, scheme)
+    qw = full.k_shard(start, size)
+    assert qw.scheme.group_offset == start % scheme.group_size
+    layer = LayerSpec(n, size, qw.scheme, act, out_dtype="bf16")
+    p = humming.plan(layer, device)
+    assert p.runnable and p.compute.a in ("fp16", "bf16") and p.compute.b == p.compute.a, p.explain()
+    kl = G.kernel_layer(layer, p.compute)
+    g2 = kl.weight.group_size
+    assert kl.k == qw.scheme.num_groups(size) * g2 and kl.activation.quant == (
+        "dynamic_group" if kl.k % act.group_size == 0 else "dynamic_token")
+    recipe = G.recipe_from_plan(p, Device.named(device))
+    assert recipe.act_scale == 1  # (one scale per row, the groups' folded into the values)
+    pw = G.pack_weight(qw, recipe, "cpu")
+    twin = _twin(qw, g2)
+    x = torch.randn(5, size, generator=gen)
+    q, s = R.quantize_activation(x, act)  # (in the shard's columns, as the call quantizes them)
+    xk = _kernel_columns(R.dequantize_activation(q, s, act), pw)
+    want = R.gemm(x, qw, act).double()
+    got = R.gemm(xk, twin).double()
+    assert float(((got - want).abs() / (want.abs() + 1e-3)).max()) < 1e-5
+
+
+def test_fp8_group_activations_fold_on_fp8_operands_only_for_whole_groups():
+    """H200: e4m3 weights and activations in groups of 128 run on e4m3 warpgroup MMAs as a whole layer (or a shard
+    on group boundaries), on bf16 operands as a shard 64 columns into its groups, and the plan says why."""
+    w, act = WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_group", 128)
+    assert humming.plan(LayerSpec(512, 1536, w, act, out_dtype="bf16"), "H200").compute.a == "e4m3"
+    shard = dataclasses.replace(w, group_offset=64)
+    p = humming.plan(LayerSpec(512, 384, shard, act, out_dtype="bf16"), "H200")
+    assert p.runnable and p.compute.a == "bf16"
+    assert "but not with a K-shard starting 64 columns into its first group" in p.explain()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GROUP_ACT_CASES, ids=lambda c: f"{c[0].fmt}_g{c[0].group_size}-{c[4].fmt}_g{c[4].group_size}")
+def test_a_shard_with_activations_in_groups_on_the_gpu(case):
+    """The cases above through ops.gemm on this GPU (the activations quantized in the shard's columns, then
+    gathered into the kernels' K), against the reference with test_gemm_gpu's bound, at one token and on
+    the mma.sync and warpgroup tiles."""
+    from test_gemm_gpu import run_and_check
+
+    scheme, full_k, start, size, act = case
+    gen = torch.Generator(device="cuda").manual_seed(torch.randint(0, 2**31, (1,)).item())
+    full = R.quantize(torch.randn(320, full_k, device="cuda", generator=gen) * 0.02, scheme,
+                      bias=torch.randn(320, device="cuda", generator=gen))
+    run_and_check(full.k_shard(start, size), act, ms=(1, 7, 16, 100, 300), out_dtype="bf16")

@@ -713,3 +713,40 @@ def test_byte_operands_in_small_scale_groups_on_hopper():
         a100 = plan(LayerSpec(8192, 8192, scheme, act), "a100")
         if act.fmt == "int8":
             assert a100.compute.a == "int8" and not a100.fallbacks, a100.explain()
+
+
+def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
+    """Random valid layers (the GPU fuzz's weight formats, padded groups and K-shards, activations, real and
+    sharded sizes, MoE or not) on every capability file: ``plan`` returns a plan or raises UnsupportedError
+    with reasons, and a runnable plan names a kernel for every M range -- never another exception from
+    inside the planner (a K-shard with activations in groups raised ShapeError for the kernels' own K)."""
+    import random
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import test_gemm_fuzz_gpu as F
+
+    rng = random.Random(50)
+    weights = F.WEIGHTS + F.PADDED + F.SHARDS
+    checked = runnable = 0
+    for device in C.names():
+        for _ in range(80):
+            w, a = rng.choice(weights), rng.choice(F.ACTS)
+            n, k = rng.choice(F.NS), rng.choice(F.KS + F.SHARD_KS)
+            experts = rng.choice([None, None, 8, 64])
+            try:
+                layer = LayerSpec(n, k, w, a, out_dtype=rng.choice(["fp16", "bf16"]), bias=rng.random() < 0.5,
+                                  num_experts=experts)
+            except (FormatError, ValueError):  # (ShapeError is a ValueError: a group that does not divide K, ...)
+                continue
+            checked += 1
+            try:
+                p = plan(layer, device)
+            except UnsupportedError as e:
+                assert e.reasons, (device, layer.describe())
+                continue
+            if p.runnable:
+                runnable += 1
+                for r in p.tuning:
+                    assert p.kernel(r.lo) is not None, (device, layer.describe(), r)
+    assert checked > 800 and runnable > 400, (checked, runnable)

@@ -689,7 +689,8 @@ def byte_group_activations(layer, caps, compute) -> bool:
     """Whether per-group activation scales meet this layer's byte operands (GemmMmaSync::AGS, folded with each
     block's sums): fp8 x fp8 (8-bit float weights: no byte rings at any M) on a chip whose plan runs warpgroup
     tiles at every M, activation groups of a multiple of 128 values (whole blocks), weight groups that span whole
-    blocks, no act order (its permutation would mix groups within a block): _group_acts_fit, which
+    blocks, no act order (its permutation would mix groups within a block) and no K-shard placed in whole weight
+    groups (the activations' groups would not be the kernels' blocks): _group_acts_fit, which
     _byte_wgmma_everywhere checks for such layers."""
     return layer.activation.quant == "dynamic_group" and _byte_wgmma_everywhere(layer, caps, compute, "fp32")
 
@@ -711,7 +712,7 @@ def _group_acts_fit(layer, compute) -> bool:
     a, w = layer.activation, layer.weight
     return (byte_group_acts_enabled() and _op8(compute) in (2, 3) and w.is_float and w.bits == 8
             and a.group_size is not None
-            and a.group_size % 128 == 0 and not w.act_order
+            and a.group_size % 128 == 0 and not w.act_order and w.group_offset is None
             and (w.scale not in ("group", "block") or w.group_size % 128 == 0))
 
 
@@ -782,9 +783,13 @@ def check_layer(layer, caps, compute) -> list[str]:
     act = layer.activation
     if act.quant == "dynamic_group":
         if not sixteen and not byte_group_activations(layer, caps, compute):
+            moved = ("act order" if w.act_order else f"a K-shard starting {w.group_offset} columns into its first "
+                     f"group" if w.group_offset is not None else None)
             reasons.append("per-group activation scales on byte operands are not implemented in the planned kernels "
                            "(16-bit operands take them folded into the values; fp8 warpgroup MMAs fold them unless "
-                           "HUMMING_BYTE_GROUP_ACTS=0)")
+                           "HUMMING_BYTE_GROUP_ACTS=0" + (f", but not with {moved}, whose columns the kernels read "
+                                                          f"in another place than the activations' groups" if moved
+                                                          else "") + ")")
         g = act.group_size
         if not (g in (8, 16, 32, 64, 128, 256) or (g > 256 and g % 256 == 0)):
             reasons.append(f"activation groups of {g}: the quantization kernel takes groups of 8, 16, 32, 64, "

@@ -263,14 +263,23 @@ def kernel_group(scheme, op8: int = 0) -> int:
 def kernel_layer(layer, compute):
     """``layer`` as the kernels run it with ``compute``'s operands: with its scale groups padded
     (kernel_group), a K-shard's partial groups filled out to whole ones (``group_offset``), and K grown to
-    match; ``layer`` itself where nothing is padded. pack_weight places the columns so (group_columns)."""
+    match; ``layer`` itself where nothing is padded. pack_weight places the columns so (group_columns). Per-group
+    activation scales whose groups do not divide that K appear as what 16-bit operands meet: one scale per row."""
     w = layer.weight
     g2 = kernel_group(w, _op8(compute))
     if w.group_offset is None and (not g2 or g2 == w.group_size):
         return layer
     # (a K-shard whose groups straddle the shards, w.group_offset: its partial groups filled out with
     # zero-weight columns, so the kernels see whole groups)
-    return replace(layer, k=w.num_groups(layer.k) * g2, weight=replace(w, group_size=g2, group_offset=None))
+    k = w.num_groups(layer.k) * g2
+    act = layer.activation
+    if act.quant == "dynamic_group" and k % act.group_size:
+        # Per-group activation scales are computed over the layer's columns, before the call places them in the
+        # kernels' K (humming.ops.gemm): 16-bit operands then see the values with one power of two per row, as
+        # per-token activations; byte operands, whose kernels would fold the scales by the kernels' columns,
+        # refuse such layers (check_layer, _group_acts_fit). So the kernels' K need not hold whole groups.
+        act = replace(act, quant="dynamic_token")
+    return replace(layer, k=k, weight=replace(w, group_size=g2, group_offset=None), activation=act)
 
 
 def group_padding_note(layer, compute) -> str | None:
