@@ -398,14 +398,19 @@ class MoEKernel(LinearKernel):
         super().__init__(config, device)
 
     def apply(self, x: torch.Tensor, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor] = None,
-              reduce: bool = False, act_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+              reduce: bool = False, act_scale: Optional[torch.Tensor] = None, check_ids: bool = True) -> torch.Tensor:
         """:func:`humming.ops.moe.moe_gemm`: ``x`` ``[M, K]`` or ``[M, topk, K]``, ``topk_ids`` ``[M, topk]``
-        -> ``[M, topk, N]`` (``[M, N]`` with ``reduce``, weighted by ``topk_weights``)."""
+        -> ``[M, topk, N]`` (``[M, N]`` with ``reduce``, weighted by ``topk_weights``). ``check_ids=False``
+        skips the check that every id is below ``num_experts``: one host synchronization per eager call (calls
+        captured in a CUDA graph skip it anyway). An engine whose ids come from a top-k over the router's
+        logits, mapped to local experts (-1 for those held elsewhere), may pass it; an unchecked id past the
+        experts counts as one held elsewhere (zeros)."""
         from .ops.moe import moe_gemm
 
         if self.weight is None:
             raise ShapeError("apply: call process_weights first (no weight has been converted yet)")
-        return moe_gemm(x, self.weight, topk_ids, topk_weights, reduce=reduce, act_scale=act_scale)
+        return moe_gemm(x, self.weight, topk_ids, topk_weights, reduce=reduce, act_scale=act_scale,
+                        check_ids=check_ids)
 
     __call__ = apply
 

@@ -345,6 +345,27 @@ def test_moe_gemm_checks_its_inputs():
     assert MOE.moe_gemm(x[:0], pw, ids[:0], reduce=True).shape == (0, 32)
 
 
+def test_an_engines_moe_kernel_may_skip_the_ids_check():
+    """MoEKernel.apply checks the ids by default (a host synchronization per eager call); ``check_ids=False``
+    skips that, and an id past the experts then counts as one held elsewhere: its pair's row is zeros."""
+    from humming.engine import MoEKernel
+
+    gen = torch.Generator().manual_seed(11)
+    qw = _weight(W4, 4, 32, 128, gen)
+    kern = object.__new__(MoEKernel)  # (its weight prepared on the CPU, the launch emulated)
+    kern.weight = cpu_prepared(qw)
+    x = torch.randn(5, 128, generator=gen).half()
+    ids = _ids(5, 4, 2, gen)
+    ids[1, 0] = 4
+    with pytest.raises(ShapeError, match="topk_ids must be below num_experts = 4"):
+        kern.apply(x, ids)
+    y = kern.apply(x, ids, check_ids=False)
+    held = ids.clone()
+    held[1, 0] = -1
+    assert torch.equal(y[1, 0], torch.zeros_like(y[1, 0]))
+    assert torch.equal(y, kern.apply(x, held))
+
+
 def test_reference_takes_experts_held_elsewhere():
     gen = torch.Generator().manual_seed(5)
     qw = _weight(W4, 4, 16, 128, gen, bias=True)
