@@ -717,7 +717,8 @@ def test_byte_operands_in_small_scale_groups_on_hopper():
 
 def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
     """Random valid layers (the GPU fuzz's weight formats, padded groups and K-shards, activations, real and
-    sharded sizes, MoE or not) on every capability file: ``plan`` returns a plan or raises UnsupportedError
+    sharded sizes, MoE or not) on every capability file: the plan of every family the chip has explains itself
+    and serializes to JSON; ``plan`` returns a plan (which does too) or raises UnsupportedError
     with reasons, and a runnable plan names a kernel for every M range -- never another exception from
     inside the planner (a K-shard with activations in groups raised ShapeError for the kernels' own K)."""
     import random
@@ -733,18 +734,21 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
         for _ in range(80):
             w, a = rng.choice(weights), rng.choice(F.ACTS)
             n, k = rng.choice(F.NS), rng.choice(F.KS + F.SHARD_KS)
-            experts = rng.choice([None, None, 8, 64])
+            experts = rng.choice([0, 0, 8, 64])
             try:
                 layer = LayerSpec(n, k, w, a, out_dtype=rng.choice(["fp16", "bf16"]), bias=rng.random() < 0.5,
                                   num_experts=experts)
             except (FormatError, ValueError):  # (ShapeError is a ValueError: a group that does not divide K, ...)
                 continue
             checked += 1
+            hw = plan(layer, device, families="hardware")  # (a plan whatever runs: explained, serialized)
+            assert hw.explain() and json.loads(hw.to_json()) == json.loads(json.dumps(hw.to_dict()))
             try:
                 p = plan(layer, device)
             except UnsupportedError as e:
                 assert e.reasons, (device, layer.describe())
                 continue
+            assert p.explain() and json.loads(p.to_json())
             if p.runnable:
                 runnable += 1
                 for r in p.tuning:
