@@ -464,6 +464,33 @@ def test_moe_tiles_drop_what_needs_one_matrix_per_launch():
     assert G.moe_tile(plain, recipe, 227 * 1024) is plain
 
 
+def test_moe_byte_tiles_of_half_block_groups_take_64_tokens(tmp_path):
+    """W4A8 in groups of 64 values (two partial sets per block): dense layers run 128 tokens on TMA stages; the MoE
+    twin with cp.async stages spilled in its loop (uint4 g64 with zero points 48 bytes of stack, int4 g64 24 on
+    sm_90a) and was the slowest of the tiles measured, so MoE takes 64 tokens there, which compile clean."""
+    from humming.jit import Runtime
+    from humming.jit import inspect as I
+    from humming_nvidia import gemm_mma_sync as G
+
+    tok8 = ActivationScheme("int8", "dynamic_token")
+    specs = {}
+    for scheme in (WeightScheme("uint4", "group", 64, zero_point="int"), WeightScheme("int4", "group", 64)):
+        for device in ("H200", "H20"):
+            dense = humming.plan(LayerSpec(4096, 7168, scheme, tok8), device)
+            moe = humming.plan(LayerSpec(4096, 7168, scheme, tok8, num_experts=64), device)
+            for m in (300, 1000):
+                dt, mt = (G.tile_from_config(p.tuning_for(m).config) for p in (dense, moe))
+                if dt.wgmma and dt.bm == 128:
+                    assert dt.tma and (mt.bm, mt.tma, mt.wgmma) == (64, 0, 1), (device, m, dt, mt)
+                    specs[moe.kernel(m)] = (scheme.describe(), device, m)
+    assert len(specs) >= 2
+    rt = Runtime(cache_dir=tmp_path)
+    rt.warmup(list(specs), executor="thread")
+    for spec, what in specs.items():
+        usage = I.resource_usage(rt.kernel(spec).cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+
+
 MOE_VARIANTS = [
     ("int4-g128", W4, FP16, ("sm_75", "sm_80", "sm_89", "sm_90")),
     ("uint4-zp-g64-bf16", WeightScheme("uint4", "group", 64, zero_point="int"), BF16, ("sm_80", "sm_90")),
@@ -652,6 +679,9 @@ GPU_CASES = [
     (WeightScheme("int3", "group", 128), FP16, 1024),
     (W4, ActivationScheme("int8", "dynamic_token"), 2048),
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"), 1024),
+    # W4A8 in groups of 64 (two partial sets per block; from 129 tokens per expert on 64-token tiles, not the dense
+    # layers' 128 with TMA stages: test_moe_byte_tiles_of_half_block_groups_take_64_tokens)
+    (WeightScheme("uint4", "group", 64, zero_point="int"), ActivationScheme("int8", "dynamic_token"), 2048),
     # act order: each expert's own column order, applied by the gather (GPTQ desc_act; the last in groups of 24,
     # padded to 32: the gather's zero column in the gaps)
     (AO, FP16, 3456),
