@@ -86,6 +86,11 @@ def main() -> None:
             "gemm": lambda s: (lambda: MOE._routed_gemm(s[4], pw, s[3].expert_ids, tile_m, None)),
             "combine": lambda s: (lambda: MOE._combine(s[5], s[3].rows, s[3].num_rows, m, a.topk, s[2], True)),
         }
+        if pw.packed.recipe.xgather:  # (HUMMING_MOE_XGATHER=1: the GEMM reading the rows from x, its routing's XOFF)
+            stages["route_xoff"] = lambda s: (lambda: MOE._route_kernel(s[0], a.experts, bm, xoff=(a.topk, a.k)))
+            xoffs = {id(s): MOE._route_kernel(s[0], a.experts, bm, xoff=(a.topk, a.k)) for s in sets}
+            stages["gemm_from_x"] = lambda s: (lambda r=xoffs[id(s)]: MOE._routed_gemm(
+                s[1], pw, r.expert_ids, tile_m, None, x_rows=r.src))
         row = {"m": m, "tile_m": tile_m, "bm": bm, "blocks": sets[0][3].blocks}
         for name, make in stages.items():
             row[name] = _time([_capture(make(s)) for s in sets])

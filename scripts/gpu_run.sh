@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1259,6 +1259,24 @@ PY
            # QuantLinear, and a tuning run whose stored plan then computes the GEMM (humming.tune)
            timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_engine.py tests/test_nn.py \
              tests/test_tune.py 2>&1 | tee "$OUT/s46a_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s50a)  # (after s49a) HUMMING_MOE_XGATHER=1: MoE GEMMs of 16-bit activations read each routed row from its
+           # token's row (GemmParams::x_rows, written by moe_route's XOFF; Cfg::XGATHER in the Loader, stage_x and
+           # the lean rings' turns), no gather kernel; never run on a GPU. The MoE GPU tests and 16 random MoE layers
+           # with it on, then the call launch by launch (three launches instead of four)
+           HUMMING_MOE_XGATHER=1 timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
+             tests/test_engine.py -k "moe or MoE" 2>&1 | tee "$OUT/s50a_moe.log" | tail -3; rc=$((rc | PIPESTATUS[0]))
+           HUMMING_MOE_XGATHER=1 timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k random_moe 2>&1 | tee "$OUT/s50a_fuzz.log" | grep -E "passed|failed|FAILED|Error" | tail -20
+           rc=$((rc | PIPESTATUS[0]))
+           HUMMING_MOE_XGATHER=1 timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 \
+             --json "$OUT/s50a-parts-qwen3.json" 2>&1 | tail -4 ;;
+    s50b)  # what HUMMING_MOE_XGATHER=1 saves (one launch and a write and read of the routed rows per call; the lean
+           # rings read each row's offset every turn, 7 % more instructions in their loop): the MoE bench off and on,
+           # alternated twice, Qwen3-30B-A3B's experts and a Mixtral-sized layer
+           envbench s50b-q 2 "off=HUMMING_MOE_XGATHER=0 on=HUMMING_MOE_XGATHER=1" 120 "^(== |1 |16 |64 |256 |1024 )|stream |rror" \
+             --preset qwen3-30b-a3b --kind moe --m 1,16,64,256,1024 --weight int4 --group-size 128
+           envbench s50b-x 2 "off=HUMMING_MOE_XGATHER=0 on=HUMMING_MOE_XGATHER=1" 60 "^(== |1 |16 |256 )|stream |rror" \
+             --moe-shapes 8x2x28672x4096 --m 1,16,256 --weight int4 --group-size 128 ;;
     s49a)  # MoE weights with act order (each expert's column order applied by the gather: moe_gather's PERM, and the
            # torch routing's gather by each row's expert; never run on a GPU) and every other MoE GPU test, as the
            # defaults launch them; then the random MoE layers (tests/test_gemm_fuzz_gpu.py, 16 seeds: real experts'

@@ -134,7 +134,8 @@ class MmaSyncFamily(_NvidiaFamily):
         the previous kernel (Launcher.pdl), and on chips with thread-block clusters split-K launches of up
         to the portable cluster size of slices sum them in a cluster (Launcher.cluster_split), which the
         scheduler slot says."""
-        from .gemm_mma_sync import cluster_split_limit, group_padding_note, moe_pdl_enabled, scale_places
+        from .gemm_mma_sync import (cluster_split_limit, group_padding_note, moe_gathers_rows, moe_pdl_enabled,
+                                     scale_places)
 
         out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
         note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
@@ -156,6 +157,8 @@ class MmaSyncFamily(_NvidiaFamily):
                 "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts), at least 2 (a block "
                 "runs the tile's BM rows, so no one-token tile); each call routes the (token, expert) pairs into "
                 "blocks of the range tile's BM rows, one expert per block, and launches one kernel over them")
+            if moe_gathers_rows(layer, compute):  # (HUMMING_MOE_XGATHER: no gather kernel)
+                sched = comps["scheduler"] = f"{sched} + rows_from_tokens (the GEMM reads each routed row from x)"
             if moe_pdl_enabled(caps):  # (the routing, gather, GEMM and combine launches: each waits first)
                 comps["scheduler"] = f"{sched} + programmatic_launch (every launch of a call)"
             if comps:

@@ -1239,7 +1239,18 @@ def recipe_from_plan(plan, hw) -> Recipe:
                         agroup=act.group_size or 0)
     if layer.is_moe:  # (each expert's output multiplier rides on its channel multipliers: pack_moe_weight)
         recipe = replace(recipe, has_chan=True, moe=True)
+        if moe_gathers_rows(plan.layer, c):
+            recipe = replace(recipe, xgather=True)
     return recipe
+
+
+def moe_gathers_rows(layer, compute) -> bool:
+    """Whether the MoE GEMM of ``layer`` reads each routed row from its token's row of x (Recipe.xgather): with
+    HUMMING_MOE_XGATHER on (moe_xgather_enabled), 16-bit activations that are not quantized, on 16-bit operands,
+    in the layer's own columns (no act order, no padded or K-shard groups: their rows are written first, by the
+    gather, quantized or in the kernels' columns)."""
+    return (layer.is_moe and moe_xgather_enabled() and not _op8(compute) and not layer.activation.is_quantized
+            and not layer.weight.act_order and kernel_layer(layer, compute) is layer)
 
 
 def ranges_from_plan(plan, recipe: Recipe, max_smem: int, kp: int):
@@ -1290,6 +1301,15 @@ def pdl_enabled(caps) -> bool:
     waiting for the previous kernel: a kernel that rewrites a prepared weight in place must be
     followed by a synchronization, or run with HUMMING_PDL=0.)"""
     return bool(caps.has("pdl")) and os.environ.get("HUMMING_PDL", "1").lower() not in ("0", "off", "false", "no")
+
+
+def moe_xgather_enabled() -> bool:
+    """Whether MoE weights of 16-bit activations (not quantized, without act order or padded scale groups) are
+    prepared for kernels that read each routed row from its token's row of x (Recipe.xgather: GemmParams.x_rows,
+    which the routing kernel writes, moe_route.cuh's XOFF), so that an MoE call launches no gather kernel and
+    writes no copy of its rows: ``HUMMING_MOE_XGATHER`` 1/on, read when a weight is prepared. Off by default until
+    it has run on a GPU (its machine code is checked on the CPU; neither its results nor its time on a GPU yet)."""
+    return os.environ.get("HUMMING_MOE_XGATHER", "0").lower() in ("1", "on", "true", "yes")
 
 
 def moe_pdl_enabled(caps) -> bool:

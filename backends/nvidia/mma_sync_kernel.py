@@ -73,7 +73,9 @@ class GemmParams(ctypes.Structure):
         ("sz_estride", ctypes.c_int64),  # bytes
         ("chan_estride", ctypes.c_int),  # floats
         ("bias_estride", ctypes.c_int),  # floats
-        ("_align", ctypes.c_uint8 * 32),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
+        # XGATHER launches: each routed row's element offset in x (-1: a zero row), or null (the rows in order)
+        ("x_rows", ctypes.c_void_p),
+        ("_align", ctypes.c_uint8 * 24),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
     ]
 
 
@@ -221,6 +223,8 @@ class Recipe:
     agroup: int = 0          # act_scale 3: activation values per scale (a multiple of 128)
     moe: bool = False        # MoE GEMM: each BM-row block of the sorted rows against its expert (GemmParams.expert_ids);
                              # the experts' output multipliers travel as channel multipliers (has_chan)
+    xgather: bool = False    # MoE GEMM of 16-bit activations reading each routed row from its token's row of x
+                             # (GemmParams.x_rows, moe_route's XOFF): no gather kernel (humming.ops.moe)
 
     @property
     def ku(self) -> int:
@@ -516,6 +520,11 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                    ["MoE tiles load their stages by cp.async, one CTA per tile (no TMA, stream-K or "
                                     "clusters: each BM-row block picks its expert's weights)"])
         cfg["MOE"] = 1
+    if recipe.xgather:
+        if not recipe.moe or recipe.op8 or recipe.act_scale:
+            raise UnsupportedError("only MoE kernels of 16-bit activations read routed rows from their tokens' rows",
+                                   [f"recipe {recipe}"])
+        cfg["XGATHER"] = 1
     return KernelSpec(family="gemm_mma_sync", header=HEADER, entry=ENTRY, params=PARAMS, config=cfg,
                       target=recipe.target, threads=tile.threads, smem_bytes=smem_bytes(recipe, tile),
                       # an explicit occupancy floor: without it ptxas may cap registers low

@@ -372,20 +372,24 @@ class Launcher:
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, act_scale: torch.Tensor | None = None,
                  bias: torch.Tensor | None = None, stream: int | None = None, expert_ids: torch.Tensor | None = None,
-                 tile_m: int | None = None) -> None:
+                 tile_m: int | None = None, x_rows: torch.Tensor | None = None) -> None:
         """One launch: ``y = x @ W.T``. MoE weights (``packed.experts``): ``x`` holds the routed rows, whole
         blocks of ``tile_for(tile_m).bm`` rows, and ``expert_ids`` (int32, one per block, -1 for an unused one)
-        names each block's expert (humming.ops.moe routes them)."""
+        names each block's expert (humming.ops.moe routes them). ``x_rows`` (weights packed with
+        ``recipe.xgather``): int32, one per routed row, its element offset in ``x`` (the token rows), -1 for a
+        row of zeros; the routed rows are then ``x_rows``'s, not ``x``'s."""
         if (expert_ids is None) != (not self.packed.experts):
             raise ValueError("Launcher: MoE weights launch with expert_ids and tile_m, dense ones without")
+        if x_rows is not None and not self.packed.recipe.xgather:
+            raise ValueError("Launcher: x_rows needs kernels that gather their rows (a weight packed with xgather)")
         dev = x.get_device()
         if dev >= 0 and dev != _drv.current_device_index():  # launch in the context of x's device
             with torch.cuda.device(dev):
-                return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
-        return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m)
+                return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m, x_rows)
+        return self._call(x, y, act_scale, bias, stream, expert_ids, tile_m, x_rows)
 
-    def _call(self, x, y, act_scale, bias, stream, expert_ids=None, tile_m=None) -> None:
-        m = x.shape[0]
+    def _call(self, x, y, act_scale, bias, stream, expert_ids=None, tile_m=None, x_rows=None) -> None:
+        m = x.shape[0] if x_rows is None else x_rows.numel()
         key = m if tile_m is None else (m, tile_m)
         shape = self._by_m.get(key)
         if shape is None:
@@ -398,6 +402,8 @@ class Launcher:
                                  f"{self.tile_for(tile_m).bm} rows), got {expert_ids.dtype} {list(expert_ids.shape)}")
             p.expert_ids = expert_ids.data_ptr()
         xp, lda = x.data_ptr(), x.stride(0) * x.element_size() // 2  # (lda in 16-bit units)
+        if self.packed.recipe.xgather:
+            p.x_rows = x_rows.data_ptr() if x_rows is not None else 0
         p.x = xp
         p.y = y.data_ptr()
         p.M = m

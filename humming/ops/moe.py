@@ -14,7 +14,9 @@ once. A call is:
 
 On a GPU, steps 1, 2 and 4 are three small kernels (``humming/kernels/moe_route.cuh``: one CTA routes, a
 warp per row gathers, a thread per output column combines), so a call is four launches (five with quantized
-activations). Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by
+activations). With ``HUMMING_MOE_XGATHER=1`` (off by default until measured on a GPU), weights of 16-bit
+activations in their own columns are prepared for kernels that read each routed row from its token's row
+(``Recipe.xgather``): the routing writes the rows' offsets in x and there is no step 2, three launches. Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by
 default until measured on a GPU), so do they all: each kernel waits for the one before it before touching
 memory, and the next starts launching meanwhile. :func:`moe_route` is the same routing in torch ops (the
 CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each
@@ -63,7 +65,7 @@ class MoeRouteParams(ctypes.Structure):
 
     _fields_ = [("ids", ctypes.c_void_p), ("rows", ctypes.c_void_p), ("expert_ids", ctypes.c_void_p),
                 ("src", ctypes.c_void_p), ("n", ctypes.c_int), ("experts", ctypes.c_int), ("bm", ctypes.c_int),
-                ("max_blocks", ctypes.c_int)]
+                ("max_blocks", ctypes.c_int), ("div", ctypes.c_int), ("ldx", ctypes.c_int)]
 
 
 class MoeGatherParams(ctypes.Structure):
@@ -97,12 +99,12 @@ _THREADS = {"moe_route": ROUTE_THREADS, "moe_gather": GATHER_THREADS, "moe_act":
 
 
 def moe_kernel_spec(kind: str, target: str, **config):
-    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64), moe_gather (VEC, PERM),
+    """The KernelSpec of one of moe_route.cuh's kernels: ``kind`` moe_route (config IDS64, XOFF), moe_gather (VEC, PERM),
     moe_act (OUT_BF16, ACT: an index of MOE_ACTIVATIONS, INTERLEAVED) or moe_combine (OUT_BF16, WEIGHTED,
     REDUCE)."""
     from ..jit import KernelSpec
 
-    want = {"moe_route": ("IDS64",), "moe_gather": ("VEC", "PERM"), "moe_act": ("OUT_BF16", "ACT", "INTERLEAVED"),
+    want = {"moe_route": ("IDS64", "XOFF"), "moe_gather": ("VEC", "PERM"), "moe_act": ("OUT_BF16", "ACT", "INTERLEAVED"),
             "moe_combine": ("OUT_BF16", "WEIGHTED", "REDUCE")}
     if kind not in want or set(config) != set(want[kind]):
         raise ValueError(f"moe_kernel_spec: {kind!r} takes {want.get(kind, 'no such kernel')}, got {sorted(config)}")
@@ -142,7 +144,8 @@ class MoeRoute:
     """Where the routed rows go: ``rows`` (int64 ``[M * topk]``) is each pair's row among the sorted rows
     (``blocks * block_m`` of them; a pair of an absent expert gets row ``blocks * block_m``, one past them),
     ``expert_ids`` (int32 ``[blocks]``) the expert of each block, -1 for the unused ones; ``src`` (int32
-    ``[blocks * block_m]``, the routing kernel's only) each row's pair, -1 for a padding row."""
+    ``[blocks * block_m]``, the routing kernel's only) each row's pair, -1 for a padding row (XOFF: the row's
+    element offset in x, 0 for padding)."""
 
     rows: torch.Tensor
     expert_ids: torch.Tensor
@@ -278,12 +281,14 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
     return (y.sum(1) if reduce else y).to(od)
 
 
-def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int, pdl: bool = False) -> MoeRoute:
-    """moe_route by moe_route.cuh's one-CTA kernel, on topk_ids's device (``pdl``: programmatically)."""
+def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int, pdl: bool = False,
+                  xoff: tuple[int, int] | None = None) -> MoeRoute:
+    """moe_route by moe_route.cuh's one-CTA kernel, on topk_ids's device (``pdl``: programmatically). ``xoff``
+    (div, ldx): ``src`` holds each row's element offset in x, (pair / div) x ldx, instead of its pair (XOFF)."""
     dev = topk_ids.device
     if dev.index != torch.cuda.current_device():
         with torch.cuda.device(dev.index):
-            return _route_kernel(topk_ids, e, bm, pdl)
+            return _route_kernel(topk_ids, e, bm, pdl, xoff)
     pairs = topk_ids.numel()
     nb = max_blocks(pairs, e, bm)
     ids = topk_ids.reshape(-1)
@@ -294,27 +299,45 @@ def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int, pdl: bool = False) ->
     rows = torch.empty(pairs, dtype=torch.int64, device=dev)
     expert_ids = torch.empty(nb, dtype=torch.int32, device=dev)
     src = torch.empty(nb * bm, dtype=torch.int32, device=dev)
-    lp = _launch_plan("moe_route", dev.index, IDS64=ids.dtype == torch.int64)
+    lp = _launch_plan("moe_route", dev.index, IDS64=ids.dtype == torch.int64, XOFF=xoff is not None)
     p = lp.params
     p.ids, p.rows, p.expert_ids, p.src = ids.data_ptr(), rows.data_ptr(), expert_ids.data_ptr(), src.data_ptr()
     p.n, p.experts, p.bm, p.max_blocks = pairs, e, bm, nb
+    p.div, p.ldx = xoff if xoff is not None else (1, 0)
     lp.smem_bytes = 8 * e
     lp.launch(1, pdl=pdl)
     return MoeRoute(rows, expert_ids, nb, bm, src)
 
 
 def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: int, bm: int):
-    """_moe_gemm on a GPU: route, gather, GEMM and combine as four launches (moe_route.cuh, the family's)."""
+    """_moe_gemm on a GPU: route, gather, GEMM and combine as four launches (moe_route.cuh, the family's); three
+    where the GEMM reads the routed rows from x itself (_gathering)."""
     if x.device.index != torch.cuda.current_device():  # (launch in the context of x's device)
         with torch.cuda.device(x.device.index):
             return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
     m, topk = topk_ids.shape
     pdl = _pdl(w)
-    route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl)
-    xs = _gather(x.reshape(-1, w.layer.k), route.src, route.num_rows, topk if x.dim() == 2 else 1, pdl=pdl,
-                 perm=_expert_perm(w), route=route)
-    ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
+    x2, div = x.reshape(-1, w.layer.k), topk if x.dim() == 2 else 1
+    xk = _gathering(w, x2)
+    if xk is not None:
+        route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl, xoff=(div, xk.stride(0)))
+        ys = _routed_gemm(xk, w, route.expert_ids, tile_m, act_scale, x_rows=route.src)
+    else:
+        route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl)
+        xs = _gather(x2, route.src, route.num_rows, div, pdl=pdl, perm=_expert_perm(w), route=route)
+        ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
     return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce, pdl)
+
+
+def _gathering(w: PreparedWeight, x2: torch.Tensor) -> torch.Tensor | None:
+    """The token rows x2 as the GEMM reads them when it reads the routed rows from them itself: weights packed with
+    ``recipe.xgather`` (16-bit activations, no act order or padded groups; HUMMING_MOE_XGATHER), x2 converted
+    where the plan says and aligned (rows on 16 bytes, a multiple of 8 values), its elements addressable in
+    int32 (the routing writes each row's offset, moe_route's XOFF). None: gather first (moe_gather)."""
+    if not getattr(w.packed.recipe, "xgather", False):
+        return None
+    xk, _ = _prepare_activations(x2 if x2.shape[1] < 2 or x2.stride(1) == 1 else x2.contiguous(), w, None)
+    return xk if xk.shape[0] * xk.stride(0) < 2 ** 31 else None
 
 
 def _expert_perm(w: PreparedWeight) -> torch.Tensor | None:
@@ -324,17 +347,22 @@ def _expert_perm(w: PreparedWeight) -> torch.Tensor | None:
 
 
 def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, tile_m: int, act_scale,
-                 zero_rows: int = 0):
+                 zero_rows: int = 0, x_rows: torch.Tensor | None = None):
     """The GEMM of the routed rows xs (whole blocks, each against expert_ids' expert): [rows, N], and
-    ``zero_rows`` rows of zeros after them. With act order, xs's columns are each block's expert's already."""
-    xk, s = _prepare_activations(xs, w, act_scale, columns=_expert_perm(w) is None)
-    rows = xs.shape[0]
+    ``zero_rows`` rows of zeros after them. With act order, xs's columns are each block's expert's already.
+    ``x_rows`` (_gathering): xs holds the token rows, prepared, and routed row r is at element offset x_rows[r]
+    (-1: zeros)."""
+    if x_rows is None:
+        xk, s = _prepare_activations(xs, w, act_scale, columns=_expert_perm(w) is None)
+        rows = xs.shape[0]
+    else:
+        xk, s, rows = xs, None, x_rows.numel()
     ys = torch.empty(rows + zero_rows, w.layer.n, dtype=w.out_dtype, device=xs.device)
     if POISON:
         ys.fill_(float("nan"))
     if zero_rows:
         ys[rows:].zero_()
-    w.launcher(xk, ys, s, None, None, expert_ids, tile_m)
+    w.launcher(xk, ys, s, None, None, expert_ids, tile_m, **({} if x_rows is None else {"x_rows": x_rows}))
     return ys
 
 
@@ -523,9 +551,16 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
                             False)
     pdl = _pdl(w13) and _pdl(w2)
     p1, p2 = _expert_perm(w13), _expert_perm(w2)
-    r1 = _route_kernel(topk_ids, e, bm1, pdl)
-    ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids, tile_m,
-                       act_scales[0])
+    # (the gate/up GEMM reads the token rows itself where it can, _gathering; the routing's rows then hold offsets
+    # in x, so where the down projection gathers by r1's pairs, r1 keeps them)
+    xk = _gathering(w13, x) if bm2 != bm1 or p2 is None else None
+    if xk is not None:
+        r1 = _route_kernel(topk_ids, e, bm1, pdl, xoff=(topk, xk.stride(0)))
+        ys1 = _routed_gemm(xk, w13, r1.expert_ids, tile_m, act_scales[0], x_rows=r1.src)
+    else:
+        r1 = _route_kernel(topk_ids, e, bm1, pdl)
+        ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids,
+                           tile_m, act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)

@@ -62,17 +62,25 @@ struct GemmParams {
   i64 sz_estride;         // bytes of group scales per expert
   int chan_estride;       // floats of channel multipliers per expert
   int bias_estride;       // floats of bias per expert
+  // Cfg::XGATHER (MoE, 16-bit activations): routed row r is read from x at element offset x_rows[r] (the token's
+  // row, moe_route's XOFF), 0 for a padding row (x's first row: no one reads its results, rows being independent);
+  // null: the rows of x in order, as without XGATHER.
+  const int* x_rows;      // [M], or null
 };
 
-// Cfg::MOE where the config has it, else 0 (dense)
-template <typename C, typename = void>
-struct MoeOf {
-  static constexpr int value = 0;
-};
-template <typename C>
-struct MoeOf<C, decltype(void(C::MOE))> {
-  static constexpr int value = C::MOE;
-};
+// NAME<Cfg>::value: Cfg::FIELD where the config has it, else 0 (configs name only the MoE fields they use)
+#define HUMMING_CFG_FIELD_OR_ZERO(NAME, FIELD)                   \
+  template <typename C, typename = void>                         \
+  struct NAME {                                                  \
+    static constexpr int value = 0;                              \
+  };                                                             \
+  template <typename C>                                          \
+  struct NAME<C, decltype(void(C::FIELD))> {                     \
+    static constexpr int value = C::FIELD;                       \
+  };
+HUMMING_CFG_FIELD_OR_ZERO(MoeOf, MOE)          // (0: dense)
+HUMMING_CFG_FIELD_OR_ZERO(XgatherOf, XGATHER)  // (0: the rows of x in order)
+#undef HUMMING_CFG_FIELD_OR_ZERO
 
 // Cfg::AGROUP where the config has it (ACT_SCALE 3 only), else 0
 template <typename C, typename = void>
@@ -151,6 +159,13 @@ struct GemmMmaSync {
     if constexpr (MOE) return p.bias + expert(p) * p.bias_estride;
     else return p.bias;
   }
+  // XGATHER (MoE, 16-bit activations): the routed rows read from their tokens' rows of x (GemmParams::x_rows),
+  // so that no gather kernel writes them first. x_row(p, r): row r's element offset in x. Each offset is read
+  // once, where a thread sets up its copies (Loader::init, stage_x), and each turn by the lean rings (XTURN).
+  static constexpr bool XGATHER = XgatherOf<Cfg>::value != 0;
+  static_assert(!XGATHER || (MOE && Cfg::OP8 == 0 && Cfg::ACT_SCALE == 0 && !Cfg::TMA),
+                "the gathering loads take the 16-bit activations of MoE launches, by cp.async or plain loads");
+  static HUMMING_DEVICE int x_row(const GemmParams& p, int r) { return p.x_rows ? __ldg(p.x_rows + r) : r * p.lda; }
   // WG (sm_90a): one warpgroup MMA (m64 x BM tokens x k16) per k16 step of every four warps,
   // the weights' A fragments from registers, the activations read from shared memory in
   // 128-byte swizzle atoms (gemm/wgmma.cuh), so each stage starts on a 1024-byte boundary
@@ -254,7 +269,8 @@ struct GemmMmaSync {
       this->n0 = n0;
       xs_tok = static_cast<int>(tid) < XS_CHUNKS ? m0 + (tid % (BM / 4)) * 4 : -1;
       const int row0 = m0 + tid / A_CPR < p.M ? m0 + tid / A_CPR : p.M - 1;
-      a_src = static_cast<const u16*>(p.x) + static_cast<i64>(row0) * p.lda + k0;
+      // (XGATHER: offsets from x's first row; the host keeps x's elements below 2^31)
+      a_src = static_cast<const u16*>(p.x) + (XGATHER ? 0 : static_cast<i64>(row0) * p.lda) + k0;
       a_live = 0;
 #pragma unroll
       for (int i = 0; i < A_IT; ++i) {
@@ -262,7 +278,11 @@ struct GemmMmaSync {
         const int r = c / A_CPR, cc = c % A_CPR;
         const int row = m0 + r < p.M ? m0 + r : p.M - 1;
         a_live |= (m0 + r < p.M ? 1u : 0u) << i;
-        a_rel[i] = (row - row0) * p.lda + cc * 8;
+        if constexpr (XGATHER) {
+          a_rel[i] = (has_chunk(i, A_CHUNKS) ? x_row(p, row) : 0) + cc * 8;
+        } else {
+          a_rel[i] = (row - row0) * p.lda + cc * 8;
+        }
         // (WG: 64-column atoms of BM rows of 128 bytes, one after another)
         a_dst[i] = WG ? ((cc / 8) * BM * 128 + r * 128 + ((cc % 8) ^ (r & 7)) * 16)
                       : (r * A_CPR + (cc ^ (r & 7))) * 16;
@@ -1136,7 +1156,11 @@ struct GemmMmaSync {
     for (int i = threadIdx.x; i < total; i += THREADS) {
       const int r = i / cpr, c = i - r * cpr;
       const int k = kb_begin * 64 + c * 8;
-      copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
+      if constexpr (XGATHER) {
+        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + x_row(p, m0 + r) + k, k < p.K);
+      } else {
+        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
+      }
     }
     if constexpr (Cfg::CP_ASYNC) ptx::cp_async_commit();
   }
@@ -1158,11 +1182,20 @@ struct GemmMmaSync {
     const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
     return base + r * stride * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
   }
+  // XGATHER with x_rows (`xr`: x_rows + m0, else null): `xs` is the lane's first piece of x's first row, and row r
+  // starts xr[r] elements on (read each turn, from L1: a register more across the loop spilled the lean rings).
   template <bool ONE = false>  // (one token: row 0 only)
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int stride,
-                                          int lo, int n, int j0, int xo, int wn) {
+                                          int lo, int n, int j0, int xo, int wn, const int* xr = nullptr) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
     const int lane = threadIdx.x & 31;
+    // row r's source (`from`: the row xs starts, wn's or 0)
+    auto src_of = [&](int r, int from) -> const u16* {
+      if constexpr (XGATHER) {
+        if (xr) return xs + __ldg(xr + r);
+      }
+      return xs + static_cast<i64>(r - from) * lda;
+    };
     auto row = [&](u32 dst, const u16* src) {
 #pragma unroll
       for (int u = 0; u < (PR + 31) / 32; ++u) {
@@ -1176,22 +1209,22 @@ struct GemmMmaSync {
     if constexpr (WN == 1) {  // (one warp per K run: the plain loop, which keeps the short-K tile of eight
       // slots within its 128 registers; the straight-line first row spills 8-24 bytes there)
       for (int r = 0; r < rows; ++r) {
+        const u16* src = src_of(r, 0);
 #pragma unroll
         for (int u = 0; u < (PR + 31) / 32; ++u) {
           const int q = lane + 32 * u;
           if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
             const int c = (lo + xo) * 8 + q;  // the piece's place in the row in shared memory
             const int kk = (j0 * 8 + 32 * u) * 8;
-            ptx::cp_async16_ca_if(base + r * stride * 128 + ((c ^ (r & 7)) * 16), xs + static_cast<i64>(r) * lda + kk,
-                                  kk < kleft);
+            ptx::cp_async16_ca_if(base + r * stride * 128 + ((c ^ (r & 7)) * 16), src + kk, kk < kleft);
           }
         }
       }
     } else if (wn < rows) {
-      row(xdst, xs);
+      row(xdst, src_of(wn, wn));
       if constexpr (!ONE) {
 #pragma unroll 1
-        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
+        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), src_of(r, wn));
       }
     }
     ptx::cp_async_commit();
@@ -1674,13 +1707,16 @@ struct GemmMmaSync {
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0,
             sw0 + static_cast<u64>(block_group(d)) * np_bytes, block_group(d), d < n ? gleft : 0);
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
-    const u16* xs = static_cast<const u16*>(p.x) + static_cast<i64>(m0 + wn) * p.lda + xcol;
+    // (XGATHER with x_rows: each row from its own offset, stage_x_turn's xr; read after the wait for the previous
+    // kernel, which wrote them)
+    const int* xr = XGATHER && p.x_rows ? p.x_rows + m0 : nullptr;
+    const u16* xs = static_cast<const u16*>(p.x) + (xr ? 0 : static_cast<i64>(m0 + wn) * p.lda) + xcol;
     const int xleft = p.K - xcol;
     const u32 xdst = x_turn_dst(base, xstride, xlo, wn);
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn);  // the first turn's (the loop waits)
+      stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn, xr);  // the first turn's (the loop waits)
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);
@@ -1728,7 +1764,7 @@ struct GemmMmaSync {
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
         const int xn = XWIN ? (j0 / RING + 1) % XWIN * RING : j0 + RING;  // (the next turn's place)
-        stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn);
+        stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn, xr);
       }
       const int xo = XWIN ? j0 / RING % XWIN * RING : j0;  // this turn's place
       const u32 bturn0 = b_off[0] + xo * 128, bturn1 = b_off[1] + xo * 128;

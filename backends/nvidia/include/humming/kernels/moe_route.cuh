@@ -23,7 +23,7 @@
 // global memory, so a call's launches overlap each other's start and drain, nothing more. (The wait covers the
 // kernels before the previous one too: that one could not finish before its own wait returned.)
 //
-// Config (struct C): THREADS; moe_route: IDS64 (int64 ids); moe_gather: VEC (16-byte copies: K, the row
+// Config (struct C): THREADS; moe_route: IDS64 (int64 ids), XOFF (src as offsets in x); moe_gather: VEC (16-byte copies: K, the row
 // strides and both bases multiples of 8 elements; not with PERM), PERM (each expert's column order); moe_act:
 // OUT_BF16, ACT, INTERLEAVED; moe_combine: OUT_BF16, WEIGHTED, REDUCE.
 #pragma once
@@ -48,6 +48,9 @@ struct MoeRouteParams {
   int experts;       // E (the kernel's dynamic shared memory holds 2 E ints)
   int bm;            // rows per block
   int max_blocks;    // the host's static bound on the blocks (humming.ops.moe.max_blocks)
+  // XOFF: src holds each row's element offset in x instead of its pair, (pair / div) x ldx, and 0 for padding
+  // (x's first row): the GEMM then reads the routed rows from x itself (GemmParams::x_rows, Cfg::XGATHER)
+  int div, ldx;
 };
 
 struct MoeGatherParams {
@@ -106,7 +109,7 @@ HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
   const int tid = threadIdx.x, E = p.experts;
   const int num_rows = p.max_blocks * p.bm;
   for (int e = tid; e < E; e += T) count[e] = 0;
-  for (int r = tid; r < num_rows; r += T) p.src[r] = -1;
+  for (int r = tid; r < num_rows; r += T) p.src[r] = C::XOFF ? 0 : -1;  // (XOFF: a padding row reads x's first)
   if (tid == 0) total_blocks = 0;
   __syncthreads();
   for (int i = tid; i < p.n; i += T) {
@@ -153,7 +156,7 @@ HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
     i64 r = num_rows;
     if (e >= 0 && e < E) {
       r = atomicAdd(&cursor[e], 1);
-      p.src[r] = i;
+      p.src[r] = C::XOFF ? i / p.div * p.ldx : i;
     }
     p.rows[i] = r;
   }
