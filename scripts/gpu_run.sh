@@ -1271,7 +1271,7 @@ PY
            HUMMING_MOE_XGATHER=1 timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 \
              --json "$OUT/s50a-parts-qwen3.json" 2>&1 | tail -4 ;;
     s50b)  # what HUMMING_MOE_XGATHER=1 saves (one launch and a write and read of the routed rows per call; the lean
-           # rings read each row's offset every turn, 5-8 % more instructions in their loop): the MoE bench off and on,
+           # rings read each row's offset every turn: an L1 load and a branch per row): the MoE bench off and on,
            # alternated twice, Qwen3-30B-A3B's experts and a Mixtral-sized layer
            envbench s50b-q 2 "off=HUMMING_MOE_XGATHER=0 on=HUMMING_MOE_XGATHER=1" 120 "^(== |1 |16 |64 |256 |1024 )|stream |rror" \
              --preset qwen3-30b-a3b --kind moe --m 1,16,64,256,1024 --weight int4 --group-size 128

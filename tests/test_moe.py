@@ -131,7 +131,9 @@ class EmulatedLauncher:
         if x_rows is not None:  # (the kernels' XGATHER: routed row r at element offset x_rows[r] of x)
             assert self.inner.packed.recipe.xgather and x_rows.dtype == torch.int32 and x.stride(1) == 1
             flat = x.as_strided((x.shape[0] * x.stride(0),), (1,))
-            x = torch.stack([flat[int(o):int(o) + x.shape[1]] for o in x_rows.tolist()])
+            # (a padding row, -1 - o: what the kernels hold there is not read; here, row o's values)
+            x = torch.stack([flat[(o if o >= 0 else -1 - o):(o if o >= 0 else -1 - o) + x.shape[1]]
+                             for o in x_rows.tolist()])
         rows = x.shape[0]
         assert rows % bm == 0 and expert_ids.dtype == torch.int32 and expert_ids.numel() == rows // bm
         assert y.shape[0] >= rows and bias is None
@@ -614,7 +616,8 @@ def test_gathering_moe_kernels_compile_without_loop_spills(tmp_path, xgather, ta
 
 def test_routed_rows_read_from_the_tokens_rows_around_an_emulated_kernel(xgather, poisoned, monkeypatch):
     """The GEMM of routed rows given as offsets in the token rows (x_rows, moe_route's XOFF: (pair / div) x ldx,
-    0 for padding) computes what it computes on the rows gathered first, for [M, K] and [M, topk, K] inputs;
+    -1 - (r mod x's rows) x ldx for padding) computes what it computes on the rows gathered first, for [M, K] and
+    [M, topk, K] inputs (the real rows: padding rows' results are not read);
     weights packed without xgather gather first (_gathering: None), and their launcher refuses x_rows."""
     gen = torch.Generator().manual_seed(23)
     m, e, topk, n, k = 9, 8, 2, 40, 256
@@ -631,7 +634,7 @@ def test_routed_rows_read_from_the_tokens_rows_around_an_emulated_kernel(xgather
         assert xk is x2
         pairs = torch.arange(m * topk)
         held = route.rows < route.num_rows
-        offsets = torch.zeros(route.num_rows, dtype=torch.int32)
+        offsets = (-1 - torch.arange(route.num_rows) % x2.shape[0] * x2.stride(0)).to(torch.int32)
         offsets[route.rows[held]] = (pairs[held] // div * x2.stride(0)).to(torch.int32)
         xs = torch.zeros(route.num_rows, k, dtype=x.dtype)
         xs[route.rows[held]] = x2[pairs[held] // div]

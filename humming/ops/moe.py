@@ -145,7 +145,7 @@ class MoeRoute:
     (``blocks * block_m`` of them; a pair of an absent expert gets row ``blocks * block_m``, one past them),
     ``expert_ids`` (int32 ``[blocks]``) the expert of each block, -1 for the unused ones; ``src`` (int32
     ``[blocks * block_m]``, the routing kernel's only) each row's pair, -1 for a padding row (XOFF: the row's
-    element offset in x, 0 for padding)."""
+    element offset in x, and -1 - o for a padding row, o the offset of some row of x)."""
 
     rows: torch.Tensor
     expert_ids: torch.Tensor

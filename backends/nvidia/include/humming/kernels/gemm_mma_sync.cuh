@@ -63,8 +63,10 @@ struct GemmParams {
   int chan_estride;       // floats of channel multipliers per expert
   int bias_estride;       // floats of bias per expert
   // Cfg::XGATHER (MoE, 16-bit activations): routed row r is read from x at element offset x_rows[r] (the token's
-  // row, moe_route's XOFF), 0 for a padding row (x's first row: no one reads its results, rows being independent);
-  // null: the rows of x in order, as without XGATHER.
+  // row, moe_route's XOFF). A padding row holds -1 - o, o the offset of some row of x: the rings and stage_x skip
+  // it (its shared row keeps stale values), the cp.async loaders copy row o (a predicate more in their setup
+  // spilled the 256-token tiles); either way no one reads its results, rows being independent, and padding rows
+  // do not all read one address. null: the rows of x in order, as without XGATHER.
   const int* x_rows;      // [M], or null
 };
 
@@ -160,8 +162,10 @@ struct GemmMmaSync {
     else return p.bias;
   }
   // XGATHER (MoE, 16-bit activations): the routed rows read from their tokens' rows of x (GemmParams::x_rows),
-  // so that no gather kernel writes them first. x_row(p, r): row r's element offset in x. Each offset is read
-  // once, where a thread sets up its copies (Loader::init, stage_x), and each turn by the lean rings (XTURN).
+  // so that no gather kernel writes them first. x_row(p, r): row r's x_rows entry (negative: padding). Each is read
+  // once, where a thread sets up its copies (Loader::init, stage_x), and each turn by the lean rings (XTURN), whose
+  // warps skip padding rows. (Copying one row for every padding row would read one address many times over, which
+  // made a 64-token tile 1.5x slower: see Loader.)
   static constexpr bool XGATHER = XgatherOf<Cfg>::value != 0;
   static_assert(!XGATHER || (MOE && Cfg::OP8 == 0 && Cfg::ACT_SCALE == 0 && !Cfg::TMA),
                 "the gathering loads take the 16-bit activations of MoE launches, by cp.async or plain loads");
@@ -279,7 +283,8 @@ struct GemmMmaSync {
         const int row = m0 + r < p.M ? m0 + r : p.M - 1;
         a_live |= (m0 + r < p.M ? 1u : 0u) << i;
         if constexpr (XGATHER) {
-          a_rel[i] = (has_chunk(i, A_CHUNKS) ? x_row(p, row) : 0) + cc * 8;
+          const int at = has_chunk(i, A_CHUNKS) ? x_row(p, row) : 0;
+          a_rel[i] = (at < 0 ? -1 - at : at) + cc * 8;  // (a padding row: the row of x its entry names)
         } else {
           a_rel[i] = (row - row0) * p.lda + cc * 8;
         }
@@ -1157,7 +1162,8 @@ struct GemmMmaSync {
       const int r = i / cpr, c = i - r * cpr;
       const int k = kb_begin * 64 + c * 8;
       if constexpr (XGATHER) {
-        copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + x_row(p, m0 + r) + k, k < p.K);
+        const int at = x_row(p, m0 + r);
+        if (at >= 0) copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + at + k, k < p.K);
       } else {
         copy16(base + r * slice * 128 + ((c ^ (r & 7)) * 16), x + static_cast<i64>(m0 + r) * p.lda + k, k < p.K);
       }
@@ -1183,19 +1189,13 @@ struct GemmMmaSync {
     return base + r * stride * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
   }
   // XGATHER with x_rows (`xr`: x_rows + m0, else null): `xs` is the lane's first piece of x's first row, and row r
-  // starts xr[r] elements on (read each turn, from L1: a register more across the loop spilled the lean rings).
+  // starts xr[r] elements on, or is a padding row, not copied (read each turn, from L1: a register more across the
+  // loop spilled the lean rings; the same for every lane, so the skip is the warp's).
   template <bool ONE = false>  // (one token: row 0 only)
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int stride,
                                           int lo, int n, int j0, int xo, int wn, const int* xr = nullptr) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
     const int lane = threadIdx.x & 31;
-    // row r's source (`from`: the row xs starts, wn's or 0)
-    auto src_of = [&](int r, int from) -> const u16* {
-      if constexpr (XGATHER) {
-        if (xr) return xs + __ldg(xr + r);
-      }
-      return xs + static_cast<i64>(r - from) * lda;
-    };
     auto row = [&](u32 dst, const u16* src) {
 #pragma unroll
       for (int u = 0; u < (PR + 31) / 32; ++u) {
@@ -1206,25 +1206,50 @@ struct GemmMmaSync {
         }
       }
     };
-    if constexpr (WN == 1) {  // (one warp per K run: the plain loop, which keeps the short-K tile of eight
-      // slots within its 128 registers; the straight-line first row spills 8-24 bytes there)
-      for (int r = 0; r < rows; ++r) {
-        const u16* src = src_of(r, 0);
+    // (WN == 1: row r into its place, `src` the lane's first piece of it)
+    auto row1 = [&](int r, const u16* src) {
 #pragma unroll
-        for (int u = 0; u < (PR + 31) / 32; ++u) {
-          const int q = lane + 32 * u;
-          if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
-            const int c = (lo + xo) * 8 + q;  // the piece's place in the row in shared memory
-            const int kk = (j0 * 8 + 32 * u) * 8;
-            ptx::cp_async16_ca_if(base + r * stride * 128 + ((c ^ (r & 7)) * 16), src + kk, kk < kleft);
+      for (int u = 0; u < (PR + 31) / 32; ++u) {
+        const int q = lane + 32 * u;
+        if ((PR % 32 == 0 || q < PR) && j0 + q / 8 < n) {
+          const int c = (lo + xo) * 8 + q;  // the piece's place in the row in shared memory
+          const int kk = (j0 * 8 + 32 * u) * 8;
+          ptx::cp_async16_ca_if(base + r * stride * 128 + ((c ^ (r & 7)) * 16), src + kk, kk < kleft);
+        }
+      }
+    };
+    if constexpr (XGATHER) {  // (each row from its x_rows entry, or in order without them; padding rows skipped)
+      auto src_of = [&](int r, int from) -> const u16* {  // (`from`: the row xs starts without x_rows, wn's or 0)
+        if (xr) {
+          const int at = __ldg(xr + r);
+          return at < 0 ? nullptr : xs + at;
+        }
+        return xs + static_cast<i64>(r - from) * lda;
+      };
+      if constexpr (WN == 1) {
+        for (int r = 0; r < rows; ++r) {
+          const u16* src = src_of(r, 0);
+          if (src) row1(r, src);
+        }
+      } else if (wn < rows) {
+        const u16* src = src_of(wn, wn);
+        if (src) row(xdst, src);
+        if constexpr (!ONE) {
+#pragma unroll 1
+          for (int r = wn + WN; r < rows; r += WN) {
+            src = src_of(r, wn);
+            if (src) row(x_turn_dst(base, stride, lo, r), src);
           }
         }
       }
+    } else if constexpr (WN == 1) {  // (one warp per K run: the plain loop, which keeps the short-K tile of eight
+      // slots within its 128 registers; the straight-line first row spills 8-24 bytes there)
+      for (int r = 0; r < rows; ++r) row1(r, xs + static_cast<i64>(r) * lda);
     } else if (wn < rows) {
-      row(xdst, src_of(wn, wn));
+      row(xdst, xs);
       if constexpr (!ONE) {
 #pragma unroll 1
-        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), src_of(r, wn));
+        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
       }
     }
     ptx::cp_async_commit();
@@ -1707,8 +1732,8 @@ struct GemmMmaSync {
       issue(true, d, wsrc + d * (WPL * 32), d, d < n, EVERY || d % RING_FP == 0,
             sw0 + static_cast<u64>(block_group(d)) * np_bytes, block_group(d), d < n ? gleft : 0);
     const int xcol = (kb_begin + lo) * 64 + 8 * lane;  // XTURN: this lane's first piece of its rows' runs
-    // (XGATHER with x_rows: each row from its own offset, stage_x_turn's xr; read after the wait for the previous
-    // kernel, which wrote them)
+    // (XGATHER with x_rows: each row from its entry, stage_x_turn's xr, read after the wait for the previous kernel,
+    // which wrote them; xs then starts at x's first row)
     const int* xr = XGATHER && p.x_rows ? p.x_rows + m0 : nullptr;
     const u16* xs = static_cast<const u16*>(p.x) + (xr ? 0 : static_cast<i64>(m0 + wn) * p.lda) + xcol;
     const int xleft = p.K - xcol;
@@ -1716,7 +1741,7 @@ struct GemmMmaSync {
     if constexpr (XTURN) {
       ptx::pdl_wait();  // (the weight loads above are in flight; activations, outputs and workspace follow)
       ptx::trace_at(p.trace, 1);
-      stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn, xr);  // the first turn's (the loop waits)
+      stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, 0, 0, wn, xr);  // the first turn's
     } else if constexpr (REGS) {  // (plain loads: the whole slice, then a barrier)
       ptx::pdl_wait();
       ptx::trace_at(p.trace, 1);

@@ -48,8 +48,8 @@ struct MoeRouteParams {
   int experts;       // E (the kernel's dynamic shared memory holds 2 E ints)
   int bm;            // rows per block
   int max_blocks;    // the host's static bound on the blocks (humming.ops.moe.max_blocks)
-  // XOFF: src holds each row's element offset in x instead of its pair, (pair / div) x ldx, and 0 for padding
-  // (x's first row): the GEMM then reads the routed rows from x itself (GemmParams::x_rows, Cfg::XGATHER)
+  // XOFF: src holds each row's element offset in x instead of its pair, (pair / div) x ldx, and for a padding row
+  // -1 - (r mod x's rows) x ldx: the GEMM then reads the routed rows from x itself (GemmParams::x_rows, XGATHER)
   int div, ldx;
 };
 
@@ -109,7 +109,10 @@ HUMMING_DEVICE void moe_route(const MoeRouteParams& p) {
   const int tid = threadIdx.x, E = p.experts;
   const int num_rows = p.max_blocks * p.bm;
   for (int e = tid; e < E; e += T) count[e] = 0;
-  for (int r = tid; r < num_rows; r += T) p.src[r] = C::XOFF ? 0 : -1;  // (XOFF: a padding row reads x's first)
+  // (XOFF: a padding row -1 - o, o the offset of token row r mod the rows of x, so that padding rows the GEMM
+  // copies do not all read one address)
+  const int x_rows = p.n / p.div > 0 ? p.n / p.div : 1;
+  for (int r = tid; r < num_rows; r += T) p.src[r] = C::XOFF ? -1 - r % x_rows * p.ldx : -1;
   if (tid == 0) total_blocks = 0;
   __syncthreads();
   for (int i = tid; i < p.n; i += T) {
