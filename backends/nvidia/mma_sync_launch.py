@@ -376,8 +376,9 @@ class Launcher:
         """One launch: ``y = x @ W.T``. MoE weights (``packed.experts``): ``x`` holds the routed rows, whole
         blocks of ``tile_for(tile_m).bm`` rows, and ``expert_ids`` (int32, one per block, -1 for an unused one)
         names each block's expert (humming.ops.moe routes them). ``x_rows`` (weights packed with
-        ``recipe.xgather``): int32, one per routed row, its element offset in ``x`` (the token rows), -1 for a
-        row of zeros; the routed rows are then ``x_rows``'s, not ``x``'s."""
+        ``recipe.xgather``): int32, one per routed row, its element offset in ``x`` (the token rows), or -1 - o for
+        a padding row (o: some row's offset; its results are not to be read); the routed rows are then
+        ``x_rows``'s, not ``x``'s."""
         if (expert_ids is None) != (not self.packed.experts):
             raise ValueError("Launcher: MoE weights launch with expert_ids and tile_m, dense ones without")
         if x_rows is not None and not self.packed.recipe.xgather:

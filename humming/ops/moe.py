@@ -351,7 +351,7 @@ def _routed_gemm(xs: torch.Tensor, w: PreparedWeight, expert_ids: torch.Tensor, 
     """The GEMM of the routed rows xs (whole blocks, each against expert_ids' expert): [rows, N], and
     ``zero_rows`` rows of zeros after them. With act order, xs's columns are each block's expert's already.
     ``x_rows`` (_gathering): xs holds the token rows, prepared, and routed row r is at element offset x_rows[r]
-    (-1: zeros)."""
+    (negative: a padding row, whose results are not to be read)."""
     if x_rows is None:
         xk, s = _prepare_activations(xs, w, act_scale, columns=_expert_perm(w) is None)
         rows = xs.shape[0]
