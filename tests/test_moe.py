@@ -21,7 +21,6 @@ tiles), pair by pair against the pair's expert.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
 import math
 import re
@@ -433,15 +432,21 @@ def test_moe_packing_stacks_the_dense_packings(scheme, act):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("moe_pdl", ["0", "1"])
+@pytest.mark.parametrize("moe_pdl,xgather", [("0", None), ("1", None), ("0", "0")])
 @pytest.mark.parametrize("device", ["T4", "A100", "L40S", "H200", "B200"])
-def test_moe_plans(device, moe_pdl, monkeypatch):
+def test_moe_plans(device, moe_pdl, xgather, monkeypatch):
     monkeypatch.setenv("HUMMING_MOE_PDL", moe_pdl)
-    clear_plans()  # (plans are cached; the variable is read when one is made)
+    if xgather is None:  # (the default: on)
+        monkeypatch.delenv("HUMMING_MOE_XGATHER", raising=False)
+    else:
+        monkeypatch.setenv("HUMMING_MOE_XGATHER", xgather)
+    clear_plans()  # (plans are cached; the variables are read when one is made)
     p = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=128), device)
     assert p.runnable and p.family == "mma_sync", p.explain()
     pdl = " + programmatic_launch (every launch of a call)" if device in ("H200", "B200") and moe_pdl == "1" else ""
     assert p.components["scheduler"] == "moe_grouped" + pdl and p.components["epilogue"] == "moe_topk"
+    assert ("+ token_rows (each routed row read from its token's row of x" in p.components["loader"]) == (
+        xgather is None), p.components["loader"]
     clear_plans()
     assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
     for r in p.tuning:
@@ -954,11 +959,10 @@ def test_quant_moe_module_and_torch_compile():
 @pytest.mark.gpu
 @pytest.mark.parametrize("scheme", [W4, AO], ids=["int4", "act_order"])
 @pytest.mark.parametrize("t", [1, 8, 40, 256])
-def test_batched_experts_on_the_gpu(t, scheme, poisoned, monkeypatch):
+def test_batched_experts_on_the_gpu(t, scheme, poisoned):
     """The batched format (act order: one gather per expert, in its column order)."""
     from test_gemm_gpu import bound
 
-    monkeypatch.setattr(importlib.import_module("humming.ops.gemm"), "_moe_act_order_warned", True)
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(t)
     e = 8
@@ -991,7 +995,6 @@ def test_moe_mlp_kernels(activation, interleaved, down_k, scheme, m, poisoned, m
     rows than the gate/up one (routed again, gathered from the activation's rows). Act order in both projections:
     the down projection's rows gathered again in its experts' column order, even where the tiles match (and the
     torch routing's gather by each row's expert)."""
-    monkeypatch.setattr(importlib.import_module("humming.ops.gemm"), "_moe_act_order_warned", True)
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(m)
     e, h, topk = 16, 512, 4
@@ -1014,15 +1017,6 @@ def test_moe_mlp_kernels(activation, interleaved, down_k, scheme, m, poisoned, m
     # (bf16: the gate/up outputs, the activation and the result each rounded once: a few 2^-8 of the largest)
     assert float((y.float() - ref).abs().max()) <= 2 ** -5 * scale
     assert float((y.float() - yt.float()).abs().max()) <= 2 ** -5 * scale
-
-
-def test_unvalidated_act_order_moe_says_so_once(monkeypatch):
-    OG = importlib.import_module("humming.ops.gemm")  # (humming.ops.gemm is also the function)
-
-    monkeypatch.setattr(OG, "_moe_act_order_warned", False)
-    with pytest.warns(UserWarning, match="MoE weights with act order have not yet been validated on a GPU"):
-        OG._warn_moe_act_order()
-    assert OG._moe_act_order_warned
 
 
 @pytest.mark.gpu

@@ -158,7 +158,8 @@ class MmaSyncFamily(_NvidiaFamily):
                 "runs the tile's BM rows, so no one-token tile); each call routes the (token, expert) pairs into "
                 "blocks of the range tile's BM rows, one expert per block, and launches one kernel over them")
             if moe_gathers_rows(layer, compute):  # (HUMMING_MOE_XGATHER: no gather kernel)
-                sched = comps["scheduler"] = f"{sched} + rows_from_tokens (the GEMM reads each routed row from x)"
+                comps["loader"] = (f"{comps.get('loader', components['loader'])} + token_rows (each routed row "
+                                   "read from its token's row of x: no gather kernel)")
             if moe_pdl_enabled(caps):  # (the routing, gather, GEMM and combine launches: each waits first)
                 comps["scheduler"] = f"{sched} + programmatic_launch (every launch of a call)"
             if comps:

@@ -115,8 +115,6 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     if prepare is None:
         raise UnsupportedError(f"prepare_weight: kernel family {plan.family!r} cannot prepare weights",
                                [f"{plan.family}: no prepare()"])
-    if layer.is_moe and layer.weight.act_order and not _moe_act_order_warned:
-        _warn_moe_act_order()
     packed, launcher = prepare(plan, qw, dev, hw)
     desc = dict(packed.descriptor)
     desc.update({"plan": plan.fingerprint(), "device": hw.name, "target": packed.recipe.target})
@@ -125,21 +123,6 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     if not layer.activation.is_quantized and packed.perm is None and not layer.is_moe:
         w.fast = (layer.k, layer.n, w.compute_dtype, w.out_dtype, dev.index, dev)
     return w
-
-
-#: MoE weights with act order (each expert's column order applied by the gather: humming.ops.moe) are proven on
-#: the CPU (packing, the gather's machine code, the torch path around an emulated kernel) but had not run on a GPU
-#: when this version was made: the first one prepared says so, once (tests/test_moe.py -m gpu checks them).
-_moe_act_order_warned = False
-
-
-def _warn_moe_act_order() -> None:
-    global _moe_act_order_warned
-    import warnings
-
-    _moe_act_order_warned = True
-    warnings.warn("humming: MoE weights with act order have not yet been validated on a GPU in this version (run "
-                  "`pytest -m gpu tests/test_moe.py -k act_order` on yours to check them)", stacklevel=3)
 
 
 # Prepared weights are reachable from torch.ops.humming.gemm through an integer

@@ -14,9 +14,9 @@ once. A call is:
 
 On a GPU, steps 1, 2 and 4 are three small kernels (``humming/kernels/moe_route.cuh``: one CTA routes, a
 warp per row gathers, a thread per output column combines), so a call is four launches (five with quantized
-activations). With ``HUMMING_MOE_XGATHER=1`` (off by default until measured on a GPU), weights of 16-bit
-activations in their own columns are prepared for kernels that read each routed row from its token's row
-(``Recipe.xgather``): the routing writes the rows' offsets in x and there is no step 2, three launches. Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by
+activations). Weights of 16-bit activations in their own columns are prepared for kernels that read each
+routed row from its token's row (``Recipe.xgather``; ``HUMMING_MOE_XGATHER=0`` turns it off): the routing writes
+the rows' offsets in x and there is no step 2, three launches. Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by
 default until measured on a GPU), so do they all: each kernel waits for the one before it before touching
 memory, and the next starts launching meanwhile. :func:`moe_route` is the same routing in torch ops (the
 CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each
