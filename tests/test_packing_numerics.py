@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -35,8 +33,7 @@ from humming.scheme import LayerSpec
 from humming_nvidia import gemm_mma_sync as G
 from humming_nvidia import layout
 
-sys.path.insert(0, str(Path(__file__).parent))
-import test_gemm_fuzz_gpu as F  # noqa: E402  (the formats and activations the GPU fuzz draws)
+import test_gemm_fuzz_gpu as F  # (the formats and activations the GPU fuzz draws; tests/ is on the path: rootdir)
 
 
 def _operand_codes(pw) -> torch.Tensor:

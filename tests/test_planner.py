@@ -722,9 +722,7 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
     with reasons, and a runnable plan names a kernel for every M range -- never another exception from
     inside the planner (a K-shard with activations in groups raised ShapeError for the kernels' own K)."""
     import random
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
     import test_gemm_fuzz_gpu as F
 
     rng = random.Random(50)

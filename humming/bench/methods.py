@@ -67,6 +67,10 @@ class WorkloadData:
             self._w16 = w
         return self._w16
 
+    def drop_master(self) -> None:
+        """Frees the fp16 master weight (the quantized weights made from it are kept); ``w16`` makes it again."""
+        self._w16 = None
+
     def quantized(self, scheme: WeightScheme) -> ref.QuantizedWeight:
         """The master weight quantized in ``scheme`` (by expert chunks for MoE; act order: a random K permutation,
         each expert its own, as GPTQ's g_idx gives)."""

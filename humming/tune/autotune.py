@@ -27,7 +27,8 @@ from typing import Callable, Optional, Sequence
 
 from ..errors import UnsupportedError
 
-__all__ = ["RangeResult", "choose", "range_token_counts", "moe_range_token_counts", "candidate_plans", "tune"]
+__all__ = ["RangeResult", "choose", "range_token_counts", "moe_range_token_counts", "layer_range_token_counts",
+           "default_topk", "candidate_plans", "tune"]
 
 #: the relative Frobenius error a candidate may show against the reference (the benchmark's tolerance)
 TOLERANCE = 1e-2
@@ -77,6 +78,21 @@ def range_token_counts(lo: int, hi: Optional[int], max_m: int) -> tuple:
     """The token counts a range is timed at: its first and its last (capped at ``max_m``)."""
     last = min(hi if hi is not None else max(max_m, lo), max_m)
     return tuple(sorted({lo, max(lo, last)}))
+
+
+def default_topk(layer) -> int:
+    """The experts per token an MoE layer is tuned at when the caller names none: 8 (at most the experts)."""
+    return min(8, layer.num_experts)
+
+
+def layer_range_token_counts(layer, lo: int, hi: Optional[int], max_m: int, topk: Optional[int] = None) -> tuple:
+    """The token counts a range of ``layer``'s plan is timed at: ``range_token_counts``, or for an MoE layer
+    (whose ranges count the rows one expert gets) ``moe_range_token_counts`` at ``topk`` (``default_topk``
+    where None); () where an MoE range is not timed."""
+    if layer.is_moe:
+        return moe_range_token_counts(lo, hi, max_m, default_topk(layer) if topk is None else topk,
+                                      layer.num_experts)
+    return range_token_counts(lo, hi, max_m)
 
 
 def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int) -> tuple:
@@ -153,7 +169,7 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
         raise ValueError(f"tune: max_m must be a positive integer, found {max_m!r}")
     moe = layer.is_moe
     if moe:
-        topk = min(8, layer.num_experts) if topk is None else topk
+        topk = default_topk(layer) if topk is None else topk
         if not isinstance(topk, int) or not 1 <= topk <= layer.num_experts:
             raise ValueError(f"tune: topk must be an integer in 1..{layer.num_experts} (the experts), found {topk!r}")
     dev, where, gpu_name = _target(device)
@@ -175,7 +191,7 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
         qw = data.quantized(layer.weight)
         if layer.bias:
             qw = dataclasses.replace(qw, bias=torch.randn(layer.num_experts, layer.n, generator=g, device=dev))
-        data._w16 = None  # (the fp16 master weight is not needed any more)
+        data.drop_master()
     else:
         w = torch.randn(layer.n, layer.k, generator=g, device=dev) * 0.02
         perm = torch.randperm(layer.k, generator=g, device=dev) if layer.weight.act_order else None
@@ -196,12 +212,9 @@ def tune(layer, device=None, *, max_m: int = 4096, repeats: int = 5, rounds: int
     for i, r in enumerate(base.tuning):
         if r.lo > max_m:
             break
-        if moe:
-            ms = moe_range_token_counts(r.lo, r.hi, max_m, topk, layer.num_experts)
-            if not ms:
-                continue
-        else:
-            ms = range_token_counts(r.lo, r.hi, max_m)
+        ms = layer_range_token_counts(layer, r.lo, r.hi, max_m, topk)
+        if not ms:
+            continue
         cands = candidate_plans(base, caps, i)
         res = RangeResult(r.lo, r.hi, ms, [c for c, _ in cands])
         results.append(res)

@@ -60,7 +60,7 @@ def layers_from_args(args) -> list:
 def run(args) -> int:
     from ..planner import plan
     from ..planner.planner import resolve_device
-    from .autotune import candidate_plans, moe_range_token_counts, range_token_counts, tune
+    from .autotune import candidate_plans, layer_range_token_counts, tune
 
     layers = layers_from_args(args)
     if args.dry_run:
@@ -74,13 +74,9 @@ def run(args) -> int:
             for i, r in enumerate(p.tuning):
                 if r.lo > args.max_m:
                     break
-                if layer.is_moe:  # (its ranges count the rows one expert gets)
-                    e = layer.num_experts
-                    ms = moe_range_token_counts(r.lo, r.hi, args.max_m, min(args.topk or 8, e), e)
-                    if not ms:
-                        continue
-                else:
-                    ms = range_token_counts(r.lo, r.hi, args.max_m)
+                ms = layer_range_token_counts(layer, r.lo, r.hi, args.max_m, args.topk)
+                if not ms:
+                    continue
                 for j, (cfg, _) in enumerate(candidate_plans(p, caps, i)):
                     at = f"{r.label()} at M {', '.join(map(str, ms))}" if not layer.is_moe else \
                         f"{r.label()} per expert at M {', '.join(map(str, ms))}"
