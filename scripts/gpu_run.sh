@@ -1270,6 +1270,13 @@ PY
            rc=$((rc | PIPESTATUS[0]))
            HUMMING_MOE_XGATHER=1 timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 \
              --json "$OUT/s50a-parts-qwen3.json" 2>&1 | tail -4 ;;
+    s51a)  # (fifty-first session) which tile an MoE decode call should run: the whole call timed with each candidate
+           # tile (the plan's, rings of 8 rows 16-128 wide, the warpgroup tiles of 16 and 32 rows) at 1-64 tokens,
+           # Qwen3-30B-A3B's gate/up and down (128 experts, top-8, int4 g128 fp16)
+           timeout 280 python3 scripts/gpu_moe_tiles.py --n 1536 --k 2048 --m 1,4,16,64 \
+             --json "$OUT/s51a-gateup.json" 2>&1 | tee "$OUT/s51a-gateup.log"
+           timeout 200 python3 scripts/gpu_moe_tiles.py --n 2048 --k 768 --m 1,16,64 \
+             --json "$OUT/s51a-down.json" 2>&1 | tee "$OUT/s51a-down.log" ;;
     s50b)  # what HUMMING_MOE_XGATHER=1 saves (one launch and a write and read of the routed rows per call; the lean
            # rings read each row's offset every turn: an L1 load and a branch per row): the MoE bench off and on,
            # alternated twice, Qwen3-30B-A3B's experts and a Mixtral-sized layer

@@ -1,0 +1,157 @@
+"""Which tile an MoE layer's decode call should run: the whole `moe_gemm` (route, GEMM, combine) timed with each
+candidate tile serving every token count, on the GPU, captured in CUDA graphs and replayed round-robin over
+GRAPHS random routings (other experts' weights each: cold as far as the layer allows), median of rounds.
+
+The candidates: the plan's own tile for the tokens' share per expert, the rings dense layers of 1..E experts'
+rows would run (shaped for that many rows: the MoE heuristics shape the ring for one expert's), and the
+plan's warpgroup tiles of 9-32 rows per expert with K-slice caps 1 / 4 / 16. Each is checked by the family's
+check_tuning first. Prints a table (us, and the fraction of the touched experts' bytes at the measured stream
+rate) and writes JSON (--json).
+
+    python3 scripts/gpu_moe_tiles.py --experts 128 --topk 8 --n 1536 --k 2048 --m 1,4,16,64 --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+
+import torch
+
+import humming
+from humming import reference as R
+from humming.ops import moe as MOE
+from humming.planner.family import MRange
+from humming.planner.planner import resolve_device
+from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+from humming_nvidia import gemm_mma_sync as G
+
+GRAPHS = 8
+RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
+
+
+def _time(graphs, reps: int = 20, rounds: int = 5) -> float:
+    out = []
+    for _ in range(rounds):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(reps):
+            for g in graphs:
+                g.replay()
+        b.record()
+        torch.cuda.synchronize()
+        out.append(a.elapsed_time(b) * 1e3 / (reps * len(graphs)))
+    return statistics.median(out)
+
+
+def _capture(fn):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g
+
+
+def candidates(plan, caps, layer, tile_ms) -> list[dict]:
+    out = []
+    for tm in tile_ms:  # (the plan's own)
+        out.append(dict(next(r for r in plan.tuning if r.lo <= tm and (r.hi is None or tm <= r.hi)).config))
+    e = layer.num_experts
+    active = sorted({a for a in (1, 2, 4, 8, 16, 32, 64, e) if a <= e})
+    for a in active:
+        for rr in G._tuning_of(layer.replace(n=layer.n * a, num_experts=0), caps, plan.compute):
+            t = G.tile_from_config(rr.config)
+            if t is not None and t.stream and rr.hi != 1 and rr.lo <= 8:
+                out.append(dict(rr.config))
+    for bn, wn, wk in RINGS:  # (other ring shapes of 8 rows: BN over WN warps, BK over WK warps)
+        out.append({"bm": 8, "bn": bn, "bk": 64 * wk, "wm": 1, "wn": wn, "wk": wk, "stages": 4, "stream": 4,
+                    "occupancy": 2, "split_k": 16})
+    for r in plan.tuning:
+        t = G.tile_from_config(r.config)
+        if t is not None and t.wgmma and r.lo <= 32:
+            for s in (1, 16):
+                out.append({**dict(r.config), "split_k": s})
+    seen, keep = set(), []
+    for cfg in out:
+        key = tuple(sorted(cfg.items()))
+        if key in seen or G.check_tuning(layer, caps, plan.compute, [MRange(1, None, cfg)]):
+            continue
+        seen.add(key)
+        keep.append(cfg)
+    return keep
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--experts", type=int, default=128)
+    ap.add_argument("--topk", type=int, default=8)
+    ap.add_argument("--n", type=int, default=1536)
+    ap.add_argument("--k", type=int, default=2048)
+    ap.add_argument("--m", default="1,4,16,64")
+    ap.add_argument("--limit", type=int, default=14, help="at most this many candidates")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    dev = torch.device("cuda")
+    scheme, act = WeightScheme("int4", "group", 128), ActivationScheme("fp16")
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    qw = R.QuantizedWeight.stack([R.quantize(torch.randn(a.n, a.k, device=dev) * 0.02, scheme)
+                                  for _ in range(a.experts)])
+    layer = LayerSpec(a.n, a.k, scheme, act, num_experts=a.experts, out_dtype="fp16")
+    base = humming.plan(layer, dev.index or 0, tuning_db=False)
+    _, caps, _ = resolve_device(dev.index or 0)
+    ms = [int(v) for v in a.m.split(",")]
+    tile_ms = [MOE.tokens_per_expert(m, a.topk, a.experts) for m in ms]
+    cands = candidates(base, caps, layer, tile_ms)[:a.limit]
+    per_expert = (a.n * a.k // 2) + (a.n * a.k // 128) * 2  # (codes and fp16 group scales)
+    # the stream rate over this many bytes (a read-only sum over a buffer as large as the experts)
+    buf = torch.empty(per_expert * a.experts // 4, dtype=torch.float32, device=dev).uniform_()
+    stream_us = _time([_capture(lambda: buf.sum())])
+    rate = per_expert * a.experts / (stream_us * 1e-6)
+    print(f"stream: {per_expert * a.experts / 1e6:.0f} MB in {stream_us:.1f} us ({rate / 1e12:.2f} TB/s)")
+    routings = {}
+    for m in ms:
+        sets = []
+        for _ in range(GRAPHS):
+            ids = torch.stack([torch.randperm(a.experts, generator=g)[:a.topk] for _ in range(m)]).to(dev, torch.int32)
+            x = torch.randn(m, a.k, generator=g).to(dev, torch.float16)
+            wts = torch.rand(m, a.topk, generator=g).to(dev)
+            sets.append((ids, x, wts))
+        touched = statistics.mean(len(torch.unique(s[0])) for s in sets)
+        routings[m] = (sets, touched)
+    rows = []
+    print(f"{'tile':<92}" + "".join(f"{'M=' + str(m):>16}" for m in ms))
+    for cfg in cands:
+        plan = dataclasses.replace(base, tuning=(MRange(1, None, cfg),))
+        pw = humming.prepare_weight(qw, layer=layer, plan=plan, device=dev)
+        row = {"config": cfg, "us": {}, "of_stream": {}}
+        for m in ms:
+            sets, touched = routings[m]
+            try:
+                us = _time([_capture(lambda s=s: MOE.moe_gemm(s[1], pw, s[0], s[2], reduce=True, check_ids=False))
+                            for s in sets])
+            except Exception as exc:  # (a candidate that cannot launch: say why, go on)
+                print(f"  {cfg}: M={m}: {type(exc).__name__}: {str(exc)[:200]}")
+                us = None
+            row["us"][m] = us
+            row["of_stream"][m] = None if us is None else us / (touched * per_expert / rate * 1e6)
+        rows.append(row)
+        label = ", ".join(f"{k}={v}" for k, v in cfg.items())
+        print(f"{label:<92}" + "".join(
+            f"{'-':>16}" if row['us'][m] is None else f"{row['us'][m]:>8.1f} ({row['of_stream'][m]:.2f}x)" for m in ms),
+            flush=True)
+        del pw
+    print("touched experts: " + ", ".join(f"M={m} {routings[m][1]:.1f}" for m in ms))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"layer": vars(a), "stream_us": stream_us, "rate": rate,
+                       "touched": {m: routings[m][1] for m in ms}, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
