@@ -503,6 +503,23 @@ def test_moe_ranges_are_timed_at_the_token_counts_of_their_share():
         assert ms[-1] == 4096 or tokens_per_expert(ms[-1] + 1, topk, e) > (hi or 10**9)
 
 
+def test_one_helper_gives_a_layers_token_counts():
+    """layer_range_token_counts: a dense layer's ranges at their first and last token counts, an MoE layer's at
+    those of its experts' share, with 8 experts per token unless told (at most the experts)."""
+    from humming.tune.autotune import (default_topk, layer_range_token_counts, moe_range_token_counts,
+                                       range_token_counts)
+
+    w4 = WeightScheme("int4", "group", 128)
+    dense = LayerSpec(4096, 4096, w4, ActivationScheme("fp16"))
+    moe, few = (LayerSpec(1536, 2048, w4, ActivationScheme("fp16"), num_experts=e) for e in (128, 4))
+    assert layer_range_token_counts(dense, 9, 16, 64) == range_token_counts(9, 16, 64) == (9, 16)
+    assert default_topk(moe) == 8 and default_topk(few) == 4
+    assert layer_range_token_counts(moe, 2, 8, 4096) == moe_range_token_counts(2, 8, 4096, 8, 128) == (1, 128)
+    assert layer_range_token_counts(moe, 2, 8, 4096, topk=2) == moe_range_token_counts(2, 8, 4096, 2, 128)
+    assert layer_range_token_counts(few, 2, 8, 64) == moe_range_token_counts(2, 8, 64, 4, 4)
+    assert layer_range_token_counts(moe, 1, 1, 4096) == ()
+
+
 def test_cli_dry_run_of_an_moe_layer(capsys):
     assert main(["tune", "--device", "H200", "--n", "1536", "--k", "2048", "--weight", "int4", "--group-size", "128",
                  "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
