@@ -449,6 +449,8 @@ def test_moe_plans(device, moe_pdl, xgather, monkeypatch):
         xgather is None), p.components["loader"]
     clear_plans()
     assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
+    # (no one-token tile: an MoE block gets two rows or more, the first range's tile serves from one)
+    assert p.tuning[0].lo == 1 and p.tuning[0].hi != 1 and p.tuning[0].config.get("stream"), p.tuning[0]
     for r in p.tuning:
         assert not (r.config.get("tma") or r.config.get("sk") or r.config.get("cluster", 1) != 1), r
     spec = p.kernel(1)
@@ -605,7 +607,9 @@ def test_gathering_moe_kernels_compile_without_loop_spills(tmp_path, xgather, ta
             continue
         r = G.recipe_from_plan(p, hw)
         assert r.xgather, (target_device, scheme.describe())
-        for _, _, tile in G.ranges_from_plan(p, r, int(hw.max_smem_per_block), G.plan_kp(p, r))[1:]:  # (MoE: M >= 2)
+        ranges = G.ranges_from_plan(p, r, int(hw.max_smem_per_block), G.plan_kp(p, r))
+        assert ranges[0][1] != 1, ranges  # (no one-token tile: MoE blocks get two rows or more)
+        for _, _, tile in ranges:
             pairs[G.kernel_spec(r, tile)] = G.kernel_spec(replace(r, xgather=False), tile)
     assert len(pairs) >= 4
     rt.warmup(list(pairs) + list(pairs.values()), executor="thread")

@@ -524,9 +524,9 @@ def test_cli_dry_run_of_an_moe_layer(capsys):
     assert main(["tune", "--device", "H200", "--n", "1536", "--k", "2048", "--weight", "int4", "--group-size", "128",
                  "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "MoE x128" in text and "M 2-8 per expert at M 1, 128" in text and "M 1-1" not in text
+    assert "MoE x128" in text and "M 1-8 per expert at M 1, 128" in text and "M 1-1" not in text
     # (the decode ring: the heuristics' for one expert's 1536 rows, and the rings of eight and of every expert's)
-    ring = text.split("M 2-8 per expert")[1].split("M 9-")[0]
+    ring = text.split("M 1-8 per expert")[1].split("M 9-")[0]
     assert ring.count("stream=4") >= 2 and "bn=32" in ring and "bn=64" in ring
 
 

@@ -947,6 +947,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             out[-1] = MRange(out[-1].lo, hi, cfg)
         else:
             out.append(MRange(lo, hi, cfg))
+    if layer.is_moe and len(out) > 1 and out[0].hi == 1:  # (an MoE block gets at least two rows,
+        # humming.ops.moe.tokens_per_expert: the next range's tile serves from one, no one-token tile is planned)
+        out[:2] = [MRange(1, out[1].hi, out[1].config)]
     return out
 
 
@@ -1430,7 +1433,8 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
         for active in dict.fromkeys((min(8, layer.num_experts), layer.num_experts)):
             for rr in _tuning_of(layer.replace(n=layer.n * active, num_experts=0), caps, compute):
                 ring = tile_from_config(rr.config)
-                if rr.lo <= r.lo and (rr.hi is None or r.lo <= rr.hi) and rr.hi != 1 and ring and ring.stream:
+                at = max(r.lo, 2)  # (MoE's first range starts at one row, its blocks get two or more)
+                if rr.lo <= at and (rr.hi is None or at <= rr.hi) and rr.hi != 1 and ring and ring.stream:
                     out.append({**dict(rr.config), "split_k": base.get("split_k", 1)})
     seen, keep = set(), []
     for cfg in out:
