@@ -14,8 +14,8 @@ which :func:`humming.plan` takes it for this layer on this device.
 MoE layers (``num_experts``) are tuned the same way through :func:`humming.moe_gemm`: their M ranges count the
 rows one expert gets (``tokens_per_expert``), so each range is timed at the token counts whose share per expert is
 its first and last (``moe_range_token_counts``), with ``topk`` experts per token routed at random (every expert
-its own weights, each its own act-order permutation); the one-token range, which MoE calls never run, is left as
-it is. The weight copies that overflow the L2 count the bytes of the experts a call touches.
+its own weights, each its own act-order permutation). MoE plans have no one-token range (a block gets two rows
+or more); a database entry's one-token range, from an older version, is left as it is. The weight copies that overflow the L2 count the bytes of the experts a call touches.
 """
 from __future__ import annotations
 
@@ -98,8 +98,8 @@ def layer_range_token_counts(layer, lo: int, hi: Optional[int], max_m: int, topk
 def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int) -> tuple:
     """The token counts an MoE layer's range of ``lo``..``hi`` rows per expert is timed at: the fewest tokens whose
     share per expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), falls in the range, and the most
-    (at most ``max_m``): e.g. one token and ``8 E / topk`` for the range of 2-8 rows. () where the range lies past
-    ``max_m`` tokens' share or is the one-token range (MoE calls never run it)."""
+    (at most ``max_m``): e.g. one token and ``8 E / topk`` for the range of 1-8 rows. () where the range lies past
+    ``max_m`` tokens' share or is a one-token range (MoE calls never run one; MoE plans have none)."""
     from ..ops.moe import tokens_per_expert
 
     def share(m):
