@@ -28,7 +28,7 @@ from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 from humming_nvidia import gemm_mma_sync as G
 
 GRAPHS = 8
-RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
+RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 4), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
 
 
 def _time(graphs, reps: int = 20, rounds: int = 5) -> float:

@@ -109,6 +109,18 @@ BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: replaced, fit once: its launches split for two per SM ran 1.7 waves; H200, M=1, traced with
 #: PDL: 14336x4096 12.9 -> 10.2 us)
 DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
+#: MoE decode of 4-bit integer codes on Hopper, layers of at least MOE_MANY_EXPERTS experts (1-8 rows per expert):
+#: the lean register ring, 128 rows per CTA, one warp along K. The heuristics' dense ring is shaped for one
+#: expert's rows, but a decode call touches tens of experts (Qwen3-30B-A3B, 128 top-8: 8 at one token, 29 at 4,
+#: 83 at 16, 125 at 64), so the CTAs are many and each stages activations as it reads weights. H100, int4 g128
+#: fp16, the whole call (route, GEMM, combine), graph replay, us, M = 1 / 4 / 16 / 64 tokens (scripts/
+#: gpu_moe_tiles.py, fifty-first session): gate/up 1536x2048, 8x32 BK 256 (DECODE_INT4_LONG_K, the plan
+#: before) 19.4 / 39.1 / 89.2 / 130.6, this 18.8 / 34.3 / 66.7 / 96.5, 8x64 BK 128 (DECODE_INT4_WIDE) 16.9 /
+#: 33.2 / 74.1 / 106.2, the 16-token warpgroup tile 25.2 / 36.1 / 71.6 / 99.3; down 2048x768, 15.5 / 33.6 /
+#: 80.9 / 119.2 before, this 15.3 / 22.9 / 45.4 / 65.2, 8x64 12.8 / 25.9 / 56.6 / 81.8. (A range cannot tell one
+#: token from 64: both give each expert 2-8 rows. This one is faster than the tile before at every M.)
+MOE_DECODE_INT4 = Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)
+MOE_MANY_EXPERTS = 32
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,
@@ -940,6 +952,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         fitted = byte_depth(fitted, recipe, smem)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
+        if (layer.is_moe and wg and fitted.stream and lo <= RING_DECODE_MAX and layer.num_experts >= MOE_MANY_EXPERTS
+                and recipe.bits == 4 and raw_codes(recipe) and not recipe.op8):
+            fitted = fit_tile(MOE_DECODE_INT4, recipe, smem, kp)  # (decode touching tens of experts)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
