@@ -1270,6 +1270,13 @@ PY
            rc=$((rc | PIPESTATUS[0]))
            HUMMING_MOE_XGATHER=1 timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 \
              --json "$OUT/s50a-parts-qwen3.json" 2>&1 | tail -4 ;;
+    s51c)  # (fifty-first session) the MoE decode ring of many experts (MOE_DECODE_INT4, 8 x 128, one warp along K),
+           # planned after s51a measured it: the MoE tests against the reference (64 experts top-8 among them) and the
+           # MLP; then the call timed with it and the two rings before
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py -k "against or mlp_kernels" \
+             2>&1 | tee "$OUT/s51c_moe.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           timeout 60 python3 scripts/gpu_moe_tiles.py --n 1536 --k 2048 --m 1,16,64 --limit 3 \
+             --json "$OUT/s51c-gateup.json" 2>&1 | tail -6 ;;
     s51)   # (fifty-first session, one call) the K-shard group-activation test and the MoE bf16 cases (from s48c), with
            # HUMMING_MOE_XGATHER on by default now; then s51a's gate/up half
            timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_k_shards.py 2>&1 \
