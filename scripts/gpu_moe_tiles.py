@@ -9,6 +9,7 @@ check_tuning first. Prints a table (us, and the fraction of the touched experts'
 rate) and writes JSON (--json).
 
     python3 scripts/gpu_moe_tiles.py --experts 128 --topk 8 --n 1536 --k 2048 --m 1,4,16,64 --json out.json
+    python3 scripts/gpu_moe_tiles.py --only 64x2,128x1 --check ...   (two rings, BN x WK, each checked too)
 """
 from __future__ import annotations
 
@@ -94,6 +95,10 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=2048)
     ap.add_argument("--m", default="1,4,16,64")
     ap.add_argument("--limit", type=int, default=14, help="at most this many candidates")
+    ap.add_argument("--only", help="keep only these candidates, BNxWK comma-separated (e.g. 64x2,128x1)")
+    ap.add_argument("--check", action="store_true",
+                    help="also check each candidate's result against humming.reference.moe_gemm (first routing per M; "
+                         "the largest error over the largest reference value, which must stay under 2^-6)")
     ap.add_argument("--json")
     a = ap.parse_args()
     dev = torch.device("cuda")
@@ -107,7 +112,11 @@ def main() -> None:
     _, caps, _ = resolve_device(dev.index or 0)
     ms = [int(v) for v in a.m.split(",")]
     tile_ms = [MOE.tokens_per_expert(m, a.topk, a.experts) for m in ms]
-    cands = candidates(base, caps, layer, tile_ms)[:a.limit]
+    cands = candidates(base, caps, layer, tile_ms)
+    if a.only:
+        keep = set(a.only.split(","))
+        cands = [c for c in cands if f"{c['bn']}x{c['wk']}" in keep]
+    cands = cands[:a.limit]
     per_expert = (a.n * a.k // 2) + (a.n * a.k // 128) * 2  # (codes and fp16 group scales)
     # the stream rate over this many bytes (a read-only sum over a buffer as large as the experts)
     buf = torch.empty(per_expert * a.experts // 4, dtype=torch.float32, device=dev).uniform_()
@@ -124,17 +133,25 @@ def main() -> None:
             sets.append((ids, x, wts))
         touched = statistics.mean(len(torch.unique(s[0])) for s in sets)
         routings[m] = (sets, touched)
-    rows = []
+    rows, failed = [], []
     print(f"{'tile':<92}" + "".join(f"{'M=' + str(m):>16}" for m in ms))
     for cfg in cands:
         plan = dataclasses.replace(base, tuning=(MRange(1, None, cfg),))
         pw = humming.prepare_weight(qw, layer=layer, plan=plan, device=dev)
-        row = {"config": cfg, "us": {}, "of_stream": {}}
+        row = {"config": cfg, "us": {}, "of_stream": {}, "error": {}}
         for m in ms:
             sets, touched = routings[m]
+            if a.check:  # (a garbage layout or a missed block errs by O(1) of the largest value; rounding by 2^-10)
+                ids, x, wts = sets[0]
+                y = MOE.moe_gemm(x, pw, ids, wts, reduce=True).float()
+                ref = R.moe_gemm(x.float(), qw, ids, wts, reduce=True)
+                err = float((y - ref).abs().max() / ref.abs().max()) if not torch.isnan(y).any() else float("nan")
+                row["error"][m] = err
+                if not err <= 2.0 ** -6:
+                    failed.append((cfg, m, err))
             try:
-                us = _time([_capture(lambda s=s: MOE.moe_gemm(s[1], pw, s[0], s[2], reduce=True, check_ids=False))
-                            for s in sets])
+                us = _time([_capture(lambda s=s, pw=pw: MOE.moe_gemm(s[1], pw, s[0], s[2], reduce=True,
+                                                                     check_ids=False)) for s in sets])
             except Exception as exc:  # (a candidate that cannot launch: say why, go on)
                 print(f"  {cfg}: M={m}: {type(exc).__name__}: {str(exc)[:200]}")
                 us = None
@@ -147,10 +164,16 @@ def main() -> None:
             flush=True)
         del pw
     print("touched experts: " + ", ".join(f"M={m} {routings[m][1]:.1f}" for m in ms))
+    if a.check:
+        worst = max((e for r in rows for e in r["error"].values()), default=0.0)
+        print(f"checked against the reference: worst error {worst:.2e} of the largest value; "
+              + (f"FAILED {len(failed)}: {failed}" if failed else "all within 2^-6"))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"layer": vars(a), "stream_us": stream_us, "rate": rate,
-                       "touched": {m: routings[m][1] for m in ms}, "rows": rows}, f, indent=1)
+                       "touched": {m: routings[m][1] for m in ms}, "rows": rows, "failed": failed}, f, indent=1)
+    if failed:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

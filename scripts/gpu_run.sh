@@ -1270,13 +1270,17 @@ PY
            rc=$((rc | PIPESTATUS[0]))
            HUMMING_MOE_XGATHER=1 timeout 60 python3 scripts/gpu_moe_parts.py --m 1,16,256 \
              --json "$OUT/s50a-parts-qwen3.json" 2>&1 | tail -4 ;;
-    s51c)  # (fifty-first session) the MoE decode ring of many experts (MOE_DECODE_INT4, 8 x 128, one warp along K),
-           # planned after s51a measured it: the MoE tests against the reference (64 experts top-8 among them) and the
-           # MLP; then the call timed with it and the two rings before
+    s51c)  # (fifty-first session) the MoE decode ring of many experts now planned (MOE_DECODE_INT4: DECODE_INT4_WIDE's
+           # 8 x 64 ring, s51a's measurements): the MoE tests against the reference (64 experts top-8 among them) and
+           # the MLP; then the 8 x 128 ring of one warp along K that s51a found faster still from 4 tokens, never
+           # checked on a GPU (no plan runs an int4 ring of one warp along K), checked against the reference and
+           # timed beside the planned ring and the one before, gate/up and down
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py -k "against or mlp_kernels" \
              2>&1 | tee "$OUT/s51c_moe.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
-           timeout 60 python3 scripts/gpu_moe_tiles.py --n 1536 --k 2048 --m 1,16,64 --limit 3 \
-             --json "$OUT/s51c-gateup.json" 2>&1 | tail -6 ;;
+           for nk in 1536x2048 2048x768; do
+             timeout 90 python3 scripts/gpu_moe_tiles.py --n ${nk%x*} --k ${nk#*x} --m 1,4,16,64 --check \
+               --only 64x2,32x4,128x1 --json "$OUT/s51c-$nk.json" 2>&1 | tail -6; rc=$((rc | PIPESTATUS[0]))
+           done ;;
     s51)   # (fifty-first session, one call) the K-shard group-activation test and the MoE bf16 cases (from s48c), with
            # HUMMING_MOE_XGATHER on by default now; then s51a's gate/up half
            timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_k_shards.py 2>&1 \

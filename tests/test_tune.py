@@ -525,10 +525,10 @@ def test_cli_dry_run_of_an_moe_layer(capsys):
                  "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "MoE x128" in text and "M 1-8 per expert at M 1, 128" in text and "M 1-1" not in text
-    # (the decode ring: the heuristics' for many experts (MOE_DECODE_INT4, 128 rows), and the rings dense layers of
-    # eight and of every expert's rows would run)
+    # (the decode ring: the heuristics' for many experts (MOE_DECODE_INT4, 64 rows) first, and the rings dense
+    # layers of one expert's, eight and every expert's rows would run: one expert's 32 rows among them)
     ring = text.split("M 1-8 per expert")[1].split("M 9-")[0]
-    assert ring.count("stream=4") >= 2 and ring.split("\n")[0].count("bn=128") == 1 and "bn=64" in ring
+    assert ring.count("stream=4") >= 2 and "bn=64, bk=128" in ring.split("\n")[0] and "bn=32" in ring
 
 
 def test_the_moe_tuning_loop_on_a_simulated_gpu(db, monkeypatch):

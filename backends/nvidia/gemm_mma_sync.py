@@ -110,16 +110,17 @@ BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: PDL: 14336x4096 12.9 -> 10.2 us)
 DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
 #: MoE decode of 4-bit integer codes on Hopper, layers of at least MOE_MANY_EXPERTS experts (1-8 rows per expert):
-#: the lean register ring, 128 rows per CTA, one warp along K. The heuristics' dense ring is shaped for one
-#: expert's rows, but a decode call touches tens of experts (Qwen3-30B-A3B, 128 top-8: 8 at one token, 29 at 4,
-#: 83 at 16, 125 at 64), so the CTAs are many and each stages activations as it reads weights. H100, int4 g128
-#: fp16, the whole call (route, GEMM, combine), graph replay, us, M = 1 / 4 / 16 / 64 tokens (scripts/
-#: gpu_moe_tiles.py, fifty-first session): gate/up 1536x2048, 8x32 BK 256 (DECODE_INT4_LONG_K, the plan
-#: before) 19.4 / 39.1 / 89.2 / 130.6, this 18.8 / 34.3 / 66.7 / 96.5, 8x64 BK 128 (DECODE_INT4_WIDE) 16.9 /
-#: 33.2 / 74.1 / 106.2, the 16-token warpgroup tile 25.2 / 36.1 / 71.6 / 99.3; down 2048x768, 15.5 / 33.6 /
-#: 80.9 / 119.2 before, this 15.3 / 22.9 / 45.4 / 65.2, 8x64 12.8 / 25.9 / 56.6 / 81.8. (A range cannot tell one
-#: token from 64: both give each expert 2-8 rows. This one is faster than the tile before at every M.)
-MOE_DECODE_INT4 = Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)
+#: DECODE_INT4_WIDE's ring, 64 rows per CTA. The heuristics' dense ring is shaped for one expert's rows, but a
+#: decode call touches tens of experts (Qwen3-30B-A3B, 128 top-8: 8 at one token, 29 at 4, 83 at 16, 125 at 64),
+#: so its CTAs are many and each stages activations as it reads weights. H100, int4 g128 fp16, the whole call
+#: (route, GEMM, combine), graph replay, us, M = 1 / 4 / 16 / 64 tokens (scripts/gpu_moe_tiles.py, fifty-first
+#: session): gate/up 1536x2048, 8x32 BK 256 (DECODE_INT4_LONG_K, the plan before) 19.4 / 39.1 / 89.2 / 130.6,
+#: this 16.9 / 33.2 / 74.1 / 106.2; down 2048x768, 15.5 / 33.6 / 80.9 / 119.2 before, this 12.8 / 25.9 / 56.6 /
+#: 81.8 (a range cannot tell one token from 64: both give each expert 2-8 rows; this is faster at every M). An
+#: 8x128 ring with one warp along K (Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)) was faster still from
+#: 4 tokens (gate/up 18.8 / 34.3 / 66.7 / 96.5, down 15.3 / 22.9 / 45.4 / 65.2), but no plan runs an int4 ring of
+#: one warp along K, so its results have not been checked on a GPU: gpu_run.sh s51c checks and times it.
+MOE_DECODE_INT4 = DECODE_INT4_WIDE
 MOE_MANY_EXPERTS = 32
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
@@ -1422,7 +1423,7 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     own first: other K-slice caps (TUNE_SPLITS) on the cp.async and warpgroup tiles, and the neighbouring
     ranges' tiles where they are of the same kind (both rings, or both warpgroup tiles, or neither), a
     ring serves every token of the range, and the neighbour is not a one-token range; for an MoE layer's rings,
-    the rings dense layers of eight experts' rows and of every expert's would run. Only tiles the planner itself makes for this layer, so every
+    the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the planner itself makes for this layer, so every
     candidate is a kernel the GPU tests cover; each passes :func:`check_tuning`."""
     from humming.planner.family import MRange
 
@@ -1443,9 +1444,9 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
             continue
         out.append(cfg)
     if layer.is_moe and tile.stream:  # (MoE decode: the rings that dense layers of the experts' rows would run at
-        # these tokens -- eight experts' (one token's, top-8) and every expert's -- shaped for that many rows where
-        # the heuristics shape the ring for one expert's)
-        for active in dict.fromkeys((min(8, layer.num_experts), layer.num_experts)):
+        # these tokens -- one expert's, eight experts' (one token's, top-8) and every expert's -- shaped for that
+        # many rows)
+        for active in dict.fromkeys((1, min(8, layer.num_experts), layer.num_experts)):
             for rr in _tuning_of(layer.replace(n=layer.n * active, num_experts=0), caps, compute):
                 ring = tile_from_config(rr.config)
                 at = max(r.lo, 2)  # (MoE's first range starts at one row, its blocks get two or more)
