@@ -1423,8 +1423,9 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     own first: other K-slice caps (TUNE_SPLITS) on the cp.async and warpgroup tiles, and the neighbouring
     ranges' tiles where they are of the same kind (both rings, or both warpgroup tiles, or neither), a
     ring serves every token of the range, and the neighbour is not a one-token range; for an MoE layer's rings,
-    the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the planner itself makes for this layer, so every
-    candidate is a kernel the GPU tests cover; each passes :func:`check_tuning`."""
+    the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the
+    planner itself makes for this layer, so every candidate is a kernel the GPU tests cover; each passes
+    :func:`check_tuning`."""
     from humming.planner.family import MRange
 
     r = tuning[index]

@@ -73,7 +73,8 @@ class GemmParams(ctypes.Structure):
         ("sz_estride", ctypes.c_int64),  # bytes
         ("chan_estride", ctypes.c_int),  # floats
         ("bias_estride", ctypes.c_int),  # floats
-        # XGATHER launches: each routed row's element offset in x (padding rows -1 - o: skipped, or row o copied), or null
+        # XGATHER launches: each routed row's element offset in x (padding rows -1 - o: skipped, or row o
+        # copied), or null
         ("x_rows", ctypes.c_void_p),
         ("_align", ctypes.c_uint8 * 24),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
     ]

@@ -16,14 +16,15 @@ On a GPU, steps 1, 2 and 4 are three small kernels (``humming/kernels/moe_route.
 warp per row gathers, a thread per output column combines), so a call is four launches (five with quantized
 activations). Weights of 16-bit activations in their own columns are prepared for kernels that read each
 routed row from its token's row (``Recipe.xgather``; ``HUMMING_MOE_XGATHER=0`` turns it off): the routing writes
-the rows' offsets in x and there is no step 2, three launches. Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by
-default until measured on a GPU), so do they all: each kernel waits for the one before it before touching
-memory, and the next starts launching meanwhile. :func:`moe_route` is the same routing in torch ops (the
-CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each
-expert's pairs in token order, where the kernel's order inside an expert's run is an atomic counter's (rows
-are independent in the GEMM: the results are the same). None of them synchronizes with the host, so a CUDA
-graph captures a call. Act order (a K permutation per expert): the gather puts each block's rows in its
-expert's column order (moe_gather's PERM; the torch routing gathers by each row's expert).
+the rows' offsets in x and there is no step 2, three launches. Where the GEMM's launcher launches
+programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by default until measured on a GPU), so do they all:
+each kernel waits for the one before it before touching memory, and the next starts launching meanwhile.
+:func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or
+more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each expert's pairs in token order, where the kernel's order
+inside an expert's run is an atomic counter's (rows are independent in the GEMM: the results are the same).
+None of them synchronizes with the host, so a CUDA graph captures a call. Act order (a K permutation per
+expert): the gather puts each block's rows in its expert's column order (moe_gather's PERM; the torch routing
+gathers by each row's expert).
 
 Expert ids below zero name experts this process does not hold (expert parallelism): those pairs' rows
 are zeros. Ids of ``num_experts`` or more are an error, checked unless ``check_ids=False`` (which saves

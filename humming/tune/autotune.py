@@ -15,7 +15,8 @@ MoE layers (``num_experts``) are tuned the same way through :func:`humming.moe_g
 rows one expert gets (``tokens_per_expert``), so each range is timed at the token counts whose share per expert is
 its first and last (``moe_range_token_counts``), with ``topk`` experts per token routed at random (every expert
 its own weights, each its own act-order permutation). MoE plans have no one-token range (a block gets two rows
-or more); a database entry's one-token range, from an older version, is left as it is. The weight copies that overflow the L2 count the bytes of the experts a call touches.
+or more); a database entry's one-token range, from an older version, is left as it is. The weight copies that
+overflow the L2 count the bytes of the experts a call touches.
 """
 from __future__ import annotations
 
