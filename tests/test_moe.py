@@ -1054,3 +1054,35 @@ def test_gpt_oss_scales_keep_the_multipliers_finite(tmp_path):
         assert float(s16.max()) == 2.0 ** 125
         got = torch.unique(s16[s16 != 0] * d.out_mul / 2.0 ** 126)
         assert torch.equal(got, torch.unique(qw.expert(e).scales.double()))
+
+
+def test_the_moe_tile_script_offers_the_planned_ring_first():
+    """scripts/gpu_moe_tiles.py's candidates (what gpu_run.sh s51c checks and times on a GPU): the plan's own ring
+    first, every candidate a tuning the family accepts, the rings it compares among them, and each one's kernel
+    spec built as the launcher builds it -- so a device call does not fail before its first kernel."""
+    import importlib.util
+    import pathlib
+
+    from humming.device import get_device
+    from humming.planner.family import MRange
+    from humming.planner.planner import resolve_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gpu_moe_tiles.py"
+    spec = importlib.util.spec_from_file_location("gpu_moe_tiles", path)
+    T = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(T)
+    hw = get_device("H200")
+    _, caps, _ = resolve_device("H200")
+    layer = LayerSpec(1536, 2048, W4, FP16, num_experts=128, out_dtype="fp16")
+    base = humming.plan(layer, hw, tuning_db=False)
+    cands = T.candidates(base, caps, layer, [MOE.tokens_per_expert(m, 8, 128) for m in (1, 16, 64)])
+    assert cands[0] == dict(base.tuning[0].config) and dict(cands[0])["bn"] == 64 and cands[0]["stream"]
+    shapes = {f"{c['bn']}x{c['wk']}" for c in cands if c.get("stream")}
+    assert {"64x2", "32x4", "128x1"} <= shapes, shapes
+    for cfg in cands:
+        assert not G.check_tuning(layer, caps, base.compute, [MRange(1, None, cfg)]), cfg
+        p = replace(base, tuning=(MRange(1, None, cfg),))
+        r = G.recipe_from_plan(p, hw)
+        (_, _, tile), = G.ranges_from_plan(p, r, int(hw.max_smem_per_block), G.plan_kp(p, r))
+        assert G.kernel_spec(r, tile).name
