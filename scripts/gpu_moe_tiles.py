@@ -28,34 +28,9 @@ from humming.planner.planner import resolve_device
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 from humming_nvidia import gemm_mma_sync as G
 
-GRAPHS = 8
+from gpu_moe_parts import GRAPHS, _capture, _time  # (scripts/: graphs captured and replayed round-robin)
+
 RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 4), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
-
-
-def _time(graphs, reps: int = 20, rounds: int = 5) -> float:
-    out = []
-    for _ in range(rounds):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(reps):
-            for g in graphs:
-                g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) * 1e3 / (reps * len(graphs)))
-    return statistics.median(out)
-
-
-def _capture(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
 
 
 def candidates(plan, caps, layer, tile_ms) -> list[dict]:

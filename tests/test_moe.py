@@ -1056,7 +1056,7 @@ def test_gpt_oss_scales_keep_the_multipliers_finite(tmp_path):
         assert torch.equal(got, torch.unique(qw.expert(e).scales.double()))
 
 
-def test_the_moe_tile_script_offers_the_planned_ring_first():
+def test_the_moe_tile_script_offers_the_planned_ring_first(monkeypatch):
     """scripts/gpu_moe_tiles.py's candidates (what gpu_run.sh s51c checks and times on a GPU): the plan's own ring
     first, every candidate a tuning the family accepts, the rings it compares among them, and each one's kernel
     spec built as the launcher builds it -- so a device call does not fail before its first kernel."""
@@ -1068,8 +1068,9 @@ def test_the_moe_tile_script_offers_the_planned_ring_first():
     from humming.planner.planner import resolve_device
     from humming_nvidia import gemm_mma_sync as G
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gpu_moe_tiles.py"
-    spec = importlib.util.spec_from_file_location("gpu_moe_tiles", path)
+    scripts = pathlib.Path(__file__).resolve().parents[1] / "scripts"
+    monkeypatch.syspath_prepend(str(scripts))  # (as when run: it imports gpu_moe_parts' timing)
+    spec = importlib.util.spec_from_file_location("gpu_moe_tiles", scripts / "gpu_moe_tiles.py")
     T = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(T)
     hw = get_device("H200")
