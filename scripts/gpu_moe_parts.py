@@ -1,5 +1,7 @@
 """Where an MoE call's time goes on the GPU: the whole `moe_gemm` and each of its launches alone (routing,
-gather, routed GEMM, combine), each captured in CUDA graphs and replayed, median of rounds.
+gather, routed GEMM, combine), each captured in CUDA graphs and replayed, median of rounds. Where the call can
+route directly (few pairs), the whole call with the routing kernel (`moe_gemm`) and without it (`direct`, and
+`direct_ids64` with int64 ids: one conversion launch more).
 
 Weights cold as far as the shape allows: GRAPHS graphs per stage, each with its own random routing (so other
 experts' weights), replayed round-robin. Prints a table and writes JSON (--json).
@@ -49,6 +51,17 @@ def _capture(fn):
     return g
 
 
+def _direct(on: bool, fn):
+    """fn with humming.ops.moe's direct routing on or off while it runs (and while a graph captures it)."""
+    def run():
+        was, MOE.DIRECT_ROUTE = MOE.DIRECT_ROUTE, on
+        try:
+            fn()
+        finally:
+            MOE.DIRECT_ROUTE = was
+    return run
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--experts", type=int, default=128)
@@ -84,8 +97,15 @@ def main() -> None:
             "route": lambda s: (lambda: MOE._route_kernel(s[0], a.experts, bm)),
             "gather": lambda s: (lambda: MOE._gather(s[1], s[3].src, s[3].num_rows, a.topk)),
             "gemm": lambda s: (lambda: MOE._routed_gemm(s[4], pw, s[3].expert_ids, tile_m, None)),
-            "combine": lambda s: (lambda: MOE._combine(s[5], s[3].rows, s[3].num_rows, m, a.topk, s[2], True)),
+            "combine": lambda s: (lambda: MOE._combine(s[5], s[3], m, a.topk, s[2], True)),
         }
+        if m * a.topk * MOE.DIRECT_SHARE <= a.experts:  # (the whole call routed directly, int32 and int64 ids)
+            stages["direct"] = lambda s: _direct(True, lambda: MOE.moe_gemm(s[1], pw, s[0], s[2], reduce=True,
+                                                                            check_ids=False))
+            stages["direct_ids64"] = lambda s, i64={}: _direct(True, lambda: MOE.moe_gemm(
+                s[1], pw, i64.setdefault(id(s), s[0].long()), s[2], reduce=True, check_ids=False))
+            stages["moe_gemm"] = lambda s: _direct(False, lambda: MOE.moe_gemm(s[1], pw, s[0], s[2], reduce=True,
+                                                                              check_ids=False))
         if pw.packed.recipe.xgather:  # (HUMMING_MOE_XGATHER=1: the GEMM reading the rows from x, its routing's XOFF)
             stages["route_xoff"] = lambda s: (lambda: MOE._route_kernel(s[0], a.experts, bm, xoff=(a.topk, a.k)))
             xoffs = {id(s): MOE._route_kernel(s[0], a.experts, bm, xoff=(a.topk, a.k)) for s in sets}

@@ -138,7 +138,7 @@ class EmulatedLauncher:
         assert y.shape[0] >= rows and bias is None
         self.calls.append((rows, tile_m, bm))
         for b, e in enumerate(expert_ids.tolist()):
-            if e >= 0:
+            if 0 <= e < self.qw.num_experts:  # (as the kernel's entry: other ids' blocks return at once)
                 xb = x[b * bm:(b + 1) * bm]
                 if self.perm is not None:  # (kernel column j holds the layer's column perm[e, j]; K: a zero)
                     cols = self.perm[e].long()
@@ -663,6 +663,67 @@ def test_routed_rows_read_from_the_tokens_rows_around_an_emulated_kernel(xgather
                              x_rows=offsets)
 
 
+def _combined(ys, route, topk_weights=None, reduce=False):
+    """moe_combine emulated: each pair's row of ys at route.rows, zeros for a pair of an absent expert (past the
+    rows, or with direct routing an id outside [0, E)), weighted and summed in fp32 as asked."""
+    if route.direct:
+        held = (route.expert_ids >= 0) & (route.expert_ids < route.experts)
+    else:
+        held = route.rows < route.num_rows
+    y = torch.where(held[:, None], ys[route.rows.clamp(max=ys.shape[0] - 1)].float(), 0.0)
+    m, topk = topk_weights.shape if topk_weights is not None else (route.rows.numel(), 1)
+    y = y.view(m, topk, -1)
+    if topk_weights is not None:
+        y = y * topk_weights.float()[..., None]
+    return y.sum(1) if reduce else y
+
+
+@pytest.mark.parametrize("m,e,topk,absent", [(1, 8, 2, 0.0), (2, 64, 8, 0.3), (4, 128, 8, 0.0), (1, 16, 4, 0.5)])
+def test_direct_routing_around_an_emulated_kernel(m, e, topk, absent, poisoned, monkeypatch):
+    """Calls of at most E / 4 pairs route directly (no routing kernel): block b of rows is pair b's, its expert the
+    caller's id, its first row the pair's (an offset in x, XOFF's, or its pair for the gather) and the others
+    padding; the combine reads pair b at row b x BM and zeros for ids outside [0, E) (held elsewhere, or past E
+    unchecked). Through the emulated GEMM: reference.moe_gemm's rows, for [M, K] and [M, topk, K] inputs, int32
+    and int64 ids. More pairs, act order, or HUMMING_MOE_DIRECT=0: the routing kernel."""
+    gen = torch.Generator().manual_seed(31 * m + e)
+    n, k = 40, 256
+    qw = _weight(W4, e, n, k, gen, bias=True)
+    pw = cpu_prepared(qw)
+    ids = _ids(m, e, topk, gen, absent)
+    ids[-1, -1] = e + 5  # (an id past E, as an unchecked call may get: a pair of an absent expert)
+    held = ids.masked_fill(ids >= e, -1)
+    wts = torch.rand(m, topk, generator=gen)
+    tile_m = MOE.tokens_per_expert(m, topk, e)
+    bm = pw.launcher.tile_for(tile_m).bm
+    for x in (torch.randn(m, k, generator=gen).half(), torch.randn(m, topk, k, generator=gen).half()):
+        x2, div = x.reshape(-1, k), topk if x.dim() == 2 else 1
+        ref = R.moe_gemm(x.float(), qw, held)
+        for dt in (torch.int32, torch.int64):
+            route = MOE._direct_route(ids.to(dt), pw, bm, xoff=(div, x2.stride(0)))
+            assert route.direct and route.blocks == m * topk and route.expert_ids.dtype == torch.int32
+            assert torch.equal(route.expert_ids, ids.reshape(-1).to(torch.int32))
+            ys = MOE._routed_gemm(x2, pw, route.expert_ids, tile_m, None, x_rows=route.src)
+            got = _combined(ys, route, wts)
+            assert torch.allclose(got, ref * wts[..., None], rtol=2 ** -9, atol=1e-5)
+            assert bool((got[held < 0] == 0).all())
+            summed = _combined(ys, route, wts, reduce=True)
+            tol = 2 ** -10 * (ref.abs() * wts[..., None]).sum(1) + 1e-5  # (each row rounded to fp16 once)
+            assert bool(((summed - (ref * wts[..., None]).sum(1)).abs() <= tol).all())
+        plain = MOE._direct_route(ids, pw, bm)  # (the gather's tables: each block's first row its pair)
+        assert torch.equal(plain.src.view(-1, bm)[:, 0], torch.arange(m * topk, dtype=torch.int32))
+        assert bool((plain.src.view(-1, bm)[:, 1:] == -1).all())
+        xs = torch.zeros(plain.num_rows, k, dtype=x.dtype)
+        live = plain.src >= 0
+        xs[live] = x2[plain.src[live].long() // div]
+        ys = MOE._routed_gemm(xs, pw, plain.expert_ids, tile_m, None)
+        assert torch.allclose(_combined(ys, plain, wts), ref * wts[..., None], rtol=2 ** -9, atol=1e-5)
+    many = _ids(max(2, e // topk), e, topk, gen)  # (more than E / 4 pairs)
+    assert MOE._direct_route(many, pw, bm) is None
+    assert MOE._direct_route(_ids(1, 8, 2, gen), cpu_prepared(_weight(AO, 8, 40, 256, gen)), 8) is None
+    monkeypatch.setattr(MOE, "DIRECT_ROUTE", False)
+    assert MOE._direct_route(ids, pw, bm) is None
+
+
 def test_moe_and_dense_params_share_one_struct():
     import ctypes
 
@@ -940,6 +1001,66 @@ def test_moe_gemm_weighting_sum_and_graph_capture(poisoned):
         torch.cuda.synchronize()
         ref = R.moe_gemm(x.float(), qw, ids, wts, reduce=True)
         assert torch.allclose(out.float(), ref, rtol=2 ** -8, atol=2e-2), float((out.float() - ref).abs().max())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scheme,act", [(W4, FP16), (WeightScheme("uint4", "group", 64, zero_point="int"), BF16),
+                                        (W4, ActivationScheme("int8", "dynamic_token"))], ids=["int4", "uint4-zp", "w4a8"])
+def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, monkeypatch, poisoned):
+    """Few pairs (at most E / 4) route directly: no routing kernel, block b pair b's, its expert the caller's id.
+    The same results as the routing kernel's (the rows a block computes do not depend on its other rows), bit for
+    bit: [M, K] and [M, topk, K] inputs, int32 and int64 ids, experts held elsewhere (-1) and an id past E
+    (unchecked: both give zeros), reduced and weighted (test_moe_mlp_kernels' one token routes directly too). A
+    CUDA graph captures a direct call whose tables an earlier call made and replays it for new ids; a capture of a
+    pair count whose tables are not made routes by kernel."""
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(12)
+    e, topk, n, k = 128, 8, 264, 1024
+    out = "bf16" if act.fmt == "bf16" else "fp16"
+    qw = _weight(scheme, e, n, k, gen, bias=True).to(dev)
+    pw = humming.prepare_weight(qw, layer=LayerSpec(n, k, scheme, act, num_experts=e, out_dtype=out, bias=True),
+                                device=dev)
+    xdt = torch.bfloat16 if out == "bf16" else torch.float16
+    calls = []
+    real = MOE._route_kernel
+    monkeypatch.setattr(MOE, "_route_kernel", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
+    for m in (1, 3, 4):
+        ids = _ids(m, e, topk, gen, 0.2).to(dev)
+        ids[-1, 0] = e + 7
+        wts = torch.rand(m, topk, generator=gen).to(dev)
+        for x in (torch.randn(m, k, generator=gen).to(dev, xdt), torch.randn(m, topk, k, generator=gen).to(dev, xdt)):
+            for dt in (torch.int32, torch.int64):
+                for w, red in ((None, False), (wts, False), (wts, True)):
+                    monkeypatch.setattr(MOE, "DIRECT_ROUTE", True)
+                    calls.clear()
+                    a = MOE.moe_gemm(x, pw, ids.to(dt), w, reduce=red, check_ids=False)
+                    assert not calls, "direct routing launched the routing kernel"
+                    monkeypatch.setattr(MOE, "DIRECT_ROUTE", False)
+                    b = MOE.moe_gemm(x, pw, ids.to(dt), w, reduce=red, check_ids=False)
+                    assert calls and a.shape == b.shape and not torch.isnan(a).any()
+                    assert torch.equal(a, b), (m, float((a.float() - b.float()).abs().max()))
+                    if not red:
+                        assert bool((a[(ids < 0) | (ids >= e)] == 0).all())
+    monkeypatch.setattr(MOE, "DIRECT_ROUTE", True)
+    for m, tables in ((2, True), (3, False)):
+        x = torch.randn(m, k, generator=gen).to(dev, xdt)
+        ids = _ids(m, e, topk, gen).to(dev)
+        wts = torch.rand(m, topk, generator=gen).to(dev)
+        MOE.moe_gemm(x, pw, ids, wts, reduce=True)  # (warm: compiled, workspace allocated, the tables made)
+        if not tables:
+            MOE._direct_cache.clear()
+        g = torch.cuda.CUDAGraph()
+        calls.clear()
+        with torch.cuda.graph(g):
+            got = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+        assert bool(calls) != tables  # (no tables: the capture routes by kernel, and makes none)
+        assert tables == any(key[1] == m * topk for key in MOE._direct_cache)
+        for seed in range(3):
+            ids.copy_(_ids(m, e, topk, torch.Generator().manual_seed(200 + seed)).to(dev))
+            g.replay()
+            want = MOE.moe_gemm(x, pw, ids, wts, reduce=True)
+            torch.cuda.synchronize()
+            assert torch.equal(got, want), (m, seed)
 
 
 @pytest.mark.gpu

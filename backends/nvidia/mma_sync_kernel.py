@@ -76,7 +76,8 @@ class GemmParams(ctypes.Structure):
         # XGATHER launches: each routed row's element offset in x (padding rows -1 - o: skipped, or row o
         # copied), or null
         ("x_rows", ctypes.c_void_p),
-        ("_align", ctypes.c_uint8 * 24),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
+        ("experts", ctypes.c_int),  # MoE: E (a block's expert outside [0, E) returns at once)
+        ("_align", ctypes.c_uint8 * 20),  # (the struct is a multiple of TensorMap's 64-byte alignment: 320 bytes)
     ]
 
 

@@ -187,6 +187,7 @@ class Launcher:
             p.out_mul = pw.out_mul
             if pw.experts:  # (MoE: each call sets expert_ids, the routing's)
                 p.w_estride, p.sz_estride, p.chan_estride, p.bias_estride = pw.estrides
+                p.experts = pw.experts
             lp = kern.plan(p, grid=(1, 1, 1))
             self._plans[tile] = lp
             if self.pdl and (tile.stream or (tile.wgmma and not tile.tma)):

@@ -59,6 +59,13 @@ ROUTE_KERNELS = os.environ.get("HUMMING_MOE_ROUTE", "kernels").lower() != "torch
 #: The most experts the routing kernel takes (its shared memory holds two ints per expert); more route in torch.
 ROUTE_MAX_EXPERTS = 4096
 ROUTE_THREADS, GATHER_THREADS, COMBINE_THREADS = 1024, 256, 256
+#: Direct routing (``HUMMING_MOE_DIRECT=0`` turns it off): a GPU call of at most E / DIRECT_SHARE pairs (decode:
+#: few tokens, experts rarely shared) launches no routing kernel. Block b of rows is pair b's, its expert the
+#: caller's id (the GEMM and the combine skip ids outside [0, E)), its first row the pair's and the others
+#: padding: row tables fixed by the pair count, made once (_direct_tables). An expert two pairs share is read
+#: twice (E / 4 pairs: about 1.13 blocks per touched expert, the rereads mostly from L2).
+DIRECT_ROUTE = os.environ.get("HUMMING_MOE_DIRECT", "1").lower() not in ("0", "off", "false", "no")
+DIRECT_SHARE = 4
 
 
 class MoeRouteParams(ctypes.Structure):
@@ -90,7 +97,7 @@ class MoeCombineParams(ctypes.Structure):
 
     _fields_ = [("ys", ctypes.c_void_p), ("rows", ctypes.c_void_p), ("w", ctypes.c_void_p), ("y", ctypes.c_void_p),
                 ("m", ctypes.c_int), ("topk", ctypes.c_int), ("n", ctypes.c_int), ("ldy", ctypes.c_int),
-                ("num_rows", ctypes.c_int)]
+                ("num_rows", ctypes.c_int), ("ids", ctypes.c_void_p), ("experts", ctypes.c_int)]
 
 
 _PARAMS = {"moe_route": MoeRouteParams, "moe_gather": MoeGatherParams, "moe_act": MoeActParams,
@@ -153,6 +160,10 @@ class MoeRoute:
     blocks: int
     block_m: int
     src: Optional[torch.Tensor] = None
+    #: direct routing (_direct_route): block b is pair b's, expert_ids the caller's ids (any value: the kernels
+    #: skip those outside [0, E)), rows fixed (pair b at row b x block_m) whatever the ids
+    direct: bool = False
+    experts: int = 0  # (direct routing: E)
 
     @property
     def num_rows(self) -> int:
@@ -310,6 +321,55 @@ def _route_kernel(topk_ids: torch.Tensor, e: int, bm: int, pdl: bool = False,
     return MoeRoute(rows, expert_ids, nb, bm, src)
 
 
+_direct_cache: dict = {}
+
+
+def _direct_tables(dev: torch.device, pairs: int, bm: int, xoff: tuple[int, int] | None):
+    """Direct routing's fixed tables on ``dev``: rows (int64 [pairs], pair b at row b x bm) and src (int32
+    [pairs x bm]: row b x bm is pair b's, the others padding -- as moe_route's, XOFF's offsets with ``xoff``
+    (div, ldx), the padding rows -1 - their pair's offset). Made once per key; None while a graph is being
+    captured and they are not made yet (the capture would hold the kernels that fill them, not their values)."""
+    key = (dev.index, pairs, bm, xoff)
+    got = _direct_cache.get(key)
+    if got is None:
+        if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            return None
+        b = torch.arange(pairs, dtype=torch.int64, device=dev)
+        rows = b * bm
+        if xoff is None:
+            first, pad = b, torch.full_like(b, -1)
+        else:
+            first = (b // xoff[0]) * xoff[1]
+            pad = -1 - first
+        src = torch.cat([first[:, None], pad[:, None].expand(pairs, bm - 1)], 1).reshape(-1).to(torch.int32)
+        got = _direct_cache[key] = (rows, src)
+    return got
+
+
+def _direct_route(topk_ids: torch.Tensor, w: PreparedWeight, bm: int,
+                  xoff: tuple[int, int] | None = None) -> MoeRoute | None:
+    """The routing of a call of few pairs without the routing kernel (DIRECT_ROUTE), or None: more than
+    E / DIRECT_SHARE pairs, act order (the gather reads each block's expert's column map), or tables not made
+    during a capture. int64 ids are converted (one small kernel)."""
+    pairs, e = topk_ids.numel(), w.layer.num_experts
+    if not (DIRECT_ROUTE and pairs * DIRECT_SHARE <= e and _expert_perm(w) is None):
+        return None
+    tables = _direct_tables(topk_ids.device, pairs, bm, xoff)
+    if tables is None:
+        return None
+    ids = topk_ids.reshape(-1)
+    if ids.dtype != torch.int32 or not ids.is_contiguous():
+        ids = ids.to(torch.int32).contiguous()
+    return MoeRoute(tables[0], ids, pairs, bm, tables[1], direct=True, experts=e)
+
+
+def _routing(topk_ids: torch.Tensor, w: PreparedWeight, bm: int, pdl: bool,
+             xoff: tuple[int, int] | None = None, direct: bool = True) -> MoeRoute:
+    """A GPU call's routing: direct where it applies (_direct_route) and ``direct``, else the routing kernel."""
+    route = _direct_route(topk_ids, w, bm, xoff) if direct else None
+    return route if route is not None else _route_kernel(topk_ids, w.layer.num_experts, bm, pdl, xoff)
+
+
 def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: int, bm: int):
     """_moe_gemm on a GPU: route, gather, GEMM and combine as four launches (moe_route.cuh, the family's); three
     where the GEMM reads the routed rows from x itself (_gathering)."""
@@ -321,13 +381,13 @@ def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: i
     x2, div = x.reshape(-1, w.layer.k), topk if x.dim() == 2 else 1
     xk = _gathering(w, x2)
     if xk is not None:
-        route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl, xoff=(div, xk.stride(0)))
+        route = _routing(topk_ids, w, bm, pdl, xoff=(div, xk.stride(0)))
         ys = _routed_gemm(xk, w, route.expert_ids, tile_m, act_scale, x_rows=route.src)
     else:
-        route = _route_kernel(topk_ids, w.layer.num_experts, bm, pdl)
+        route = _routing(topk_ids, w, bm, pdl)
         xs = _gather(x2, route.src, route.num_rows, div, pdl=pdl, perm=_expert_perm(w), route=route)
         ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
-    return _combine(ys, route.rows, route.num_rows, m, topk, topk_weights, reduce, pdl)
+    return _combine(ys, route, m, topk, topk_weights, reduce, pdl)
 
 
 def _gathering(w: PreparedWeight, x2: torch.Tensor) -> torch.Tensor | None:
@@ -391,11 +451,11 @@ def _gather(x2: torch.Tensor, src: torch.Tensor, rows_n: int, div: int, row_map:
     return xs
 
 
-def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: int, topk_weights, reduce: bool,
-             pdl: bool = False):
-    """The pairs' rows of ys gathered back (moe_combine): [M, topk, N], or [M, N] summed with ``reduce``,
-    times ``topk_weights`` where given."""
+def _combine(ys: torch.Tensor, route: MoeRoute, m: int, topk: int, topk_weights, reduce: bool, pdl: bool = False):
+    """The pairs' rows of ys gathered back (moe_combine) at ``route``'s rows: [M, topk, N], or [M, N] summed with
+    ``reduce``, times ``topk_weights`` where given. (Direct routing: a pair of an id outside [0, E) is zeros.)"""
     n = ys.shape[1]
+    rows, rows_n = route.rows, route.num_rows
     y = torch.empty((m, n) if reduce else (m, topk, n), dtype=ys.dtype, device=ys.device)
     wts = None
     if topk_weights is not None:
@@ -407,6 +467,8 @@ def _combine(ys: torch.Tensor, rows: torch.Tensor, rows_n: int, m: int, topk: in
     p = lp.params
     p.ys, p.rows, p.w, p.y = ys.data_ptr(), rows.data_ptr(), wts.data_ptr() if wts is not None else 0, y.data_ptr()
     p.m, p.topk, p.n, p.ldy, p.num_rows = m, topk, n, ys.stride(0), rows_n
+    p.ids = route.expert_ids.data_ptr() if route.direct else 0
+    p.experts = route.experts
     lp.grid = (-(-n // COMBINE_THREADS), min(m, 65535), 1)
     lp.launch(pdl=pdl)
     return y
@@ -556,20 +618,20 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
     # in x, so where the down projection gathers by r1's pairs, r1 keeps them)
     xk = _gathering(w13, x) if bm2 != bm1 or p2 is None else None
     if xk is not None:
-        r1 = _route_kernel(topk_ids, e, bm1, pdl, xoff=(topk, xk.stride(0)))
+        r1 = _routing(topk_ids, w13, bm1, pdl, xoff=(topk, xk.stride(0)), direct=p2 is None)
         ys1 = _routed_gemm(xk, w13, r1.expert_ids, tile_m, act_scales[0], x_rows=r1.src)
     else:
-        r1 = _route_kernel(topk_ids, e, bm1, pdl)
+        r1 = _routing(topk_ids, w13, bm1, pdl, direct=p2 is None)
         ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids,
                            tile_m, act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
-        r2 = _route_kernel(topk_ids, e, bm2, pdl)
+        r2 = _routing(topk_ids, w2, bm2, pdl)
     if r2 is not r1 or p2 is not None:  # (with act order, in each expert's column order: row r of a is its own)
         a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl, perm=p2, route=r2)
     ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])
-    return _combine(ys2, r2.rows, r2.num_rows, m, topk, topk_weights, True, pdl)
+    return _combine(ys2, r2, m, topk, topk_weights, True, pdl)
 
 
 def _moe_impl(x: torch.Tensor, handle: int, topk_ids: torch.Tensor, topk_weights: Optional[torch.Tensor],

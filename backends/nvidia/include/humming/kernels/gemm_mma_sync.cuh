@@ -68,6 +68,8 @@ struct GemmParams {
   // spilled the 256-token tiles); either way no one reads its results, rows being independent, and padding rows
   // do not all read one address. null: the rows of x in order, as without XGATHER.
   const int* x_rows;      // [M], or null
+  int experts;            // MoE: E; a block's expert outside [0, E) (-1: unused, or held elsewhere) returns at once
+                          // (humming.ops.moe's direct routing passes the caller's ids as expert_ids)
 };
 
 // NAME<Cfg>::value: Cfg::FIELD where the config has it, else 0 (configs name only the MoE fields they use)
@@ -2408,7 +2410,8 @@ HUMMING_DEVICE void gemm_mma_sync(const GemmParams& p) {
     static_assert(!Cfg::TMA && !Cfg::SK && Cfg::CLUSTER == 1, "MoE tiles load by cp.async, one CTA per tile");
     ptx::pdl_launch_dependents();
     ptx::pdl_wait();  // (the later waits return at once)
-    if (__ldg(p.expert_ids + blockIdx.y) < 0) return;  // (every K slice of an unused block: its counters stay 0)
+    // (every K slice of an unused block: its counters stay 0)
+    if (static_cast<unsigned>(__ldg(p.expert_ids + blockIdx.y)) >= static_cast<unsigned>(p.experts)) return;
   }
   gemm_mma_sync_run<Cfg>(p);
 }

@@ -84,6 +84,8 @@ struct MoeCombineParams {
   int m, topk, n;
   int ldy;
   int num_rows;
+  const int* ids;    // or null; else each pair's expert (direct routing: rows are fixed, not the routing's), and a
+  int experts;       // pair whose expert is outside [0, experts) contributes zeros (the GEMM skipped its block)
 };
 
 template <class C>
@@ -234,7 +236,7 @@ HUMMING_DEVICE void combine_row(const MoeCombineParams& p, int m, int col) {
     const int pair = m * p.topk + j;
     const i64 r = p.rows[pair];
     float v = 0.f;
-    if (r < p.num_rows) {
+    if (r < p.num_rows && (!p.ids || static_cast<unsigned>(p.ids[pair]) < static_cast<unsigned>(p.experts))) {
       const u16 h = p.ys[r * p.ldy + col];
       v = C::OUT_BF16 ? bf16_to_float(h) : half_to_float(h);
       if constexpr (C::WEIGHTED) v *= p.w[pair];
