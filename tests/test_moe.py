@@ -1005,7 +1005,8 @@ def test_moe_gemm_weighting_sum_and_graph_capture(poisoned):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("scheme,act", [(W4, FP16), (WeightScheme("uint4", "group", 64, zero_point="int"), BF16),
-                                        (W4, ActivationScheme("int8", "dynamic_token"))], ids=["int4", "uint4-zp", "w4a8"])
+                                        (W4, ActivationScheme("int8", "dynamic_token"))],
+                         ids=["int4", "uint4-zp", "w4a8"])
 def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, monkeypatch, poisoned):
     """Few pairs (at most E / 4) route directly: no routing kernel, block b pair b's, its expert the caller's id.
     The same results as the routing kernel's (the rows a block computes do not depend on its other rows), bit for
