@@ -33,6 +33,13 @@ from gpu_moe_parts import GRAPHS, _capture, _time  # (scripts/: graphs captured 
 RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 4), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
 
 
+def tile_rows(layer, m: int, topk: int) -> int:
+    """The rows per block whose range's tile a call of ``m`` tokens runs: one where it routes directly, else the
+    tokens per expert."""
+    return MOE.DIRECT_TOKENS if m <= MOE.direct_tokens(layer, topk) else MOE.tokens_per_expert(m, topk,
+                                                                                              layer.num_experts)
+
+
 def candidates(plan, caps, layer, tile_ms) -> list[dict]:
     out = []
     for tm in tile_ms:  # (the plan's own)
@@ -86,7 +93,7 @@ def main() -> None:
     base = humming.plan(layer, dev.index or 0, tuning_db=False)
     _, caps, _ = resolve_device(dev.index or 0)
     ms = [int(v) for v in a.m.split(",")]
-    tile_ms = [MOE.tokens_per_expert(m, a.topk, a.experts) for m in ms]
+    tile_ms = [tile_rows(layer, m, a.topk) for m in ms]
     cands = candidates(base, caps, layer, tile_ms)
     if a.only:
         keep = set(a.only.split(","))

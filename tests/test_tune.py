@@ -486,8 +486,9 @@ def test_the_family_modules_behind_one_name(tmp_path, monkeypatch):
 
 def test_moe_ranges_are_timed_at_the_token_counts_of_their_share():
     """An MoE layer's ranges count the rows one expert gets: each is timed at the token counts whose share,
-    ceil(M x topk / E) (at least 2), is its first and last; the one-token range (never run by MoE) and ranges
-    past max_m tokens' share are not timed."""
+    ceil(M x topk / E) (at least 2), is its first and last; the one-row range (run only by calls routed
+    directly: none here, test_one_helper_gives_a_layers_token_counts has them) and ranges past max_m tokens'
+    share are not timed."""
     from humming.ops.moe import tokens_per_expert
     from humming.tune.autotune import moe_range_token_counts
 
@@ -514,21 +515,29 @@ def test_one_helper_gives_a_layers_token_counts():
     moe, few = (LayerSpec(1536, 2048, w4, ActivationScheme("fp16"), num_experts=e) for e in (128, 4))
     assert layer_range_token_counts(dense, 9, 16, 64) == range_token_counts(9, 16, 64) == (9, 16)
     assert default_topk(moe) == 8 and default_topk(few) == 4
-    assert layer_range_token_counts(moe, 2, 8, 4096) == moe_range_token_counts(2, 8, 4096, 8, 128) == (1, 128)
-    assert layer_range_token_counts(moe, 2, 8, 4096, topk=2) == moe_range_token_counts(2, 8, 4096, 2, 128)
+    # (128 experts top-8: calls of up to 4 tokens route directly, one row per block, and run the one-row range's
+    # tile; routed calls from 5 tokens; 4 experts: none routes directly)
+    assert layer_range_token_counts(moe, 2, 8, 4096) == moe_range_token_counts(2, 8, 4096, 8, 128, 4) == (5, 128)
+    assert layer_range_token_counts(moe, 1, 1, 4096) == moe_range_token_counts(1, 1, 4096, 8, 128, 4) == (1, 4)
+    assert moe_range_token_counts(1, 8, 4096, 8, 128, 4) == (1, 128)  # (a range from one row: direct calls too)
+    assert moe_range_token_counts(2, 8, 4096, 8, 128) == (1, 128) and moe_range_token_counts(1, 1, 64, 8, 128) == ()
+    assert layer_range_token_counts(moe, 2, 8, 4096, topk=2) == moe_range_token_counts(2, 8, 4096, 2, 128, 16)
     assert layer_range_token_counts(few, 2, 8, 64) == moe_range_token_counts(2, 8, 64, 4, 4)
-    assert layer_range_token_counts(moe, 1, 1, 4096) == ()
+    assert layer_range_token_counts(few, 1, 1, 64) == ()
 
 
 def test_cli_dry_run_of_an_moe_layer(capsys):
     assert main(["tune", "--device", "H200", "--n", "1536", "--k", "2048", "--weight", "int4", "--group-size", "128",
                  "--experts", "128", "--topk", "8", "--max-m", "512", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "MoE x128" in text and "M 1-8 per expert at M 1, 128" in text and "M 1-1" not in text
-    # (the decode ring: the heuristics' for many experts (MOE_DECODE_INT4, 64 rows) first, and the rings dense
-    # layers of one expert's, eight and every expert's rows would run: one expert's 32 rows among them)
-    ring = text.split("M 1-8 per expert")[1].split("M 9-")[0]
-    assert ring.count("stream=4") >= 2 and "bn=64, bk=128" in ring.split("\n")[0] and "bn=32" in ring
+    # (calls of up to 4 tokens route directly and run the one-row range's tile; routed ones from 5 tokens)
+    assert "MoE x128" in text and "M 1-1 per expert at M 1, 4" in text and "M 2-8 per expert at M 5, 128" in text
+    # (the decode rings: the heuristics' for many experts first (MOE_DECODE_INT4, 64 rows, for direct calls;
+    # MOE_ROUTED_INT4, 128, for routed ones), and the rings dense layers of one expert's, eight and every expert's
+    # rows would run: one expert's 32 rows among them)
+    one, ring = text.split("M 1-1 per expert")[1].split("M 2-8")[0], text.split("M 2-8 per expert")[1].split("M 9-")[0]
+    assert "bn=64, bk=128" in one.split("\n")[0] and "bn=128, bk=64" in one
+    assert ring.count("stream=4") >= 2 and "bn=128, bk=64" in ring.split("\n")[0] and "bn=32" in ring
 
 
 def test_the_moe_tuning_loop_on_a_simulated_gpu(db, monkeypatch):

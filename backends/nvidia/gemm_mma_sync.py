@@ -117,10 +117,16 @@ DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
 #: session): gate/up 1536x2048, 8x32 BK 256 (DECODE_INT4_LONG_K, the plan before) 19.4 / 39.1 / 89.2 / 130.6,
 #: this 16.9 / 33.2 / 74.1 / 106.2; down 2048x768, 15.5 / 33.6 / 80.9 / 119.2 before, this 12.8 / 25.9 / 56.6 /
 #: 81.8 (a range cannot tell one token from 64: both give each expert 2-8 rows; this is faster at every M). An
-#: 8x128 ring with one warp along K (Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)) was faster still from
-#: 4 tokens (gate/up 18.8 / 34.3 / 66.7 / 96.5, down 15.3 / 22.9 / 45.4 / 65.2), but no plan runs an int4 ring of
-#: one warp along K, so its results have not been checked on a GPU: gpu_run.sh s51c checks and times it.
+#: 8x128 ring with one warp along K (MOE_ROUTED_INT4 below) was faster still from 4 tokens (gate/up 18.8 / 34.3 /
+#: 66.7 / 96.5, down 15.3 / 22.9 / 45.4 / 65.2). Since direct routing (humming.ops.moe: calls of at most E / 4
+#: pairs, one pair per block) runs the one-row range's tile, this ring serves those calls (fifty-second session,
+#: H100, direct: gate/up M = 1 / 4 13.9 / 30.8 us against the 8 x 128 ring's 19.9 / 31.5; down 11.1 / 24.2
+#: against 13.3 / 18.9): its 64-row CTAs fill the SMs where a token's eight blocks give 128-row CTAs too few.
 MOE_DECODE_INT4 = DECODE_INT4_WIDE
+#: ... and the calls routed by kernel (more pairs, 2-8 rows per expert): 128 rows per CTA, one warp along K, BK 64
+#: (fifty-second session, H100, checked against the reference with gpu_moe_tiles.py --check: worst 4.4e-4 of the
+#: largest value; gate/up M = 16 / 64 68.0 / 97.9 us against 74.2 / 106.9, down 45.3 / 66.0 against 58.7 / 83.6)
+MOE_ROUTED_INT4 = Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)
 MOE_MANY_EXPERTS = 32
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
@@ -872,6 +878,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
+    direct_tile = False  # (an MoE one-row tile of its own: MOE_DECODE_INT4)
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
         mid = min(dec - 1, RING3_TOKENS if ring3(layer, recipe, sms) else RING_LONG_MAX)  # (3-bit: 2-4, 5-8)
         cuts = ((1, 1), (2, mid), (mid + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
@@ -954,8 +961,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         if (layer.is_moe and wg and fitted.stream and lo <= RING_DECODE_MAX and layer.num_experts >= MOE_MANY_EXPERTS
-                and recipe.bits == 4 and raw_codes(recipe) and not recipe.op8):
-            fitted = fit_tile(MOE_DECODE_INT4, recipe, smem, kp)  # (decode touching tens of experts)
+                and recipe.bits == 4 and raw_codes(recipe) and not recipe.op8):  # (decode touching tens of experts:
+            # one row per block, direct routing's calls; 2-8, the routed ones)
+            fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
+            direct_tile = direct_tile or hi == 1
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
@@ -963,8 +972,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             out[-1] = MRange(out[-1].lo, hi, cfg)
         else:
             out.append(MRange(lo, hi, cfg))
-    if layer.is_moe and len(out) > 1 and out[0].hi == 1:  # (an MoE block gets at least two rows,
-        # humming.ops.moe.tokens_per_expert: the next range's tile serves from one, no one-token tile is planned)
+    if layer.is_moe and len(out) > 1 and out[0].hi == 1 and not direct_tile:  # (a routed MoE block gets at least
+        # two rows, humming.ops.moe.tokens_per_expert: the next range's tile serves from one -- direct routing's calls,
+        # one row per block, too -- unless the one-row range has an MoE tile of its own)
         out[:2] = [MRange(1, out[1].hi, out[1].config)]
     return out
 

@@ -23,8 +23,9 @@ from .library import register_op
 __all__ = ["PreparedWeight", "prepare_weight", "gemm", "registered"]
 
 _TORCH_OUT = {"fp16": torch.float16, "bf16": torch.bfloat16}
-#: The fewest tokens per expert whose M range's tile an MoE call runs (humming.ops.moe.tokens_per_expert): a block
-#: runs all of its tile's BM rows, so the one-token tiles (tuned for one row) are not taken.
+#: The fewest tokens per expert whose M range's tile an MoE call routed by kernel runs (humming.ops.moe.
+#: tokens_per_expert): a block runs all of its tile's BM rows, so the one-token tiles (tuned for one row) are not
+#: taken; a call routed directly (one row per block) runs the one-row range's (humming.ops.moe.DIRECT_TOKENS).
 MOE_MIN_TOKENS = 2
 
 
@@ -70,9 +71,9 @@ class PreparedWeight:
         return warmup(list(dict.fromkeys(self.kernel_specs(ms))))
 
     def kernel_specs(self, ms=(1, 16, 64, 256, 1024)) -> list:
-        """The kernels calls with these token counts launch (MoE weights: tokens per expert, at least 2)."""
-        lo = MOE_MIN_TOKENS if self.layer.is_moe else 1
-        return [self.launcher.spec_for(max(lo, int(m))) for m in ms]
+        """The kernels calls with these token counts launch (MoE weights: rows per block -- tokens per expert for
+        routed calls, at least MOE_MIN_TOKENS; one for directly routed ones, humming.ops.moe.direct_routing)."""
+        return [self.launcher.spec_for(max(1, int(m))) for m in ms]
 
 
 def _detect_cuda(device, what: str = "prepare_weight") -> torch.device:

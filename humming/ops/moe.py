@@ -69,6 +69,9 @@ ROUTE_THREADS, GATHER_THREADS, COMBINE_THREADS = 1024, 256, 256
 #: twice (E / 4 pairs: about 1.13 blocks per touched expert, the rereads mostly from L2).
 DIRECT_ROUTE = os.environ.get("HUMMING_MOE_DIRECT", "1").lower() not in ("0", "off", "false", "no")
 DIRECT_SHARE = 4
+#: the rows per block of a directly routed call: the tile it runs is the plan's for one row (an MoE plan's one-row
+#: range, where it has one of its own: gemm_mma_sync.MOE_DECODE_INT4)
+DIRECT_TOKENS = 1
 
 
 class MoeRouteParams(ctypes.Structure):
@@ -180,9 +183,10 @@ def max_blocks(pairs: int, num_experts: int, block_m: int) -> int:
 
 
 def tokens_per_expert(m: int, topk: int, num_experts: int) -> int:
-    """The token count whose M range's tile an MoE call runs: the rows an expert gets on average,
+    """The token count whose M range's tile an MoE call routed by kernel runs: the rows an expert gets on average,
     ``ceil(M * topk / E)``, and at least 2. (A block runs all of the tile's BM rows whatever the tokens, so the
-    one-token tiles, tuned for one row and run on one only by dense calls, are not taken.)"""
+    one-token tiles, tuned for one row, are not taken: a call routed directly, one row per block, runs the one-row
+    range's tile, DIRECT_TOKENS.)"""
     return max(MOE_MIN_TOKENS, -(-m * topk // num_experts))
 
 
@@ -272,10 +276,13 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
         raise ShapeError("moe_gemm: static_tensor activations need act_scale (the calibrated fp32 scale)")
     if m == 0:
         return x.new_empty((0, n) if reduce else (0, topk, n), dtype=od)
+    if x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS:
+        direct = direct_routing(m * topk, w)
+        tile_m = DIRECT_TOKENS if direct else tokens_per_expert(m, topk, e)
+        return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m,
+                                 w.launcher.tile_for(tile_m).bm, direct)
     tile_m = tokens_per_expert(m, topk, e)
     bm = w.launcher.tile_for(tile_m).bm
-    if x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS:
-        return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
     route = moe_route(topk_ids, e, bm)
     rows = route.num_rows
     pairs = x.reshape(m * topk, k) if x.dim() == 3 else x[:, None, :].expand(m, topk, k).reshape(m * topk, k)
@@ -349,14 +356,25 @@ def _direct_tables(dev: torch.device, pairs: int, bm: int, xoff: tuple[int, int]
     return got
 
 
+def direct_routing(pairs: int, w: PreparedWeight) -> bool:
+    """Whether a GPU call of ``pairs`` (token, expert) pairs routes directly (DIRECT_ROUTE): at most
+    E / DIRECT_SHARE of them, and no act order (the gather reads each block's expert's column map). Such a call
+    runs the plan's tile for DIRECT_TOKENS rows (one per block)."""
+    return DIRECT_ROUTE and 0 < pairs * DIRECT_SHARE <= w.layer.num_experts and _expert_perm(w) is None
+
+
+def direct_tokens(layer, topk: int) -> int:
+    """The most tokens a GPU call of ``layer`` (an MoE layer) at ``topk`` routes directly: 0 for none."""
+    if not DIRECT_ROUTE or layer.weight.act_order:
+        return 0
+    return layer.num_experts // (DIRECT_SHARE * topk)
+
+
 def _direct_route(topk_ids: torch.Tensor, w: PreparedWeight, bm: int,
                   xoff: tuple[int, int] | None = None) -> MoeRoute | None:
-    """The routing of a call of few pairs without the routing kernel (DIRECT_ROUTE), or None: more than
-    E / DIRECT_SHARE pairs, act order (the gather reads each block's expert's column map), or tables not made
-    during a capture. int64 ids are converted (one small kernel)."""
+    """The routing of a call of few pairs without the routing kernel (direct_routing's), or None while a graph
+    is being captured and its tables are not made yet. int64 ids are converted (one small kernel)."""
     pairs, e = topk_ids.numel(), w.layer.num_experts
-    if not (DIRECT_ROUTE and pairs * DIRECT_SHARE <= e and _expert_perm(w) is None):
-        return None
     tables = _direct_tables(topk_ids.device, pairs, bm, xoff)
     if tables is None:
         return None
@@ -367,27 +385,28 @@ def _direct_route(topk_ids: torch.Tensor, w: PreparedWeight, bm: int,
 
 
 def _routing(topk_ids: torch.Tensor, w: PreparedWeight, bm: int, pdl: bool,
-             xoff: tuple[int, int] | None = None, direct: bool = True) -> MoeRoute:
-    """A GPU call's routing: direct where it applies (_direct_route) and ``direct``, else the routing kernel."""
+             xoff: tuple[int, int] | None = None, direct: bool = False) -> MoeRoute:
+    """A GPU call's routing: direct where the call routes directly (``direct``: direct_routing's) and its
+    tables are made, else the routing kernel."""
     route = _direct_route(topk_ids, w, bm, xoff) if direct else None
     return route if route is not None else _route_kernel(topk_ids, w.layer.num_experts, bm, pdl, xoff)
 
 
-def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: int, bm: int):
+def _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m: int, bm: int, direct: bool = False):
     """_moe_gemm on a GPU: route, gather, GEMM and combine as four launches (moe_route.cuh, the family's); three
     where the GEMM reads the routed rows from x itself (_gathering)."""
     if x.device.index != torch.cuda.current_device():  # (launch in the context of x's device)
         with torch.cuda.device(x.device.index):
-            return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm)
+            return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m, bm, direct)
     m, topk = topk_ids.shape
     pdl = _pdl(w)
     x2, div = x.reshape(-1, w.layer.k), topk if x.dim() == 2 else 1
     xk = _gathering(w, x2)
     if xk is not None:
-        route = _routing(topk_ids, w, bm, pdl, xoff=(div, xk.stride(0)))
+        route = _routing(topk_ids, w, bm, pdl, xoff=(div, xk.stride(0)), direct=direct)
         ys = _routed_gemm(xk, w, route.expert_ids, tile_m, act_scale, x_rows=route.src)
     else:
-        route = _routing(topk_ids, w, bm, pdl)
+        route = _routing(topk_ids, w, bm, pdl, direct=direct)
         xs = _gather(x2, route.src, route.num_rows, div, pdl=pdl, perm=_expert_perm(w), route=route)
         ys = _routed_gemm(xs, w, route.expert_ids, tile_m, act_scale)
     return _combine(ys, route, m, topk, topk_weights, reduce, pdl)
@@ -605,8 +624,6 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
     if m == 0:
         return x.new_empty((0, l2.n), dtype=w2.out_dtype)
     e = l1.num_experts
-    tile_m = tokens_per_expert(m, topk, e)
-    bm1, bm2 = w13.launcher.tile_for(tile_m).bm, w2.launcher.tile_for(tile_m).bm
     if not (x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS):
         y1 = _moe_gemm(x, w13, topk_ids, None, False, act_scales[0], False)
         a = moe_activation(y1.float(), activation, interleaved, alpha, limit).to(w13.out_dtype)
@@ -617,20 +634,23 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
                             False)
     pdl = _pdl(w13) and _pdl(w2)
     p1, p2 = _expert_perm(w13), _expert_perm(w2)
+    direct = direct_routing(m * topk, w13) and p2 is None
+    tile_m = DIRECT_TOKENS if direct else tokens_per_expert(m, topk, e)
+    bm1, bm2 = w13.launcher.tile_for(tile_m).bm, w2.launcher.tile_for(tile_m).bm
     # (the gate/up GEMM reads the token rows itself where it can, _gathering; the routing's rows then hold offsets
     # in x, so where the down projection gathers by r1's pairs, r1 keeps them)
     xk = _gathering(w13, x) if bm2 != bm1 or p2 is None else None
     if xk is not None:
-        r1 = _routing(topk_ids, w13, bm1, pdl, xoff=(topk, xk.stride(0)), direct=p2 is None)
+        r1 = _routing(topk_ids, w13, bm1, pdl, xoff=(topk, xk.stride(0)), direct=direct)
         ys1 = _routed_gemm(xk, w13, r1.expert_ids, tile_m, act_scales[0], x_rows=r1.src)
     else:
-        r1 = _routing(topk_ids, w13, bm1, pdl, direct=p2 is None)
+        r1 = _routing(topk_ids, w13, bm1, pdl, direct=direct)
         ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids,
                            tile_m, act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
-        r2 = _routing(topk_ids, w2, bm2, pdl)
+        r2 = _routing(topk_ids, w2, bm2, pdl, direct=direct)
     if r2 is not r1 or p2 is not None:  # (with act order, in each expert's column order: row r of a is its own)
         a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl, perm=p2, route=r2)
     ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])

@@ -14,9 +14,10 @@ which :func:`humming.plan` takes it for this layer on this device.
 MoE layers (``num_experts``) are tuned the same way through :func:`humming.moe_gemm`: their M ranges count the
 rows one expert gets (``tokens_per_expert``), so each range is timed at the token counts whose share per expert is
 its first and last (``moe_range_token_counts``), with ``topk`` experts per token routed at random (every expert
-its own weights, each its own act-order permutation). MoE plans have no one-token range (a block gets two rows
-or more); a database entry's one-token range, from an older version, is left as it is. The weight copies that
-overflow the L2 count the bytes of the experts a call touches.
+its own weights, each its own act-order permutation). An MoE plan's one-row range, where it has one, serves the
+calls routed directly (one pair per block: ``humming.ops.moe.direct_routing``) and is timed at them; the next
+range at the calls routed by kernel. The weight copies that overflow the L2 count the bytes of the experts a
+call touches.
 """
 from __future__ import annotations
 
@@ -91,31 +92,40 @@ def layer_range_token_counts(layer, lo: int, hi: Optional[int], max_m: int, topk
     (whose ranges count the rows one expert gets) ``moe_range_token_counts`` at ``topk`` (``default_topk``
     where None); () where an MoE range is not timed."""
     if layer.is_moe:
-        return moe_range_token_counts(lo, hi, max_m, default_topk(layer) if topk is None else topk,
-                                      layer.num_experts)
+        from ..ops.moe import direct_tokens
+
+        topk = default_topk(layer) if topk is None else topk
+        return moe_range_token_counts(lo, hi, max_m, topk, layer.num_experts, direct_tokens(layer, topk))
     return range_token_counts(lo, hi, max_m)
 
 
-def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int) -> tuple:
-    """The token counts an MoE layer's range of ``lo``..``hi`` rows per expert is timed at: the fewest tokens whose
-    share per expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), falls in the range, and the most
-    (at most ``max_m``): e.g. one token and ``8 E / topk`` for the range of 1-8 rows. () where the range lies past
-    ``max_m`` tokens' share or is a one-token range (MoE calls never run one; MoE plans have none)."""
+def moe_range_token_counts(lo: int, hi: Optional[int], max_m: int, topk: int, experts: int,
+                           direct: int = 0) -> tuple:
+    """The token counts an MoE layer's range of ``lo``..``hi`` rows per block is timed at, calls of up to
+    ``direct`` tokens routed directly (one row per block: humming.ops.moe.direct_tokens). A one-row range: one
+    token and ``direct`` (() without direct routing). Other ranges: the fewest tokens routed by kernel whose share
+    per expert, ``tokens_per_expert`` (ceil(M x topk / E), at least 2), falls in the range, and the most (at most
+    ``max_m``): e.g. one token and ``8 E / topk`` for the range of 1-8 rows, ``direct`` + 1 and ``8 E / topk`` for
+    that of 2-8. () where the range lies past ``max_m`` tokens' share."""
     from ..ops.moe import tokens_per_expert
 
     def share(m):
         return tokens_per_expert(m, topk, experts)
-    if hi == 1 or lo > share(max_m):
+    if hi == 1:
+        return tuple(sorted({1, min(direct, max_m)})) if direct else ()
+    if lo > share(max_m) or (lo > 1 and direct >= max_m):
         return ()
     first = max(1, (max(lo, 2) - 1) * experts // topk)  # (about the fewest tokens whose share reaches lo)
     while first > 1 and share(first - 1) >= lo:
         first -= 1
     while share(first) < lo:
         first += 1
+    if lo > 1:  # (the calls this range serves are routed by kernel; a range from one row serves direct ones too)
+        first = max(first, direct + 1)
     last = max_m if hi is None or share(max_m) <= hi else min(max_m, hi * experts // topk)
     while last > first and share(last) > (hi if hi is not None else share(max_m)):
         last -= 1
-    return tuple(sorted({first, last}))
+    return tuple(sorted({first, last})) if first <= last else ()
 
 
 def candidate_plans(plan, caps, index: int) -> list:
