@@ -1023,8 +1023,11 @@ def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, mon
     """Few pairs (at most E / 4) route directly: no routing kernel, block b pair b's, its expert the caller's id.
     On the routed calls' tile (DIRECT_TOKENS set to 2 here: direct calls run the one-row range's tile, a ring of
     other K slices on Hopper's int4 layers of many experts; test_moe_kernels_against_the_reference checks that
-    one), the same results as the routing kernel's, to an ulp of the output (the rows a block computes do not
-    depend on its other rows; one bf16 ulp apart on a GPU once, cause not found: scripts/gpu_moe_repeat.py):
+    one), the same results as the routing kernel's up to the order of the fp32 sums: the launcher splits K by
+    the grid (Launcher.split_for: blocks x N tiles), and the two routings make different block counts (8 and 9
+    at one token, top-8), so a row's K slices differ: an ulp of the output apart, a little more where the sum
+    cancels (seen on an H100, scripts/gpu_moe_repeat.py; allowed: an ulp of the value and one of a sixteenth of
+    the largest), where a row of another pair would be O(1) off.
     [M, K] and [M, topk, K] inputs, int32 and int64 ids, experts held elsewhere (-1) and an id past E
     (unchecked: both give zeros), reduced and weighted (test_moe_mlp_kernels' one token routes directly too). A
     CUDA graph captures a direct call whose tables an earlier call made and replays it for new ids, bit for bit
@@ -1037,7 +1040,7 @@ def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, mon
     pw = humming.prepare_weight(qw, layer=LayerSpec(n, k, scheme, act, num_experts=e, out_dtype=out, bias=True),
                                 device=dev)
     xdt = torch.bfloat16 if out == "bf16" else torch.float16
-    ulp = 2.0 ** (-7 if xdt == torch.bfloat16 else -10)  # (of the output's largest magnitude below a value)
+    ulp = 2.0 ** (-7 if xdt == torch.bfloat16 else -10)  # (an ulp of the output over the value, at most)
     monkeypatch.setattr(MOE, "DIRECT_TOKENS", 2)
     calls = []
     real = MOE._route_kernel
@@ -1056,8 +1059,8 @@ def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, mon
                     monkeypatch.setattr(MOE, "DIRECT_ROUTE", False)
                     b = MOE.moe_gemm(x, pw, ids.to(dt), w, reduce=red, check_ids=False)
                     assert calls and a.shape == b.shape and not torch.isnan(a).any()
-                    diff = (a.float() - b.float()).abs()
-                    assert bool((diff <= ulp * b.float().abs()).all()), (m, float(diff.max()))
+                    diff, ref = (a.float() - b.float()).abs(), b.float().abs()
+                    assert bool((diff <= ulp * (ref + ref.max() / 16)).all()), (m, float(diff.max()))
                     if not red:
                         assert bool((a[(ids < 0) | (ids >= e)] == 0).all())
     monkeypatch.setattr(MOE, "DIRECT_ROUTE", True)
@@ -1082,7 +1085,8 @@ def test_direct_routing_and_the_routing_kernel_compute_the_same(scheme, act, mon
             if tables:  # (the same launches)
                 assert torch.equal(got, want), (m, seed)
             else:
-                assert bool(((got.float() - want.float()).abs() <= ulp * want.float().abs()).all()), (m, seed)
+                ref = want.float().abs()
+                assert bool(((got.float() - want.float()).abs() <= ulp * (ref + ref.max() / 16)).all()), (m, seed)
 
 
 @pytest.mark.gpu
