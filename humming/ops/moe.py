@@ -37,7 +37,8 @@ Under ``torch.compile`` the three entry points are the custom ops ``torch.ops.hu
 ``moe_gemm_batched`` and ``moe_mlp`` (the ids unchecked there).
 
 The tile is the plan's tile for the *tokens per expert*, ``ceil(M * topk / E)`` (at least 2:
-:func:`tokens_per_expert`): the M ranges of an MoE plan count the rows one expert gets.
+:func:`tokens_per_expert`): the M ranges of an MoE plan count the rows one expert gets; a directly routed call
+runs the tile for one row (DIRECT_TOKENS).
 """
 from __future__ import annotations
 
