@@ -23,6 +23,7 @@ import torch
 import humming
 from humming import reference as R
 from humming.ops import moe as MOE
+from humming.ops.gemm import MOE_MIN_TOKENS
 from humming.planner.family import MRange
 from humming.planner.planner import resolve_device
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
@@ -33,11 +34,13 @@ from gpu_moe_parts import GRAPHS, _capture, _time  # (scripts/: graphs captured 
 RINGS = ((16, 1, 8), (32, 2, 2), (32, 2, 4), (32, 2, 8), (64, 4, 4), (128, 8, 1), (128, 8, 2))
 
 
-def tile_rows(layer, m: int, topk: int) -> int:
-    """The rows per block whose range's tile a call of ``m`` tokens runs: one where it routes directly, else the
-    tokens per expert."""
-    return MOE.DIRECT_TOKENS if m <= MOE.direct_tokens(layer, topk) else MOE.tokens_per_expert(m, topk,
-                                                                                              layer.num_experts)
+def tile_rows(plan, layer, m: int, topk: int, sms: int) -> int:
+    """The rows per block whose range's tile a call of ``m`` tokens runs (on ``sms`` SMs): direct_rows' where it
+    routes directly, else the tokens per expert."""
+    if m > MOE.direct_tokens(layer, topk):
+        return MOE.tokens_per_expert(m, topk, layer.num_experts)
+    one, wide = (plan.tuning_for(r).config for r in (MOE.DIRECT_TOKENS, MOE_MIN_TOKENS))
+    return MOE.direct_rows(m * topk, layer.n, (one["bm"], one["bn"]), (wide["bm"], wide["bn"]), sms)
 
 
 def candidates(plan, caps, layer, tile_ms) -> list[dict]:
@@ -93,7 +96,8 @@ def main() -> None:
     base = humming.plan(layer, dev.index or 0, tuning_db=False)
     _, caps, _ = resolve_device(dev.index or 0)
     ms = [int(v) for v in a.m.split(",")]
-    tile_ms = [tile_rows(layer, m, a.topk) for m in ms]
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    tile_ms = [tile_rows(base, layer, m, a.topk, sms) for m in ms]
     cands = candidates(base, caps, layer, tile_ms)
     if a.only:
         keep = set(a.only.split(","))

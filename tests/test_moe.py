@@ -728,6 +728,13 @@ def test_direct_routing_around_an_emulated_kernel(m, e, topk, absent, poisoned, 
         ys = MOE._routed_gemm(xs, pw, plain.expert_ids, tile_m, None)
         assert torch.allclose(_combined(ys, plain, wts), ref * wts[..., None], rtol=2 ** -9, atol=1e-5)
     assert MOE.direct_routing(m * topk, pw) and MOE.direct_tokens(pw.layer, topk) == e // (4 * topk) >= m
+    # (the tile: the one-row range's, or the next one's where that is wider and its CTAs fill the SMs 3 times)
+    assert MOE.direct_rows(8, 1536, (8, 64), (8, 128), 132) == MOE.direct_rows(32, 1536, (8, 64), (8, 128), 132) == 1
+    assert MOE.direct_rows(32, 2048, (8, 64), (8, 128), 132) == 2
+    assert MOE.direct_rows(32, 2048, (8, 64), (8, 64), 132) == MOE.direct_rows(32, 2048, (8, 64), (16, 128), 132) == 1
+    assert MOE.direct_rows(32, 2048, (8, 64), (8, 128), 0) == 1
+    assert MOE._tile_rows(m, topk, pw, True) == MOE.direct_rows(m * topk, n, *[
+        (t.bm, t.bn) for t in (pw.launcher.tile_for(1), pw.launcher.tile_for(2))], 0)
     assert not MOE.direct_routing(e // 4 + 1, pw)  # (more than E / 4 pairs)
     ao = cpu_prepared(_weight(AO, 8, 40, 256, gen))
     assert not MOE.direct_routing(1, ao) and MOE.direct_tokens(ao.layer, 1) == 0
@@ -1224,8 +1231,11 @@ def test_the_moe_tile_script_offers_the_planned_ring_first(monkeypatch):
     _, caps, _ = resolve_device("H200")
     layer = LayerSpec(1536, 2048, W4, FP16, num_experts=128, out_dtype="fp16")
     base = humming.plan(layer, hw, tuning_db=False)
-    rows = [T.tile_rows(layer, m, 8) for m in (1, 4, 16, 64)]
+    rows = [T.tile_rows(base, layer, m, 8, 132) for m in (1, 4, 16, 64)]
     assert rows == [1, 1, 2, 4]  # (up to 4 tokens routed directly: one row per block)
+    down = LayerSpec(2048, 768, W4, FP16, num_experts=128, out_dtype="fp16")
+    # (down's 4 tokens: 32 blocks x 16 tiles of 128 rows fill 132 SMs three times over: the 128-row ring)
+    assert [T.tile_rows(humming.plan(down, hw, tuning_db=False), down, m, 8, 132) for m in (1, 4)] == [1, 2]
     cands = T.candidates(base, caps, layer, rows)
     assert cands[0] == dict(base.tuning[0].config) and dict(cands[0])["bn"] == 64 and cands[0]["stream"]
     assert cands[1] == dict(base.tuning[1].config) and dict(cands[1])["bn"] == 128 and cands[1]["wk"] == 1

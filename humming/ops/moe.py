@@ -71,8 +71,14 @@ ROUTE_THREADS, GATHER_THREADS, COMBINE_THREADS = 1024, 256, 256
 DIRECT_ROUTE = os.environ.get("HUMMING_MOE_DIRECT", "1").lower() not in ("0", "off", "false", "no")
 DIRECT_SHARE = 4
 #: the rows per block of a directly routed call: the tile it runs is the plan's for one row (an MoE plan's one-row
-#: range, where it has one of its own: gemm_mma_sync.MOE_DECODE_INT4)
+#: range, where it has one of its own: gemm_mma_sync.MOE_DECODE_INT4) ...
 DIRECT_TOKENS = 1
+#: ... unless the next range's tile has as many rows per block and is wider, and its CTAs (one block per pair)
+#: would number at least this many per SM: then that one (direct_rows). H100, Qwen3-30B-A3B's experts, direct calls,
+#: us (scripts/gpu_moe_tiles.py, fifty-second session), the 8 x 64 ring against the 8 x 128 one: gate/up (12 tiles
+#: of 128 rows) 13.9 / 19.9 at 1 token (96 CTAs of 128 rows), 30.8 / 31.5 at 4 (384); down (16 tiles) 11.1 / 13.3
+#: at 1 (128), 24.2 / 18.9 at 4 (512): 132 SMs, so from 396 CTAs
+DIRECT_WIDE_CTAS = 3
 
 
 class MoeRouteParams(ctypes.Structure):
@@ -279,7 +285,7 @@ def _moe_gemm(x, w, topk_ids, topk_weights=None, reduce=False, act_scale=None, c
         return x.new_empty((0, n) if reduce else (0, topk, n), dtype=od)
     if x.is_cuda and ROUTE_KERNELS and e <= ROUTE_MAX_EXPERTS:
         direct = direct_routing(m * topk, w)
-        tile_m = DIRECT_TOKENS if direct else tokens_per_expert(m, topk, e)
+        tile_m = _tile_rows(m, topk, w, direct)
         return _moe_gemm_kernels(x, w, topk_ids, topk_weights, reduce, act_scale, tile_m,
                                  w.launcher.tile_for(tile_m).bm, direct)
     tile_m = tokens_per_expert(m, topk, e)
@@ -362,6 +368,26 @@ def direct_routing(pairs: int, w: PreparedWeight) -> bool:
     E / DIRECT_SHARE of them, and no act order (the gather reads each block's expert's column map). Such a call
     runs the plan's tile for DIRECT_TOKENS rows (one per block)."""
     return DIRECT_ROUTE and 0 < pairs * DIRECT_SHARE <= w.layer.num_experts and _expert_perm(w) is None
+
+
+def direct_rows(pairs: int, n: int, one: tuple[int, int], wide: tuple[int, int], sms: int) -> int:
+    """The rows per block whose M range's tile a directly routed call of ``pairs`` pairs on ``n`` output rows
+    runs, given the (BM, BN) of the one-row range's tile (``one``) and of the next's (``wide``) and the SMs:
+    DIRECT_TOKENS, or MOE_MIN_TOKENS where the next tile is wider with as many rows per block and its CTAs fill
+    DIRECT_WIDE_CTAS per SM."""
+    if wide[0] == one[0] and wide[1] > one[1] and sms and pairs * -(-n // wide[1]) >= DIRECT_WIDE_CTAS * sms:
+        return MOE_MIN_TOKENS
+    return DIRECT_TOKENS
+
+
+def _tile_rows(m: int, topk: int, w: PreparedWeight, direct: bool) -> int:
+    """The rows per block whose M range's tile a GPU call of ``m`` tokens runs: direct_rows' where it routes
+    directly, else the tokens per expert."""
+    if not direct:
+        return tokens_per_expert(m, topk, w.layer.num_experts)
+    one, wide = (w.launcher.tile_for(r) for r in (DIRECT_TOKENS, MOE_MIN_TOKENS))
+    return direct_rows(m * topk, w.layer.n, (one.bm, one.bn), (wide.bm, wide.bn),
+                       int(getattr(w.launcher, "sm_count", 0)))
 
 
 def direct_tokens(layer, topk: int) -> int:
@@ -636,25 +662,25 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
     pdl = _pdl(w13) and _pdl(w2)
     p1, p2 = _expert_perm(w13), _expert_perm(w2)
     direct = direct_routing(m * topk, w13) and p2 is None
-    tile_m = DIRECT_TOKENS if direct else tokens_per_expert(m, topk, e)
-    bm1, bm2 = w13.launcher.tile_for(tile_m).bm, w2.launcher.tile_for(tile_m).bm
+    tm1, tm2 = _tile_rows(m, topk, w13, direct), _tile_rows(m, topk, w2, direct)
+    bm1, bm2 = w13.launcher.tile_for(tm1).bm, w2.launcher.tile_for(tm2).bm
     # (the gate/up GEMM reads the token rows itself where it can, _gathering; the routing's rows then hold offsets
     # in x, so where the down projection gathers by r1's pairs, r1 keeps them)
     xk = _gathering(w13, x) if bm2 != bm1 or p2 is None else None
     if xk is not None:
         r1 = _routing(topk_ids, w13, bm1, pdl, xoff=(topk, xk.stride(0)), direct=direct)
-        ys1 = _routed_gemm(xk, w13, r1.expert_ids, tile_m, act_scales[0], x_rows=r1.src)
+        ys1 = _routed_gemm(xk, w13, r1.expert_ids, tm1, act_scales[0], x_rows=r1.src)
     else:
         r1 = _routing(topk_ids, w13, bm1, pdl, direct=direct)
         ys1 = _routed_gemm(_gather(x, r1.src, r1.num_rows, topk, pdl=pdl, perm=p1, route=r1), w13, r1.expert_ids,
-                           tile_m, act_scales[0])
+                           tm1, act_scales[0])
     a = _activate(ys1, activation, interleaved, alpha, limit, pdl)
     r2 = r1
     if bm2 != bm1:  # (the down tile's blocks: routed again, the activation's rows gathered by pair)
         r2 = _routing(topk_ids, w2, bm2, pdl, direct=direct)
     if r2 is not r1 or p2 is not None:  # (with act order, in each expert's column order: row r of a is its own)
         a = _gather(a, r2.src, r2.num_rows, 1, row_map=r1.rows, pdl=pdl, perm=p2, route=r2)
-    ys2 = _routed_gemm(a, w2, r2.expert_ids, tile_m, act_scales[1])
+    ys2 = _routed_gemm(a, w2, r2.expert_ids, tm2, act_scales[1])
     return _combine(ys2, r2, m, topk, topk_weights, True, pdl)
 
 
