@@ -38,7 +38,8 @@ Under ``torch.compile`` the three entry points are the custom ops ``torch.ops.hu
 
 The tile is the plan's tile for the *tokens per expert*, ``ceil(M * topk / E)`` (at least 2:
 :func:`tokens_per_expert`): the M ranges of an MoE plan count the rows one expert gets; a directly routed call
-runs the tile for one row (DIRECT_TOKENS).
+runs the tile for one row (DIRECT_TOKENS), or the next range's where that is a wider ring whose CTAs fill the SMs
+three times over (direct_rows).
 """
 from __future__ import annotations
 
