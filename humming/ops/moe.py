@@ -264,7 +264,8 @@ def moe_gemm(x: torch.Tensor, w: PreparedWeight, topk_ids: torch.Tensor, topk_we
     """MoE GEMM with a prepared MoE weight (``prepare_weight`` of a ``[E, N, K]`` QuantizedWeight).
 
     ``x``: fp16/bf16 ``[M, K]`` (each chosen expert sees the token's row: gate/up projections) or
-    ``[M, topk, K]`` (one row per pair: down projections). ``topk_ids``: int ``[M, topk]``. Returns
+    ``[M, topk, K]`` (one row per pair: down projections). ``topk_ids``: int ``[M, topk]`` (int32 saves a
+    conversion launch where the call routes directly, :func:`direct_routing`). Returns
     ``[M, topk, N]`` in the layer's output dtype, the rows multiplied by ``topk_weights`` when given and
     summed over ``topk`` to ``[M, N]`` when ``reduce`` (in fp32, then rounded once). The prepared bias, one
     per expert, is added to each pair's row before the weighting. ``act_scale``: the calibrated scale of a
@@ -367,7 +368,7 @@ def _direct_tables(dev: torch.device, pairs: int, bm: int, xoff: tuple[int, int]
 def direct_routing(pairs: int, w: PreparedWeight) -> bool:
     """Whether a GPU call of ``pairs`` (token, expert) pairs routes directly (DIRECT_ROUTE): at most
     E / DIRECT_SHARE of them, and no act order (the gather reads each block's expert's column map). Such a call
-    runs the plan's tile for DIRECT_TOKENS rows (one per block)."""
+    has one row per block; its tile: _tile_rows."""
     return DIRECT_ROUTE and 0 < pairs * DIRECT_SHARE <= w.layer.num_experts and _expert_perm(w) is None
 
 

@@ -16,7 +16,7 @@
 //                row or (INTERLEAVED) its even columns; rounded once to 16 bits.
 //   moe_combine (a thread per output column, token rows strided over gridDim.y): the pairs' rows of the GEMM's output gathered back, times
 //                their top-k weight (Cfg::WEIGHTED), summed over the token's pairs in fp32 (Cfg::REDUCE);
-//                a pair of an absent expert contributes zeros.
+//                a pair of an absent expert contributes zeros (direct routing, ids given: one outside [0, E)).
 //
 // Programmatic dependent launch (sm_90+; humming.ops.moe launches them so where the GEMM's launcher would): each
 // kernel lets the next one start launching at once and waits for the previous one before its first access to
