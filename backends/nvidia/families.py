@@ -155,9 +155,11 @@ class MmaSyncFamily(_NvidiaFamily):
         if layer.is_moe:  # (humming.ops.moe: one launch per call, its K slices summed in the workspace)
             out.setdefault("notes", []).append(
                 "MoE: the M ranges count the rows one expert gets, ceil(M x topk / experts), at least 2 (a block "
-                "runs the tile's BM rows: no one-token tile, the first range's tile serves one row); each call "
-                "routes the (token, expert) pairs into blocks of the range tile's BM rows, one expert per block, "
-                "and launches one kernel over them")
+                "runs the tile's BM rows); each call routes the (token, expert) pairs into blocks of the range "
+                "tile's BM rows, one expert per block, and launches one kernel over them. A call of at most "
+                "experts / 4 pairs routes directly (no routing kernel; HUMMING_MOE_DIRECT=0 turns it off): one pair "
+                "per block, on the tile for one row (M 1-1 where the plan has a tile of its own for it, else the "
+                "first range's; or the next range's wider ring where its CTAs fill the SMs three times over)")
             if moe_gathers_rows(layer, compute):  # (HUMMING_MOE_XGATHER: no gather kernel)
                 comps["loader"] = (f"{comps.get('loader', components['loader'])} + token_rows (each routed row "
                                    "read from its token's row of x: no gather kernel)")
