@@ -346,14 +346,15 @@ _direct_cache: dict = {}
 def _direct_tables(dev: torch.device, pairs: int, bm: int, xoff: tuple[int, int] | None):
     """Direct routing's fixed tables on ``dev``: rows (int64 [pairs], pair b at row b x bm) and src (int32
     [pairs x bm]: row b x bm is pair b's, the others padding -- as moe_route's, XOFF's offsets with ``xoff``
-    (div, ldx), the padding rows -1 - their pair's offset). Made once per key; None while a graph is being
-    captured and they are not made yet (the capture would hold the kernels that fill them, not their values)."""
+    (div, ldx), the padding rows -1 - their pair's offset). Made once per key, on the host and copied (a blocking
+    copy: in place for every stream when it returns); None while a graph is being captured and they are not made
+    yet (a capture holds copies, not values)."""
     key = (dev.index, pairs, bm, xoff)
     got = _direct_cache.get(key)
     if got is None:
         if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
             return None
-        b = torch.arange(pairs, dtype=torch.int64, device=dev)
+        b = torch.arange(pairs, dtype=torch.int64)
         rows = b * bm
         if xoff is None:
             first, pad = b, torch.full_like(b, -1)
@@ -361,7 +362,7 @@ def _direct_tables(dev: torch.device, pairs: int, bm: int, xoff: tuple[int, int]
             first = (b // xoff[0]) * xoff[1]
             pad = -1 - first
         src = torch.cat([first[:, None], pad[:, None].expand(pairs, bm - 1)], 1).reshape(-1).to(torch.int32)
-        got = _direct_cache[key] = (rows, src)
+        got = _direct_cache[key] = (rows.to(dev), src.to(dev))
     return got
 
 
