@@ -5,7 +5,8 @@ run padded to whole blocks of the tile's BM rows), each block against its expert
 prove, it does here:
 
 * the routing (``moe_route``): every routed pair has a row of its own inside a block of its expert, the
-  blocks of each expert follow one another, the unused blocks say -1, and the static block bound holds;
+  blocks of each expert follow one another, the unused blocks say -1, and the static block bound holds; and
+  direct routing (few pairs: a block per pair, no routing kernel), its tables and the tile it runs;
 * the call around the kernel (``moe_gemm``: routing, gathering the activations, gathering the outputs back,
   the weighting and the sum over the chosen experts, experts held elsewhere) with the launch replaced by an
   emulation that computes each block with ``reference.gemm`` against the expert the block names -- and
