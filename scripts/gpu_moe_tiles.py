@@ -10,6 +10,8 @@ rate) and writes JSON (--json).
 
     python3 scripts/gpu_moe_tiles.py --experts 128 --topk 8 --n 1536 --k 2048 --m 1,4,16,64 --json out.json
     python3 scripts/gpu_moe_tiles.py --only 64x2,128x1 --check ...   (two rings, BN x WK, each checked too)
+    python3 scripts/gpu_moe_tiles.py --as a100 ...   (an older GPU's plan and candidates, compiled for this GPU and
+                                                      launched as that GPU would: its SM count, plain launches)
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from humming import reference as R
 from humming.ops import moe as MOE
 from humming.ops.gemm import MOE_MIN_TOKENS
 from humming.planner.family import MRange
+from humming.device import get_device
 from humming.planner.planner import resolve_device
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 from humming_nvidia import gemm_mma_sync as G
@@ -41,6 +44,18 @@ def tile_rows(plan, layer, m: int, topk: int, sms: int) -> int:
         return MOE.tokens_per_expert(m, topk, layer.num_experts)
     one, wide = (plan.tuning_for(r).config for r in (MOE.DIRECT_TOKENS, MOE_MIN_TOKENS))
     return MOE.direct_rows(m * topk, layer.n, (one["bm"], one["bn"]), (wide["bm"], wide["bn"]), sms)
+
+
+def prepare_as(qw, layer, plan, there, dev):
+    """``qw`` prepared under ``plan`` (made for ``there``, another GPU), compiled for this GPU and launched as
+    ``there`` would launch it (gemm_mma_sync.prepare_as)."""
+    from humming.ops.gemm import PreparedWeight, _detect_cuda, _register
+
+    dev = _detect_cuda(dev)  # (cuda:N, as ops.prepare_weight keeps it)
+    packed, launcher = G.prepare_as(plan, qw, dev, get_device(dev.index or 0), there)
+    w = PreparedWeight(layer, plan, packed, launcher, dev, dict(packed.descriptor))
+    w.handle = _register(w)
+    return w
 
 
 def candidates(plan, caps, layer, tile_ms) -> list[dict]:
@@ -84,6 +99,7 @@ def main() -> None:
     ap.add_argument("--check", action="store_true",
                     help="also check each candidate's result against humming.reference.moe_gemm (first routing per M; "
                          "the largest error over the largest reference value, which must stay under 2^-6)")
+    ap.add_argument("--as", dest="as_device", help="plan as this device (a100, l40s, ...) and launch as it would")
     ap.add_argument("--json")
     a = ap.parse_args()
     dev = torch.device("cuda")
@@ -93,10 +109,12 @@ def main() -> None:
     qw = R.QuantizedWeight.stack([R.quantize(torch.randn(a.n, a.k, device=dev) * 0.02, scheme)
                                   for _ in range(a.experts)])
     layer = LayerSpec(a.n, a.k, scheme, act, num_experts=a.experts, out_dtype="fp16")
-    base = humming.plan(layer, dev.index or 0, tuning_db=False)
-    _, caps, _ = resolve_device(dev.index or 0)
+    there = get_device(a.as_device) if a.as_device else None
+    base = humming.plan(layer, there or dev.index or 0, tuning_db=False)
+    _, caps, _ = resolve_device(there or dev.index or 0)
     ms = [int(v) for v in a.m.split(",")]
-    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    sms = there.sm_count if there else torch.cuda.get_device_properties(dev).multi_processor_count
+    print(f"plan: {base.device}; tuning " + "; ".join(f"{r.lo}-{r.hi}: {dict(r.config)}" for r in base.tuning))
     tile_ms = [tile_rows(base, layer, m, a.topk, sms) for m in ms]
     cands = candidates(base, caps, layer, tile_ms)
     if a.only:
@@ -123,7 +141,8 @@ def main() -> None:
     print(f"{'tile':<92}" + "".join(f"{'M=' + str(m):>16}" for m in ms))
     for cfg in cands:
         plan = dataclasses.replace(base, tuning=(MRange(1, None, cfg),))
-        pw = humming.prepare_weight(qw, layer=layer, plan=plan, device=dev)
+        pw = (prepare_as(qw, layer, plan, there, dev) if there
+              else humming.prepare_weight(qw, layer=layer, plan=plan, device=dev))
         row = {"config": cfg, "us": {}, "of_stream": {}, "error": {}}
         for m in ms:
             sets, touched = routings[m]

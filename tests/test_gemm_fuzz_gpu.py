@@ -201,10 +201,9 @@ def prepare_as(device: str):
         from humming_nvidia import gemm_mma_sync as G
 
         dev = _detect_cuda(dev)  # (cuda:N, as ops.prepare_weight keeps it)
-        there, p, recipe, ranges = _launch_plan(device, layer, get_device(dev.index))
-        packed = G.pack_weight(qw, recipe, dev)
-        launcher = G.Launcher(packed, [r[:3] for r in ranges], there.sm_count, max_split=[r[3] for r in ranges],
-                              smem_per_sm=there.caps.limit("smem_per_sm"), pdl=False, cluster_split=0)
+        there = get_device(device)
+        p = plan(layer, there)
+        packed, launcher = G.prepare_as(p, qw, dev, get_device(dev.index), there)
         w = PreparedWeight(layer, p, packed, launcher, dev, dict(packed.descriptor))
         w.handle = _register(w)
         return w

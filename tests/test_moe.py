@@ -451,13 +451,14 @@ def test_moe_plans(device, moe_pdl, xgather, monkeypatch):
     clear_plans()
     assert any("the M ranges count the rows one expert gets" in note for note in p.notes)
     # (a routed MoE block gets two rows or more, so the first routed range's tile serves from one row -- directly
-    # routed calls, one row per block, too -- unless the one-row range has an MoE tile of its own: Hopper's int4
-    # decode of 32 or more experts, MOE_DECODE_INT4 for direct calls and MOE_ROUTED_INT4 from two rows)
+    # routed calls, one row per block, too -- unless the one-row range has an MoE tile of its own: int4 decode of
+    # 32 or more experts on chips with cp.async, MOE_DECODE_INT4 for direct calls and MOE_ROUTED_INT4 from two rows)
     first = p.tuning[0]
     assert first.lo == 1 and first.config.get("stream"), first
-    if device == "H200":
+    if device != "T4":
         assert (first.hi, first.config["bn"], p.tuning[1].lo, p.tuning[1].hi, p.tuning[1].config["bn"]) == (
             1, 64, 2, 8, 128), p.tuning[:2]
+        assert (first.config["wk"], p.tuning[1].config["wk"]) == (2, 1), p.tuning[:2]
     else:
         assert first.hi != 1, first
     few = humming.plan(LayerSpec(1536, 2048, W4, FP16, num_experts=8), device)
@@ -474,6 +475,57 @@ def test_moe_plans(device, moe_pdl, xgather, monkeypatch):
         with pytest.raises(humming.UnsupportedError, match=r"act order take no per-group activation scales"):
             humming.plan(LayerSpec(1536, 2048, AO, ActivationScheme("int8", "dynamic_group", 128),
                                    num_experts=8), device)
+
+
+@pytest.mark.parametrize("act", [FP16, BF16])
+def test_moe_decode_rings_compile_without_loop_spills(tmp_path, act):
+    """The two decode rings of MoE layers of many experts (MOE_DECODE_INT4: 64 rows, direct calls; MOE_ROUTED_INT4:
+    128 rows, one warp along K, 2-8 rows per expert), as Ampere, Ada, Hopper and Blackwell plan them, reading the
+    routed rows from the tokens' rows (XGATHER), compile without local memory in their loops and stack: the routed
+    ring spilled x_rows + m0 on sm_80 and sm_89 (8 bytes, a stack load every turn) until those targets formed it
+    again each turn."""
+    from humming.device import get_device
+    from humming.jit import Runtime
+    from humming.jit import inspect as I
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    specs = {}
+    for device in ("A100", "L40S", "H200", "B200", "RTX-5090"):
+        hw = get_device(device)
+        p = humming.plan(LayerSpec(1536, 2048, W4, act, num_experts=128, out_dtype=act.fmt), hw)
+        r = G.recipe_from_plan(p, hw)
+        assert r.xgather, device
+        for m, tile in ((1, G.MOE_DECODE_INT4), (2, G.MOE_ROUTED_INT4)):
+            cfg = dict(p.tuning_for(m).config)
+            assert {k: cfg[k] for k in ("bm", "bn", "bk", "wn", "wk")} == {
+                "bm": tile.bm, "bn": tile.bn, "bk": tile.bk, "wn": tile.wn, "wk": tile.wk}, (device, m, cfg)
+            specs[p.kernel(m)] = (device, m)
+    assert len(specs) == 10
+    rt.warmup(list(specs), executor="thread")
+    for spec, what in specs.items():
+        cubin = rt.kernel(spec).cubin
+        usage = I.resource_usage(cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+        assert I.local_in_loops(I.disassemble(cubin)) == 0, what
+
+
+def test_prepare_as_another_gpu_compiles_for_this_one():
+    """gemm_mma_sync.prepare_as (the GPU fuzz's older-GPU plans, scripts/gpu_moe_tiles.py --as): an A100's plan of
+    an MoE layer packed with the recipe of this GPU (an H200's target) and launched as the A100 would (its SM count
+    and shared memory, plain launches): its ranges are the A100 plan's, MoE packing (every expert) included."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    qw = _weight(W4, 32, 128, 256, torch.Generator().manual_seed(5))
+    layer = LayerSpec(128, 256, W4, FP16, num_experts=32, out_dtype="fp16")
+    a100, h200 = get_device("A100"), get_device("H200")
+    p = humming.plan(layer, a100)
+    packed, launcher = G.prepare_as(p, qw, torch.device("cpu"), h200, a100)
+    assert packed.recipe.target == "sm_90a" and packed.recipe.moe and packed.experts == 32
+    assert launcher.sm_count == a100.sm_count and not launcher.pdl and launcher.cluster_split == 0
+    assert [(lo, hi, t.bm, t.bn, t.bk) for lo, hi, t in launcher.ranges] == [
+        (r.lo, r.hi, r.config["bm"], r.config["bn"], r.config["bk"]) for r in p.tuning]
 
 
 def test_moe_tiles_drop_what_needs_one_matrix_per_launch():

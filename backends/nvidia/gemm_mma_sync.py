@@ -109,7 +109,8 @@ BYTE_DECODE_INT4_SHORT_K = Tile(8, 16, 1024, 1, 1, 16, 8, stream=3, occupancy=2)
 #: replaced, fit once: its launches split for two per SM ran 1.7 waves; H200, M=1, traced with
 #: PDL: 14336x4096 12.9 -> 10.2 us)
 DECODE_INT4_WIDE = Tile(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)
-#: MoE decode of 4-bit integer codes on Hopper, layers of at least MOE_MANY_EXPERTS experts (1-8 rows per expert):
+#: MoE decode of 4-bit integer codes, layers of at least MOE_MANY_EXPERTS experts (1-8 rows per expert; chips with
+#: cp.async, moe_decode_rings):
 #: DECODE_INT4_WIDE's ring, 64 rows per CTA. The heuristics' dense ring is shaped for one expert's rows, but a
 #: decode call touches tens of experts (Qwen3-30B-A3B, 128 top-8: 8 at one token, 29 at 4, 83 at 16, 125 at 64),
 #: so its CTAs are many and each stages activations as it reads weights. H100, int4 g128 fp16, the whole call
@@ -128,6 +129,21 @@ MOE_DECODE_INT4 = DECODE_INT4_WIDE
 #: largest value; gate/up M = 16 / 64 68.0 / 97.9 us against 74.2 / 106.9, down 45.3 / 66.0 against 58.7 / 83.6)
 MOE_ROUTED_INT4 = Tile(8, 128, 64, 1, 8, 1, 4, stream=4, occupancy=2)
 MOE_MANY_EXPERTS = 32
+#: The two rings serve every chip with cp.async (sm_80 on), whose rings are the same mma.sync code. Ampere, Ada and
+#: Blackwell planned their dense heuristics' 8 x 16 short-K ring for these layers before. Measured on the H200 with
+#: the A100's plan compiled for it and launched as an A100 launches it (108 SMs' grids, plain launches;
+#: scripts/gpu_moe_tiles.py --as a100, fifty-third session), Qwen3-30B-A3B, the whole call, us, M = 1 / 4 / 16 / 64:
+#: gate/up 8 x 16 ring 21.6 / 58.3 / 145 / 228, 8 x 64 15.1 / 29.0 / 67.5 / 97.9, 8 x 128 15.3 / 29.8 / 59.9 / 86.0;
+#: down 21.0 / 62.8 / 162 / 260, 10.9 / 23.7 / 55.0 / 81.1, 12.6 / 19.0 / 42.5 / 60.5 (L40S's and B200's plans the
+#: same within noise). Turing keeps its rings (no cp.async; not measured).
+
+
+def moe_decode_rings(layer, recipe: Recipe, caps) -> bool:
+    """Whether an MoE layer's decode ranges take MOE_DECODE_INT4 (one row per block: direct routing's calls) and
+    MOE_ROUTED_INT4 (2-8 rows): 4-bit integer codes fed raw on 16-bit operands, at least MOE_MANY_EXPERTS experts
+    (a decode call touches tens of them), a chip with cp.async."""
+    return (layer.is_moe and layer.num_experts >= MOE_MANY_EXPERTS and recipe.bits == 4 and raw_codes(recipe)
+            and not recipe.op8 and bool(caps.has("cp_async")))
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,
@@ -884,6 +900,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         cuts = ((1, 1), (2, mid), (mid + 1, 8)) if dec > 2 else ((1, 1), (2, 8))
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (tuple((a, b, t) for a, b in cuts) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
+    moe_rings = moe_decode_rings(layer, recipe, caps)
+    if moe_rings and dec == 1:  # (one row per block on a ring of its own: see below)
+        ranges = tuple(r for lo, hi, t in ranges
+                       for r in (((1, 1, t), (2, 8, t)) if (lo, hi) == (1, 8) else ((lo, hi, t),)))
     for lo, hi, t in ranges:
         # (a stream tile's ring is register loads either way: its depth stays)
         nominal = t if caps.has("cp_async") or t.stream else replace(t, stages=min(t.stages, 2))
@@ -960,9 +980,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         fitted = byte_depth(fitted, recipe, smem)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
-        if (layer.is_moe and wg and fitted.stream and lo <= RING_DECODE_MAX and layer.num_experts >= MOE_MANY_EXPERTS
-                and recipe.bits == 4 and raw_codes(recipe) and not recipe.op8):  # (decode touching tens of experts:
-            # one row per block, direct routing's calls; 2-8, the routed ones)
+        if moe_rings and fitted.stream and lo <= RING_DECODE_MAX:  # (decode touching tens of experts: one row per
+            # block, direct routing's calls; 2-8, the routed ones)
             fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
             direct_tile = direct_tile or hi == 1
         if layer.is_moe:
@@ -1322,6 +1341,18 @@ def prepare(plan, qw, device, hw):
     return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
                             smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),
                             cluster_split=cluster_split_limit(hw.caps))
+
+
+def prepare_as(plan, qw, device, here, there):
+    """(tests, scripts) (PackedWeight, Launcher) for ``qw`` under ``plan``, made for ``there`` (another GPU): its
+    ranges compiled for ``here`` (this GPU), fitted to ``there``'s shared memory, launched as ``there`` would launch
+    them (its SM count for the grids; plain launches, no clusters), so that this GPU runs the code and the launches
+    ``there`` would."""
+    recipe = recipe_from_plan(plan, here)
+    ranges = launch_ranges(plan, recipe, int(there.max_smem_per_block), plan_kp(plan, recipe))
+    packed = (pack_moe_weight if recipe.moe else pack_weight)(qw, recipe, device)
+    return packed, Launcher(packed, [r[:3] for r in ranges], there.sm_count, max_split=[r[3] for r in ranges],
+                            smem_per_sm=there.caps.limit("smem_per_sm"), pdl=False, cluster_split=0)
 
 
 def pdl_enabled(caps) -> bool:

@@ -1791,7 +1791,16 @@ struct GemmMmaSync {
         ptx::cp_async_wait<0>();  // and the next turn's requested (an empty group past the run)
         x_group_sync(wk);
         const int xn = XWIN ? (j0 / RING + 1) % XWIN * RING : j0 + RING;  // (the next turn's place)
-        stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn, xr);
+        // (rings of eight warps along N below sm_90 form x_rows + m0 again each turn from the parameter: carried
+        // across the loop, the 64-bit pointer spilled their 128-row ring of one warp along K on sm_80 / sm_89, a
+        // stack load a turn; sm_90a and newer keep it without a spill, 11 instructions a turn fewer on sm_90a)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+        constexpr bool XR_AGAIN = XGATHER && WN >= 8;
+#else
+        constexpr bool XR_AGAIN = false;
+#endif
+        stage_x_turn<ONE>(xs, p.lda, xleft, xdst, base, rows, xstride, xlo, n, j0 + RING, xn, wn,
+                          XR_AGAIN ? (p.x_rows ? p.x_rows + m0 : nullptr) : xr);
       }
       const int xo = XWIN ? j0 / RING % XWIN * RING : j0;  // this turn's place
       const u32 bturn0 = b_off[0] + xo * 128, bturn1 = b_off[1] + xo * 128;
