@@ -44,4 +44,5 @@ def test_the_engine_adapter_page_runs_as_written(tmp_path):
 
 
 def test_moe_example_runs_as_written(tmp_path):
-    assert _run_marked(README, "moe-cpu", tmp_path).strip() == "torch.Size([4, 256]) moe_grouped"
+    want = "torch.Size([4, 256]) moe_grouped + programmatic_launch (every launch of a call)"
+    assert _run_marked(README, "moe-cpu", tmp_path).strip() == want

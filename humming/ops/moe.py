@@ -19,8 +19,8 @@ routed row from its token's row (``Recipe.xgather``; ``HUMMING_MOE_XGATHER=0`` t
 the rows' offsets in x and there is no step 2, three launches. A call of at most E / DIRECT_SHARE pairs (decode)
 skips step 1 (direct routing, ``HUMMING_MOE_DIRECT=0`` turns it off): block b of rows is pair b's, under the
 caller's id, the row tables fixed by the pair count (made by the first such call, not while a graph captures).
-Where the GEMM's launcher launches programmatically (sm_90+ with ``HUMMING_MOE_PDL=1``: off by default until
-measured on a GPU), so do they all: each kernel waits for the one before it before touching memory, and the
+Where the GEMM's launcher launches programmatically (sm_90+; ``HUMMING_MOE_PDL=0`` turns it off), so do they
+all: each kernel waits for the one before it before touching memory, and the
 next starts launching meanwhile.
 :func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or
 more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each expert's pairs in token order, where the kernel's order
