@@ -978,6 +978,12 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             fitted = wgmma_pair(fitted, recipe, smem)  # (more CTAs than SMs from the range's first M on)
             fitted = decode_depth(fitted, recipe, smem)
         fitted = byte_depth(fitted, recipe, smem)
+        if wg and fitted.stream == 4 and recipe.bits == 2 and hi == 1 and layer.n <= 4096 and kp > 4096:
+            # (one token of 2-bit codes on at most 4096 rows over a longer K: the 16-warp ring of one CTA per SM, as
+            # 3-bit codes there; H200, int2 g128, 4096x14336, kernel alone 8.38 us against 9.90 for the eight-warp
+            # ring (s44a); H100 through the bench, two rounds, 7.65-7.66 against 8.54-8.55 in groups of 128 and
+            # 7.74-7.77 against 8.61 per channel (s44b, fifty-third session))
+            fitted = fit_tile(DECODE_INT3, recipe, smem, kp)
         if fitted.stream == 3 and fitted.stages < 4:  # too little shared memory for a useful ring
             fitted = fit_tile(shape_stream_tile(t, layer.n, kp, sms), recipe, smem, kp)
         if moe_rings and fitted.stream and lo <= RING_DECODE_MAX:  # (decode touching tens of experts: one row per
