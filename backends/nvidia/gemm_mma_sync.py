@@ -144,6 +144,8 @@ def moe_decode_rings(layer, recipe: Recipe, caps) -> bool:
     (a decode call touches tens of them), a chip with cp.async."""
     return (layer.is_moe and layer.num_experts >= MOE_MANY_EXPERTS and recipe.bits == 4 and raw_codes(recipe)
             and not recipe.op8 and bool(caps.has("cp_async")))
+
+
 #: decode of the other formats (one scale entry per block) over a long K on up to 16384
 #: rows: the lean register ring, 8 warps along K (H200, gpu_sweep.py, 8192x8192 M=1 against
 #: register streaming: int3 g128 0.87x the time, e4m3 per channel 0.95x, int2 g128 0.97x,

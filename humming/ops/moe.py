@@ -20,8 +20,7 @@ the rows' offsets in x and there is no step 2, three launches. A call of at most
 skips step 1 (direct routing, ``HUMMING_MOE_DIRECT=0`` turns it off): block b of rows is pair b's, under the
 caller's id, the row tables fixed by the pair count (made by the first such call, not while a graph captures).
 Where the GEMM's launcher launches programmatically (sm_90+; ``HUMMING_MOE_PDL=0`` turns it off), so do they
-all: each kernel waits for the one before it before touching memory, and the
-next starts launching meanwhile.
+all: each kernel waits for the one before it before touching memory, and the next starts launching meanwhile.
 :func:`moe_route` is the same routing in torch ops (the CPU's, and ``HUMMING_MOE_ROUTE=torch`` on a GPU, or
 more than ``ROUTE_MAX_EXPERTS`` experts); it keeps each expert's pairs in token order, where the kernel's order
 inside an expert's run is an atomic counter's (rows are independent in the GEMM: the results are the same).
