@@ -29,7 +29,7 @@ from humming.ops.gemm import MOE_MIN_TOKENS
 from humming.planner.family import MRange
 from humming.device import get_device
 from humming.planner.planner import resolve_device
-from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
+from humming.scheme import WEIGHT_PRESETS, ActivationScheme, LayerSpec, WeightScheme
 from humming_nvidia import gemm_mma_sync as G
 
 from gpu_moe_parts import GRAPHS, _capture, _time  # (scripts/: graphs captured and replayed round-robin)
@@ -99,16 +99,24 @@ def main() -> None:
     ap.add_argument("--check", action="store_true",
                     help="also check each candidate's result against humming.reference.moe_gemm (first routing per M; "
                          "the largest error over the largest reference value, which must stay under 2^-6)")
+    ap.add_argument("--weight", default="int4", help="weight format or preset (int4, uint4, mxfp4, nvfp4, ...)")
+    ap.add_argument("--group-size", type=int, default=128, help="(formats, not presets) <= 0: per channel")
+    ap.add_argument("--act", default="fp16", choices=("fp16", "bf16"))
     ap.add_argument("--as", dest="as_device", help="plan as this device (a100, l40s, ...) and launch as it would")
     ap.add_argument("--json")
     a = ap.parse_args()
     dev = torch.device("cuda")
-    scheme, act = WeightScheme("int4", "group", 128), ActivationScheme("fp16")
+    if a.weight in WEIGHT_PRESETS:
+        scheme = WeightScheme(**WEIGHT_PRESETS[a.weight])
+    else:
+        scheme = (WeightScheme(a.weight, "group", a.group_size, zero_point="int" if a.weight.startswith("u") else "none")
+                  if a.group_size > 0 else WeightScheme(a.weight, "channel", scale_fmt="fp32"))
+    act, xdt = ActivationScheme(a.act), torch.float16 if a.act == "fp16" else torch.bfloat16
     g = torch.Generator().manual_seed(0)
     torch.manual_seed(0)
     qw = R.QuantizedWeight.stack([R.quantize(torch.randn(a.n, a.k, device=dev) * 0.02, scheme)
                                   for _ in range(a.experts)])
-    layer = LayerSpec(a.n, a.k, scheme, act, num_experts=a.experts, out_dtype="fp16")
+    layer = LayerSpec(a.n, a.k, scheme, act, num_experts=a.experts, out_dtype=a.act)
     there = get_device(a.as_device) if a.as_device else None
     base = humming.plan(layer, there or dev.index or 0, tuning_db=False)
     _, caps, _ = resolve_device(there or dev.index or 0)
@@ -121,7 +129,7 @@ def main() -> None:
         keep = set(a.only.split(","))
         cands = [c for c in cands if f"{c['bn']}x{c['wk']}" in keep]
     cands = cands[:a.limit]
-    per_expert = (a.n * a.k // 2) + (a.n * a.k // 128) * 2  # (codes and fp16 group scales)
+    per_expert = int(scheme.bytes_per_weight(a.n, a.k))  # (codes, scales and zero points)
     # the stream rate over this many bytes (a read-only sum over a buffer as large as the experts)
     buf = torch.empty(per_expert * a.experts // 4, dtype=torch.float32, device=dev).uniform_()
     stream_us = _time([_capture(lambda: buf.sum())])
@@ -132,7 +140,7 @@ def main() -> None:
         sets = []
         for _ in range(GRAPHS):
             ids = torch.stack([torch.randperm(a.experts, generator=g)[:a.topk] for _ in range(m)]).to(dev, torch.int32)
-            x = torch.randn(m, a.k, generator=g).to(dev, torch.float16)
+            x = torch.randn(m, a.k, generator=g).to(dev, xdt)
             wts = torch.rand(m, a.topk, generator=g).to(dev)
             sets.append((ids, x, wts))
         touched = statistics.mean(len(torch.unique(s[0])) for s in sets)
