@@ -109,8 +109,9 @@ def main() -> None:
     if a.weight in WEIGHT_PRESETS:
         scheme = WeightScheme(**WEIGHT_PRESETS[a.weight])
     else:
-        scheme = (WeightScheme(a.weight, "group", a.group_size, zero_point="int" if a.weight.startswith("u") else "none")
-                  if a.group_size > 0 else WeightScheme(a.weight, "channel", scale_fmt="fp32"))
+        zp = "int" if a.weight.startswith("u") else "none"
+        scheme = (WeightScheme(a.weight, "group", a.group_size, zero_point=zp) if a.group_size > 0
+                  else WeightScheme(a.weight, "channel", scale_fmt="fp32"))
     act, xdt = ActivationScheme(a.act), torch.float16 if a.act == "fp16" else torch.bfloat16
     g = torch.Generator().manual_seed(0)
     torch.manual_seed(0)

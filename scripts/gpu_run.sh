@@ -1279,8 +1279,9 @@ PY
                --only 16x8,64x2,128x1 --json "$OUT/s53a-$nk.json" 2>&1 | tee "$OUT/s53a-$nk.log" | tail -9
              rc=$((rc | PIPESTATUS[0]))
            done ;;
-    s53f)  # (fifty-third session) which tile gpt-oss-120b's MXFP4 experts (128, top-4, bf16) should decode on: the plan's
-           # 8-token warpgroup tile against the register rings, the whole call, gate/up (5760 x 2880), each checked
+    s53f)  # (fifty-third session) which tile gpt-oss-120b's MXFP4 experts (128, top-4, bf16) should decode on: the
+           # plan's 8-token warpgroup tile against the register rings, the whole call, gate/up (5760 x 2880), each
+           # checked
            timeout 170 python3 scripts/gpu_moe_tiles.py --weight mxfp4 --act bf16 --experts 128 --topk 4 --n 5760 \
              --k 2880 --m 1,4,16 --limit 9 --check --json "$OUT/s53f.json" 2>&1 | tee "$OUT/s53f.log" | tail -14
            rc=$((rc | PIPESTATUS[0])) ;;

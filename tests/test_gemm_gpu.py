@@ -316,7 +316,8 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k,ring", [(WeightScheme("int2", "group", 128), 4096 + 40, 3712, "DECODE_INT3"),
-                                             (WeightScheme("int2", "group", 128), 4096 - 24, 14336 + 128, "DECODE_INT3"),
+                                             (WeightScheme("int2", "group", 128), 4096 - 24, 14336 + 128,
+                                              "DECODE_INT3"),
                                              (WeightScheme("int2", "channel", scale_fmt="fp32"), 2048 + 40, 8192,
                                               "DECODE_INT3"),
                                              (WeightScheme("int2", "channel", scale_fmt="fp32"), 8192 + 40, 4096,
@@ -339,9 +340,10 @@ def test_three_bit_rings_through_the_planner(scheme, n, k, act):
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_through_the_planner(scheme, n, k, ring, act):
     """One token through the planner on the H200: 2-bit codes over a short K on the register ring
-    ring2_short_tile picks by rows, and on at most 4096 rows over a longer K on the 16-warp ring, int4 over a short K on the ring of four slots (per channel; groups of 16 and
-    32 on twice the rows, short_k_ring), MXFP4 and NVFP4 on fp4_one_tile's rings of 32-128 rows (any K); odd N
-    and K, with the tokens around it (other tiles). (The format tests run MXFP4 and NVFP4 with their global
+    ring2_short_tile picks by rows, and on at most 4096 rows over a longer K on the 16-warp ring; int4 over a
+    short K on the ring of four slots (per channel; groups of 16 and 32 on twice the rows, short_k_ring), MXFP4
+    and NVFP4 on fp4_one_tile's rings of 32-128 rows (any K); odd N and K, with the tokens around it (other
+    tiles). (The format tests run MXFP4 and NVFP4 with their global
     scales on the 32-row ring at one token too.)"""
     from humming_nvidia import gemm_mma_sync as G
 
