@@ -399,6 +399,10 @@ GROUPS = {
     # and 64 tokens (gpu_run.sh sk)
     # one token of 2- and 3-bit codes: the planner's register rings (4 blocks in flight per warp) against deeper
     # ones (6, 8): a 2-bit block is half an int4 one, so the same ring keeps half the bytes in flight per SM
+    # one token of 2-bit codes on 4097-8192 rows over a long K (W2A16's 8192x8192): the planner's eight-warp ring of two
+    # CTAs per SM (two K slices) against 16-warp rings of one CTA per SM, the whole K each (no split-K sum)
+    "s53g": [G.DECODE_INT2_LONG_K, G.DECODE_INT3_WIDE, G.replace(G.DECODE_INT3_WIDE, stages=8), G.DECODE_INT3_128,
+             G.DECODE_INT3],
     "s44r": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, stages=6), G.replace(G.DECODE_INT4_LONG_K, stages=8),
              G.DECODE_INT4_WIDE, G.replace(G.DECODE_INT4_WIDE, stages=8), G.DECODE_INT3, G.replace(G.DECODE_INT3, stages=8)],
     # one token of 2-bit codes at three CTAs per SM (79-80 registers, no spills: the one-token loop's instructions
