@@ -1187,6 +1187,53 @@ def test_split_k_cluster_sum(tmp_path, monkeypatch):
         G.cluster_max_ctas_per_sm()
 
 
+def test_split_k_fits_clusters_where_the_workspace_would_sum(monkeypatch):
+    """A warpgroup launch of 32-64 tokens per tile whose K split would exceed the clusters' CTAs per SM (so
+    its slices would meet in the workspace) splits as many ways as clusters hold, summed in clusters, where that
+    is two or more slices of at most FIT_MAX_SLICE_K columns and the driver holds every cluster at once
+    (Launcher.cluster_fit_split); not for 16- or 128-token tiles or mma.sync ones, not where it would not split fewer ways,
+    not with HUMMING_CLUSTER_FIT=0. (Byte operands count two values per K unit.)"""
+    import torch
+    from humming import reference as R
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia import mma_sync_launch as LM
+
+    scheme = WeightScheme("int4", "group", 128)
+    rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
+    pw = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec, "cpu")
+    held = {"clusters": 1 << 20}
+    monkeypatch.setattr(LM, "_resident_clusters", lambda lp, smem, cz: held["clusters"])
+    L = G.Launcher(pw, [(1, None, G.WG_64_TMA)], 132, cluster_split=8)
+    fit = L.cluster_fit_split
+    # (8192x8192 at 64 tokens: 128 tiles of 64 rows, 64 K steps of 128, three slices -> two in clusters)
+    assert fit(None, G.WG_64_TMA, 128, 64, 3, 0) == 2
+    assert fit(None, G.WG_32_DEEP, 128, 32, 3, 0) == 2
+    assert fit(None, G.WG_64_TMA, 111, 64, 3, 0) == 2  # (330 // 111)
+    assert fit(None, G.WG_64_TMA, 84, 32, 4, 0) == 3  # (5376x4096)
+    assert fit(None, G.WG_16_DEEP, 128, 32, 3, 0) == 0  # (16-token tiles lost so)
+    assert fit(None, G.WG_128, 128, 32, 3, 0) == 0  # (128-token tiles: not measured so)
+    assert fit(None, G.WG_64_TMA, 128, 224, 3, 0) == 0  # (slices of 14336 columns lost so)
+    assert fit(None, G.WG_64_TMA, 128, 65, 3, 0) == 0  # (33 steps of 128: past 4096 columns)
+    assert fit(None, G.WG_64_TMA, 64, 32, 5, 0) == 0  # (five slices of 64 tiles fit clusters already)
+    assert fit(None, G.WG_64_TMA, 200, 32, 2, 0) == 0  # (one slice: no sum to fit)
+    assert fit(None, G.WG_64_TMA, 128, 3, 3, 0) == 2  # (no empty slices: 2 + 1 steps)
+    assert fit(None, G.TILE_16, 128, 32, 3, 0) == 0  # (mma.sync tiles: not measured so)
+    held["clusters"] = 127
+    assert fit(None, G.WG_64_TMA, 128, 64, 3, 0) == 0  # (not every cluster resident: the workspace)
+    held["clusters"] = 1 << 20
+    rec8 = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a", op8=1)
+    pw8 = G.pack_weight(R.quantize(torch.randn(256, 512) * 0.02, scheme), rec8, "cpu")
+    L8 = G.Launcher(pw8, [(1, None, G.WG_64)], 132, cluster_split=8)
+    steps = LM.FIT_MAX_SLICE_K // (G.WG_64.bk * rec8.ku)  # (a slice's K steps at the column bound)
+    assert L8.cluster_fit_split(None, G.WG_64, 128, 2 * steps, 3, 0) == 2
+    assert L8.cluster_fit_split(None, G.WG_64, 128, 2 * steps + 2, 3, 0) == 0
+    assert G.Launcher(pw, [(1, None, G.WG_64_TMA)], 132, cluster_split=0).cluster_fit_split(
+        None, G.WG_64_TMA, 128, 64, 3, 0) == 0  # (no clusters: sm_80 kernels, HUMMING_CLUSTER_SPLIT=0)
+    monkeypatch.setenv("HUMMING_CLUSTER_FIT", "0")
+    assert G.Launcher(pw, [(1, None, G.WG_64_TMA)], 132, cluster_split=8).cluster_fit_split(
+        None, G.WG_64_TMA, 128, 64, 3, 0) == 0
+
+
 def test_cluster_tiles_machine_code(tmp_path):
     """TMA tiles in clusters of 2 and 4 CTAs along N: the kernel carries its cluster shape, loads its
     share of each stage's activation rows with multicast tensor copies, arrives on every cluster CTA's

@@ -999,6 +999,22 @@ def test_wgmma_tma_clusters(scheme, k, bf16):
     run_stream_tiles(scheme, k, bf16, tiles, (1, 5, 16, 33, 40, 64, 100, 130), x_pad=24)
 
 
+def _cluster_int4_weight(n: int, k: int, bf16: bool):
+    """(device, its properties, an int4 g128 QuantizedWeight of n x k, its sm_90+ recipe, packed) for the cluster
+    tests; skips below sm_90 (no thread-block clusters)."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    if props.major < 9:
+        pytest.skip("thread-block clusters need sm_90")
+    target = f"sm_{props.major}{props.minor}" + ("a" if props.major == 9 else "")
+    scheme = WeightScheme("int4", "group", 128)
+    qw = R.quantize(torch.randn(n, k, device=dev) * 0.02, scheme)
+    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
+    return dev, props, qw, rec, G.pack_weight(qw, rec, dev)
+
+
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
 def test_split_k_in_clusters(bf16):
     """On sm_90+ a split-K launch of at most 8 slices runs them as one thread-block cluster whose CTAs
@@ -1008,16 +1024,8 @@ def test_split_k_in_clusters(bf16):
     same order) and within the reference's bound; a split of more than 8 slices keeps the workspace."""
     from humming_nvidia import gemm_mma_sync as G
 
-    dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    if props.major < 9:
-        pytest.skip("thread-block clusters need sm_90")
-    target = f"sm_{props.major}{props.minor}" + ("a" if props.major == 9 else "")
-    scheme = WeightScheme("int4", "group", 128)
     k = 8320  # (65 blocks of 128)
-    qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
-    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target=target)
-    pw = G.pack_weight(qw, rec, dev)
+    dev, props, qw, rec, pw = _cluster_int4_weight(N_ODD, k, bf16)
     smem = props.shared_memory_per_block_optin
     tiles = [(1, 1, G.DECODE_INT4_LONG_K), (2, 8, G.TILE_16)]
     if props.major == 9:
@@ -1047,6 +1055,41 @@ def test_split_k_in_clusters(bf16):
         assert torch.equal(outs[8], outs[0]), f"M={m}: the cluster sums differ from the workspace's"
     wide = G.Launcher(pw, [(1, None, G.TILE_16)], 4 * sms, max_split=16, cluster_split=8, **kw)
     assert wide._shape(1)[1][2] > 8 and wide._shape(1)[7] == 1  # (more slices than a cluster: the workspace)
+
+
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+def test_split_k_fitted_to_clusters(bf16, monkeypatch):
+    """A warpgroup launch of 32-64 tokens per tile whose K split would put more CTAs on the GPU than clusters may
+    hold splits as many ways as clusters hold, in clusters (Launcher.cluster_fit_split): 16 tiles on a launcher
+    that counts 17 SMs split three ways through the workspace, or two in clusters; 16-token tiles keep three.
+    Each against the reference's bound, outputs poisoned, N odd, a short last slice, plain and programmatic
+    launches."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    n, k = 1024 - 41, 8192 - 128  # (16 tiles of 64 rows; 63 blocks of 128: slices of 32 and 31)
+    dev, props, qw, rec, pw = _cluster_int4_weight(n, k, bf16)
+    smem = props.shared_memory_per_block_optin
+    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp))
+              for lo, hi, t in ((1, 16, G.WG_16_DEEP), (17, 32, G.WG_32_NARROW), (33, None, G.WG_64_TMA))]
+    dt = torch.bfloat16 if bf16 else torch.float16
+    eps = 2.0 ** (-8 if bf16 else -11)
+    kw = dict(smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True, max_split=16, cluster_split=8)
+    for m in (16, 24, 40):
+        x = (torch.randn(m, k, device=dev) * 2).to(dt)
+        ref = R.gemm(x.float(), qw)
+        b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
+        for fit in ("1", "0"):
+            monkeypatch.setenv("HUMMING_CLUSTER_FIT", fit)
+            launcher = G.Launcher(pw, ranges, 17, **kw)
+            split, cz = launcher._shape(m)[1][2], launcher._shape(m)[7]
+            assert (split, cz) == ((2, 2) if fit == "1" and m > 16 else (3, 1)), (m, fit, split, cz)
+            for _ in range(3):  # (the first launch plain, then programmatic ones where the launch allows)
+                y = torch.full((m, n), float("nan"), device=dev, dtype=dt)
+                launcher(x, y)
+                torch.cuda.synchronize()
+                assert not torch.isnan(y).any(), f"M={m}, fit {fit}: outputs not written"
+                ratio = float(((y.double() - ref.double()).abs() / b).max())
+                assert ratio <= 1.0, f"M={m}, fit {fit}: error {ratio:.3g} x the bound"
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

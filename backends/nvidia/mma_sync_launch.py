@@ -66,6 +66,26 @@ def cluster_max_ctas_per_sm() -> float:
         raise ValueError(f"HUMMING_CLUSTER_MAX_PER_SM: expected a number of CTAs per SM, got {raw!r}") from None
 
 
+# Warpgroup launches of 32-64 tokens per tile whose K split would put more CTAs on the GPU than clusters
+# may hold (above CLUSTER_MAX_CTAS_PER_SM, so summed through the workspace) split fewer ways instead, as many as
+# clusters hold, where that is two or more, each slice spans at most FIT_MAX_SLICE_K columns and every cluster
+# is resident (Launcher.cluster_fit_split): there the workspace's fence, counter and reloads cost more than the
+# extra slice gains. H100, through the bench, HUMMING_CLUSTER_FIT off -> on, two rounds agreeing within 2 %
+# (fifty-fourth session, gpu_run.sh s54a), us: int4 g128 8192x8192 M=32 20.9-21.1 -> 20.5-20.6, M=64
+# 26.9-27.1 -> 25.4-25.8; 7168x4096 M=32 13.1 -> 11.7-11.9, M=64 17.8-18.0 -> 14.8-15.0; 5376x4096 M=32
+# 11.8 -> 10.9-11.0, M=64 16.6 -> 13.0; e4m3 per channel 8192x8192 M=48 34.3-34.4 -> 29.5-29.6, M=64 35.7-35.8
+# -> 30.0. Not taken where it lost: 16-token tiles (5376x4096 M = 9 / 16 8.35 / 8.48 -> 8.8 / 8.9, 7168x4096
+# 9.6 -> 9.8, 8192x8192 even) and slices of 14336 columns (8192x28672, every M, 6-10 % slower); larger tiles
+# were not measured. ``HUMMING_CLUSTER_FIT=0`` turns it off.
+FIT_MIN_TOKENS, FIT_MAX_TOKENS = 32, 64
+FIT_MAX_SLICE_K = 4096
+
+
+def cluster_fit_enabled() -> bool:
+    """Whether launchers take Launcher.cluster_fit_split's slices (``HUMMING_CLUSTER_FIT``, on unless 0/off)."""
+    return os.environ.get("HUMMING_CLUSTER_FIT", "1").lower() not in ("0", "off", "false", "no")
+
+
 def _resident_clusters(lp, smem: int, cz: int) -> int:
     """Clusters of 1 x 1 x ``cz`` CTAs of the plan's kernel that the GPU holds at once (the driver's
     occupancy count), or 0 where the driver cannot say (no GPU: no clusters)."""
@@ -119,6 +139,7 @@ class Launcher:
         # memory: GemmMmaSync::cluster_finish); 0 or 1: the workspace and counter (sm_90+ kernels only)
         self.cluster_split = int(cluster_split) if sm90 else 0
         self.cluster_max_per_sm = cluster_max_ctas_per_sm()  # (and up to this many CTAs per SM)
+        self.cluster_fit = cluster_fit_enabled() and self.cluster_split > 1  # (cluster_fit_split)
         self.smem_per_sm = smem_per_sm  # shared memory of one SM (ring tiles size their K slices by it)
         self.ranges = list(ranges)  # [(lo, hi or None, Tile)], ascending
         self.sm_count = int(sm_count)
@@ -254,6 +275,11 @@ class Launcher:
         if cz > 1 and (m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count
                        or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
             cz = 1  # (the workspace)
+        if split > 1 and cz == 1 and not tile.stream:
+            fit = self.cluster_fit_split(lp, tile, m_tiles * n_tiles, ksteps, split, smem)
+            if fit:
+                split = cz = fit
+                kps = -(-ksteps // split)
         if split > 1 and cz == 1:
             ctr = self._counters.get(tile)
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
@@ -262,6 +288,25 @@ class Launcher:
         pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split))
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
+
+    def cluster_fit_split(self, lp, tile: Tile, tiles: int, ksteps: int, split: int, smem: int) -> int:
+        """The K slices a warpgroup launch of ``tiles`` tiles splitting ``split`` ways through the
+        workspace takes instead -- as many as clusters may hold (at most ``cluster_max_per_sm`` CTAs per SM and
+        ``cluster_split`` slices), summed in clusters -- or 0 to keep ``split``: tiles of other than
+        FIT_MIN_TOKENS-FIT_MAX_TOKENS tokens, fewer than two such slices, no fewer than now, slices of more than FIT_MAX_SLICE_K columns, or
+        clusters the GPU does not hold at once."""
+        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles
+                and FIT_MIN_TOKENS <= tile.bm <= FIT_MAX_TOKENS):
+            return 0
+        s = min(int(self.cluster_max_per_sm * self.sm_count) // tiles, self.cluster_split, ksteps)
+        if s < 2 or s >= split:
+            return 0
+        kps = -(-ksteps // s)
+        s = -(-ksteps // kps)  # (no empty slices)
+        pw = self.packed
+        if kps * tile.bk * pw.recipe.ku > FIT_MAX_SLICE_K:  # (so also within WG_INT_SLICE's int32 sums)
+            return 0
+        return s if _resident_clusters(lp, smem, s) >= tiles else 0
 
     def crowded(self, tile: Tile, lp, ctas: int) -> bool:
         """Whether a warpgroup launch of ``ctas`` CTAs (K slices included) would let an SM hold more of them at
