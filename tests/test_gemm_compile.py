@@ -1210,7 +1210,8 @@ def test_split_k_fits_clusters_where_the_workspace_would_sum(monkeypatch):
     assert fit(None, G.WG_32_DEEP, 128, 32, 3, 0) == 2
     assert fit(None, G.WG_64_TMA, 111, 64, 3, 0) == 2  # (330 // 111)
     assert fit(None, G.WG_64_TMA, 84, 32, 4, 0) == 3  # (5376x4096)
-    assert fit(None, G.WG_16_DEEP, 128, 32, 3, 0) == 0  # (16-token tiles lost so)
+    assert fit(None, G.WG_16_DEEP, 128, 32, 3, 0) == 0  # (16-token tiles: not over slices of 4096 columns)
+    assert fit(None, G.WG_16_DEEP, 128, 16, 3, 0) == 2  # (... but of 2048: 8192x4096)
     assert fit(None, G.WG_128, 128, 32, 3, 0) == 0  # (128-token tiles: not measured so)
     assert fit(None, G.WG_64_TMA, 128, 224, 3, 0) == 0  # (slices of 14336 columns lost so)
     assert fit(None, G.WG_64_TMA, 128, 65, 3, 0) == 0  # (33 steps of 128: past 4096 columns)

@@ -1059,37 +1059,40 @@ def test_split_k_in_clusters(bf16):
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
 def test_split_k_fitted_to_clusters(bf16, monkeypatch):
-    """A warpgroup launch of 32-64 tokens per tile whose K split would put more CTAs on the GPU than clusters may
-    hold splits as many ways as clusters hold, in clusters (Launcher.cluster_fit_split): 16 tiles on a launcher
-    that counts 17 SMs split three ways through the workspace, or two in clusters; 16-token tiles keep three.
-    Each against the reference's bound, outputs poisoned, N odd, a short last slice, plain and programmatic
-    launches."""
+    """A warpgroup launch of at most 64 tokens per tile whose K split would put more CTAs on the GPU than clusters
+    may hold splits as many ways as clusters hold, in clusters (Launcher.cluster_fit_split): 16 tiles on a
+    launcher that counts 17 SMs split three ways through the workspace, or two in clusters -- 16-token tiles
+    only over slices of at most 2048 columns, and then programmatically. Each against the reference's bound,
+    outputs poisoned, N odd, a short last slice, plain and programmatic launches."""
     from humming_nvidia import gemm_mma_sync as G
 
-    n, k = 1024 - 41, 8192 - 128  # (16 tiles of 64 rows; 63 blocks of 128: slices of 32 and 31)
-    dev, props, qw, rec, pw = _cluster_int4_weight(n, k, bf16)
-    smem = props.shared_memory_per_block_optin
-    ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp))
-              for lo, hi, t in ((1, 16, G.WG_16_DEEP), (17, 32, G.WG_32_NARROW), (33, None, G.WG_64_TMA))]
-    dt = torch.bfloat16 if bf16 else torch.float16
-    eps = 2.0 ** (-8 if bf16 else -11)
-    kw = dict(smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True, max_split=16, cluster_split=8)
-    for m in (16, 24, 40):
-        x = (torch.randn(m, k, device=dev) * 2).to(dt)
-        ref = R.gemm(x.float(), qw)
-        b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
-        for fit in ("1", "0"):
-            monkeypatch.setenv("HUMMING_CLUSTER_FIT", fit)
-            launcher = G.Launcher(pw, ranges, 17, **kw)
-            split, cz = launcher._shape(m)[1][2], launcher._shape(m)[7]
-            assert (split, cz) == ((2, 2) if fit == "1" and m > 16 else (3, 1)), (m, fit, split, cz)
-            for _ in range(3):  # (the first launch plain, then programmatic ones where the launch allows)
-                y = torch.full((m, n), float("nan"), device=dev, dtype=dt)
-                launcher(x, y)
-                torch.cuda.synchronize()
-                assert not torch.isnan(y).any(), f"M={m}, fit {fit}: outputs not written"
-                ratio = float(((y.double() - ref.double()).abs() / b).max())
-                assert ratio <= 1.0, f"M={m}, fit {fit}: error {ratio:.3g} x the bound"
+    n = 1024 - 41  # (16 tiles of 64 rows)
+    for k in (8192 - 128, 4096 - 128):  # (63 / 31 blocks of 128: the last slice short)
+        dev, props, qw, rec, pw = _cluster_int4_weight(n, k, bf16)
+        smem = props.shared_memory_per_block_optin
+        ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp))
+                  for lo, hi, t in ((1, 16, G.WG_16_DEEP), (17, 32, G.WG_32_NARROW), (33, None, G.WG_64_TMA))]
+        dt = torch.bfloat16 if bf16 else torch.float16
+        eps = 2.0 ** (-8 if bf16 else -11)
+        kw = dict(smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True, max_split=16, cluster_split=8)
+        for m in (16, 24, 40):
+            x = (torch.randn(m, k, device=dev) * 2).to(dt)
+            ref = R.gemm(x.float(), qw)
+            b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
+            for fit in ("1", "0"):
+                monkeypatch.setenv("HUMMING_CLUSTER_FIT", fit)
+                launcher = G.Launcher(pw, ranges, 17, **kw)
+                shape = launcher._shape(m)
+                fitted = fit == "1" and (m > 16 or k < 4096)
+                assert (shape[1][2], shape[7]) == ((2, 2) if fitted else (3, 1)), (k, m, fit, shape[1], shape[7])
+                assert shape[8] or not (fitted and m <= 16), (k, m)  # (fitted 16-token launches: programmatic)
+                for _ in range(3):  # (the first launch plain, then programmatic ones where the launch allows)
+                    y = torch.full((m, n), float("nan"), device=dev, dtype=dt)
+                    launcher(x, y)
+                    torch.cuda.synchronize()
+                    assert not torch.isnan(y).any(), f"K={k}, M={m}, fit {fit}: outputs not written"
+                    ratio = float(((y.double() - ref.double()).abs() / b).max())
+                    assert ratio <= 1.0, f"K={k}, M={m}, fit {fit}: error {ratio:.3g} x the bound"
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

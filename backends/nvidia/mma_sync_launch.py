@@ -79,6 +79,14 @@ def cluster_max_ctas_per_sm() -> float:
 # were not measured. ``HUMMING_CLUSTER_FIT=0`` turns it off.
 FIT_MIN_TOKENS, FIT_MAX_TOKENS = 32, 64
 FIT_MAX_SLICE_K = 4096
+# 16-token tiles fit too where their slices span at most FIT_16_MAX_SLICE_K columns, and such a launch goes
+# programmatically (the crowded rule waived: Launcher._shape). H100, through the bench, HUMMING_CLUSTER_FIT off
+# -> on, two rounds agreeing within 1 % (gpu_run.sh s54d), us, M = 9 / 16: int4 g128 8192x4096 9.80 / 9.95 ->
+# 9.35 / 9.35, 8192x3584 9.10 / 9.25 -> 8.50 / 8.54, 7168x4096 9.44 / 9.58 -> 9.06 / 9.19, 5376x4096 8.31 / 8.38
+# -> 7.49 / 7.55; e4m3 per channel 8192x4096 15.2 / 15.5 -> 14.8 / 14.85. Over slices of 4096 columns (8192x8192,
+# s54c) it lost 1-2 %; fitted but launched plainly, 5376x4096 lost 5 %; programmatic fitted launches of 32
+# tokens lost 7-19 %.
+FIT_16_MAX_SLICE_K = 2048
 
 
 def cluster_fit_enabled() -> bool:
@@ -275,6 +283,7 @@ class Launcher:
         if cz > 1 and (m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count
                        or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
             cz = 1  # (the workspace)
+        fit = 0
         if split > 1 and cz == 1 and not tile.stream:
             fit = self.cluster_fit_split(lp, tile, m_tiles * n_tiles, ksteps, split, smem)
             if fit:
@@ -285,26 +294,28 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split))
+        # (a fitted launch of 16-token tiles goes programmatically however its CTAs could crowd: FIT_16)
+        pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split)) or (
+            fit > 0 and tile.bm < FIT_MIN_TOKENS)
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
 
     def cluster_fit_split(self, lp, tile: Tile, tiles: int, ksteps: int, split: int, smem: int) -> int:
         """The K slices a warpgroup launch of ``tiles`` tiles splitting ``split`` ways through the
         workspace takes instead -- as many as clusters may hold (at most ``cluster_max_per_sm`` CTAs per SM and
-        ``cluster_split`` slices), summed in clusters -- or 0 to keep ``split``: tiles of other than
-        FIT_MIN_TOKENS-FIT_MAX_TOKENS tokens, fewer than two such slices, no fewer than now, slices of more than FIT_MAX_SLICE_K columns, or
-        clusters the GPU does not hold at once."""
-        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles
-                and FIT_MIN_TOKENS <= tile.bm <= FIT_MAX_TOKENS):
+        ``cluster_split`` slices), summed in clusters -- or 0 to keep ``split``: tiles of more than FIT_MAX_TOKENS
+        tokens, fewer than two such slices, no fewer than now, slices of more than FIT_MAX_SLICE_K columns
+        (FIT_16_MAX_SLICE_K below FIT_MIN_TOKENS tokens), or clusters the GPU does not hold at once."""
+        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS):
             return 0
+        most = FIT_MAX_SLICE_K if tile.bm >= FIT_MIN_TOKENS else FIT_16_MAX_SLICE_K
         s = min(int(self.cluster_max_per_sm * self.sm_count) // tiles, self.cluster_split, ksteps)
         if s < 2 or s >= split:
             return 0
         kps = -(-ksteps // s)
         s = -(-ksteps // kps)  # (no empty slices)
         pw = self.packed
-        if kps * tile.bk * pw.recipe.ku > FIT_MAX_SLICE_K:  # (so also within WG_INT_SLICE's int32 sums)
+        if kps * tile.bk * pw.recipe.ku > most:  # (so also within WG_INT_SLICE's int32 sums)
             return 0
         return s if _resident_clusters(lp, smem, s) >= tiles else 0
 
