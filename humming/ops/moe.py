@@ -666,6 +666,8 @@ def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interle
     direct = direct_routing(m * topk, w13) and p2 is None
     tm1, tm2 = _tile_rows(m, topk, w13, direct), _tile_rows(m, topk, w2, direct)
     bm1, bm2 = w13.launcher.tile_for(tm1).bm, w2.launcher.tile_for(tm2).bm
+    if direct and bm2 != bm1 and (topk_ids.dtype != torch.int32 or not topk_ids.is_contiguous()):
+        topk_ids = topk_ids.to(torch.int32).contiguous()  # (once: both routings below would convert it)
     # (the gate/up GEMM reads the token rows itself where it can, _gathering; the routing's rows then hold offsets
     # in x, so where the down projection gathers by r1's pairs, r1 keeps them)
     xk = _gathering(w13, x) if bm2 != bm1 or p2 is None else None
