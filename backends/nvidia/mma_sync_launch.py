@@ -304,9 +304,11 @@ class Launcher:
         """The K slices a warpgroup launch of ``tiles`` tiles splitting ``split`` ways through the
         workspace takes instead -- as many as clusters may hold (at most ``cluster_max_per_sm`` CTAs per SM and
         ``cluster_split`` slices), summed in clusters -- or 0 to keep ``split``: tiles of more than FIT_MAX_TOKENS
-        tokens, fewer than two such slices, no fewer than now, slices of more than FIT_MAX_SLICE_K columns
-        (FIT_16_MAX_SLICE_K below FIT_MIN_TOKENS tokens), or clusters the GPU does not hold at once."""
-        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS):
+        tokens or of byte operands, fewer than two such slices, no fewer than now, slices of more than
+        FIT_MAX_SLICE_K columns (FIT_16_MAX_SLICE_K below FIT_MIN_TOKENS tokens), or clusters the GPU does not
+        hold at once."""
+        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
+                and self.packed.recipe.op8 == 0):  # (byte operands: not measured so)
             return 0
         most = FIT_MAX_SLICE_K if tile.bm >= FIT_MIN_TOKENS else FIT_16_MAX_SLICE_K
         s = min(int(self.cluster_max_per_sm * self.sm_count) // tiles, self.cluster_split, ksteps)
@@ -315,7 +317,7 @@ class Launcher:
         kps = -(-ksteps // s)
         s = -(-ksteps // kps)  # (no empty slices)
         pw = self.packed
-        if kps * tile.bk * pw.recipe.ku > most:  # (so also within WG_INT_SLICE's int32 sums)
+        if kps * tile.bk * pw.recipe.ku > most:
             return 0
         return s if _resident_clusters(lp, smem, s) >= tiles else 0
 
