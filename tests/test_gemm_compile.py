@@ -1188,11 +1188,12 @@ def test_split_k_cluster_sum(tmp_path, monkeypatch):
 
 
 def test_split_k_fits_clusters_where_the_workspace_would_sum(monkeypatch):
-    """A warpgroup launch of 32-64 tokens per tile whose K split would exceed the clusters' CTAs per SM (so
-    its slices would meet in the workspace) splits as many ways as clusters hold, summed in clusters, where that
-    is two or more slices of at most FIT_MAX_SLICE_K columns and the driver holds every cluster at once
-    (Launcher.cluster_fit_split); not for 16- or 128-token tiles or mma.sync ones, not where it would not split fewer ways,
-    not with HUMMING_CLUSTER_FIT=0. (Byte operands count two values per K unit.)"""
+    """A warpgroup launch of 16-bit operands and at most 64 tokens per tile whose K split would exceed the
+    clusters' CTAs per SM (so its slices would meet in the workspace) splits as many ways as clusters hold, summed
+    in clusters, where that is two or more slices of at most FIT_MAX_SLICE_K columns (FIT_16_MAX_SLICE_K for
+    16-token tiles) and the driver holds every cluster at once (Launcher.cluster_fit_split); not for 128-token
+    tiles, mma.sync ones or byte operands, not where it would not split fewer ways, not with
+    HUMMING_CLUSTER_FIT=0."""
     import torch
     from humming import reference as R
     from humming_nvidia import gemm_mma_sync as G
