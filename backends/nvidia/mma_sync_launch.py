@@ -74,9 +74,9 @@ def cluster_max_ctas_per_sm() -> float:
 # (fifty-fourth session, gpu_run.sh s54a), us: int4 g128 8192x8192 M=32 20.9-21.1 -> 20.5-20.6, M=64
 # 26.9-27.1 -> 25.4-25.8; 7168x4096 M=32 13.1 -> 11.7-11.9, M=64 17.8-18.0 -> 14.8-15.0; 5376x4096 M=32
 # 11.8 -> 10.9-11.0, M=64 16.6 -> 13.0; e4m3 per channel 8192x8192 M=48 34.3-34.4 -> 29.5-29.6, M=64 35.7-35.8
-# -> 30.0. Not taken where it lost: 16-token tiles launched plainly (5376x4096 M = 9 / 16 8.35 / 8.48 -> 8.8 / 8.9, 7168x4096
-# 9.6 -> 9.8, 8192x8192 even) and slices of 14336 columns (8192x28672, every M, 6-10 % slower); larger tiles
-# and byte operands were not measured. ``HUMMING_CLUSTER_FIT=0`` turns it off.
+# -> 30.0. Not taken where it lost: 16-token tiles launched plainly (5376x4096 M = 9 / 16 8.35 / 8.48 -> 8.8 /
+# 8.9, 7168x4096 9.6 -> 9.8, 8192x8192 even) and slices of 14336 columns (8192x28672, every M, 6-10 % slower);
+# larger tiles and byte operands were not measured. ``HUMMING_CLUSTER_FIT=0`` turns it off.
 FIT_MIN_TOKENS, FIT_MAX_TOKENS = 32, 64
 FIT_MAX_SLICE_K = 4096
 # 16-token tiles fit too where their slices span at most FIT_16_MAX_SLICE_K columns, and such a launch goes
