@@ -1015,6 +1015,19 @@ def _cluster_int4_weight(n: int, k: int, bf16: bool):
     return dev, props, qw, rec, G.pack_weight(qw, rec, dev)
 
 
+def _launch_thrice(launcher, x, ref, b, what: str) -> torch.Tensor:
+    """Three launches into NaN-poisoned outputs (the first plain, then programmatic ones where the launch allows),
+    each written whole and within the bound ``b`` of ``ref``; the last output."""
+    for _ in range(3):
+        y = torch.full(tuple(ref.shape), float("nan"), device=x.device, dtype=x.dtype)
+        launcher(x, y)
+        torch.cuda.synchronize()
+        assert not torch.isnan(y).any(), f"{what}: outputs not written"
+        ratio = float(((y.double() - ref.double()).abs() / b).max())
+        assert ratio <= 1.0, f"{what}: error {ratio:.3g} x the bound"
+    return y
+
+
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
 def test_split_k_in_clusters(bf16):
     """On sm_90+ a split-K launch of at most 8 slices runs them as one thread-block cluster whose CTAs
@@ -1044,14 +1057,7 @@ def test_split_k_in_clusters(bf16):
             launcher = G.Launcher(pw, ranges, sms, max_split=6, cluster_split=limit, **kw)
             split, cz = launcher._shape(m)[1][2], launcher._shape(m)[7]
             assert split > 1 and cz == (split if limit else 1), (m, split, cz)
-            for _ in range(3):  # (the first launch plain, then programmatic ones)
-                y = torch.full((m, N_ODD), float("nan"), device=dev, dtype=dt)
-                launcher(x, y)
-                torch.cuda.synchronize()
-                assert not torch.isnan(y).any(), f"M={m}, clusters up to {limit}: outputs not written"
-                ratio = float(((y.double() - ref.double()).abs() / b).max())
-                assert ratio <= 1.0, f"M={m}, clusters up to {limit}: error {ratio:.3g} x the bound"
-            outs[limit] = y
+            outs[limit] = _launch_thrice(launcher, x, ref, b, f"M={m}, clusters up to {limit}")
         assert torch.equal(outs[8], outs[0]), f"M={m}: the cluster sums differ from the workspace's"
     wide = G.Launcher(pw, [(1, None, G.TILE_16)], 4 * sms, max_split=16, cluster_split=8, **kw)
     assert wide._shape(1)[1][2] > 8 and wide._shape(1)[7] == 1  # (more slices than a cluster: the workspace)
@@ -1066,11 +1072,11 @@ def test_split_k_fitted_to_clusters(bf16, monkeypatch):
     outputs poisoned, N odd, a short last slice, plain and programmatic launches."""
     from humming_nvidia import gemm_mma_sync as G
 
+    if torch.cuda.get_device_properties(0).major != 9:
+        pytest.skip("warpgroup MMAs: sm_90 only")
     n = 1024 - 41  # (16 tiles of 64 rows)
     for k in (8192 - 128, 4096 - 128):  # (63 / 31 blocks of 128: the last slice short)
         dev, props, qw, rec, pw = _cluster_int4_weight(n, k, bf16)
-        if props.major != 9:
-            pytest.skip("warpgroup MMAs: sm_90 only")
         smem = props.shared_memory_per_block_optin
         ranges = [(lo, hi, G.fit_tile(t, rec, smem, pw.kp))
                   for lo, hi, t in ((1, 16, G.WG_16_DEEP), (17, 32, G.WG_32_NARROW), (33, None, G.WG_64_TMA))]
@@ -1088,13 +1094,7 @@ def test_split_k_fitted_to_clusters(bf16, monkeypatch):
                 fitted = fit == "1" and (m > 16 or k < 4096)
                 assert (shape[1][2], shape[7]) == ((2, 2) if fitted else (3, 1)), (k, m, fit, shape[1], shape[7])
                 assert shape[8] or not (fitted and m <= 16), (k, m)  # (fitted 16-token launches: programmatic)
-                for _ in range(3):  # (the first launch plain, then programmatic ones where the launch allows)
-                    y = torch.full((m, n), float("nan"), device=dev, dtype=dt)
-                    launcher(x, y)
-                    torch.cuda.synchronize()
-                    assert not torch.isnan(y).any(), f"K={k}, M={m}, fit {fit}: outputs not written"
-                    ratio = float(((y.double() - ref.double()).abs() / b).max())
-                    assert ratio <= 1.0, f"K={k}, M={m}, fit {fit}: error {ratio:.3g} x the bound"
+                _launch_thrice(launcher, x, ref, b, f"K={k}, M={m}, fit {fit}")
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
