@@ -1279,6 +1279,15 @@ PY
                --only 16x8,64x2,128x1 --json "$OUT/s53a-$nk.json" 2>&1 | tee "$OUT/s53a-$nk.log" | tail -9
              rc=$((rc | PIPESTATUS[0]))
            done ;;
+    s55a)  # (fifty-fifth session) integer codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8): the byte-operand and
+           # byte warpgroup GPU tests of them, then int4 g128 x e4m3 through the bench with HUMMING_INT_FP8 on (e4m3
+           # MMAs) and off (bf16 MMAs, as before), and once with cuBLAS fp16 and int4 x bf16 for reference
+           gputests s55a 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or (byte_wgmma_tiles and int4 and -2])"
+           envbench s55a-f 1 "fp8=HUMMING_INT_FP8=1 bf16=HUMMING_INT_FP8=0" 150 "^(== |[0-9]+ )|rror" \
+             --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024,4096 --weight int4 --group-size 128 --act e4m3
+           timeout 150 humming bench --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024,4096 --weight int4 \
+             --group-size 128 --act bf16 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/s55a-ref" 2>&1 | tee "$OUT/s55a-ref.log" | grep -E "^([0-9]+ )|rror" ;;
     s54h)  # (fifty-fourth session) for the next H200: the table of record with the cluster fit (s54b), then the fit's
            # on / off figures there (s54a at 17-64 tokens, s54d at 9-16), about 8 minutes
            OUT="$OUT/s54b" bash "$0" s54b; rc=$((rc | $?))

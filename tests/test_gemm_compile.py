@@ -155,6 +155,7 @@ BYTE_VARIANTS = [
     ("w2a8-g64", WeightScheme("int2", "group", 64), ActivationScheme("int8", "dynamic_token"), "IMMA"),
     ("w8a8-fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
      "QMMA"),
+    ("w4a8-fp8-g128", WeightScheme("int4", "group", 128), ActivationScheme("e4m3", "dynamic_token"), "QMMA-INT"),
     ("w4a4-g128", WeightScheme("int4", "group", 128), ActivationScheme("int4", "dynamic_token"), "IMMA4"),
     ("w4a4-gptq-channel", WeightScheme("uint4", "channel", scale_fmt="fp32"), ActivationScheme("int4", "static_tensor"),
      "IMMA4"),
@@ -185,9 +186,26 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     at every M (groups of whole 128-value blocks); int4 ones IMMA.16864.S4.S4 where int4 MMA is
     native (sm_80-sm_89; on sm_90 and sm_120 int8 operands); fp8 plans QMMA.16832 where fp8
     mma.sync is native (sm_89, sm_120), on sm_90 (where it is emulated) QGMMA.64xNx32 at every M
-    and no conversion; no local memory."""
+    and no conversion; int4 weights with fp8 activations the same fp8 MMAs, each pair of codes made
+    an fp16 pair by the magic number and converted by one F2FP (DequantBytes::INT_FP8); no local
+    memory."""
     plan, kernel = compiled_bytes[(dev, variant, m)]
     kind = next(v[3] for v in BYTE_VARIANTS if v[0] == variant)
+    if kind == "QMMA-INT":
+        if dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
+            assert plan.compute.a == "bf16" and "no e4m3 x e4m3 MMA" in plan.fallbacks[0].reason
+            return
+        assert plan.runnable and plan.compute.a == plan.compute.b == "e4m3" and not plan.fallbacks, plan.explain()
+        loop = main_loop(I.disassemble(kernel.cubin))
+        mma = r"^QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3" if dev == "sm_90" else r"^QMMA\.16832\.F32\.E4M3\.E4M3"
+        assert I.count(loop, mma) > 0, "no fp8 MMA in the main loop"
+        # two conversions per four codes (fp16 pairs into fp8 pairs), no 16-bit MMA, no fp8 -> fp16 conversion
+        cvt = I.count(loop, r"^F2FP\.SATFINITE\.E4M3\.F16")
+        assert cvt > 0 and I.count(loop, r"^(HMMA|HGMMA|F2FP\.F16\.E4M3)") == 0
+        assert I.count(loop, r"^(LDL|STL)") == 0, "local-memory traffic in the main loop"
+        usage = I.resource_usage(kernel.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
+        return
     if kind == "QMMA" and dev in ("sm_80", "sm_86"):  # no fp8 MMA: bf16, saying so
         assert plan.compute.a == "bf16" and "no e4m3 x e4m3 MMA" in plan.fallbacks[0].reason
         return

@@ -47,6 +47,7 @@ import pytest
 import torch
 
 from humming import plan, reference as R
+from humming.dtypes import IntFormat
 from humming.errors import DeviceError, ShapeError
 from humming.scheme import ActivationScheme, LayerSpec, WeightScheme
 
@@ -145,6 +146,8 @@ INT8_TOK = ActivationScheme("int8", "dynamic_token")
 INT8_STATIC = ActivationScheme("int8", "static_tensor")
 INT4_TOK = ActivationScheme("int4", "dynamic_token")
 INT4_STATIC = ActivationScheme("int4", "static_tensor")
+E4M3_TOK = ActivationScheme("e4m3", "dynamic_token")
+E4M3_STATIC = ActivationScheme("e4m3", "static_tensor")
 
 #: byte-operand plans (mma.sync m16n8k32): (scheme, K, activations, Recipe.op8) -- every integer
 #: width an int8 operand is made from, each way of storing the zero, every scale kind, act
@@ -168,6 +171,13 @@ BYTE_CASES = [
     (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 640,
      ActivationScheme("e4m3", "static_tensor"), 2),
     (WeightScheme("e5m2", "tensor", scale_fmt="fp32"), 576, ActivationScheme("e5m2", "dynamic_token"), 3),
+    # integer codes of 1, 2 or 4 bits made fp8 operands (W4A8-FP8: each field minus its offset, through fp16, exact)
+    (WeightScheme("int4", "group", 128), 640, E4M3_TOK, 2),
+    (WeightScheme("uint4", "group", 64), 576, E4M3_TOK, 2),                      # implicit offset 8
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 3696, E4M3_STATIC, 2),   # a TP shard's K
+    (WeightScheme("int4", "group", 128, act_order=True), 640, E4M3_TOK, 2),
+    (WeightScheme("int2", "group", 64), 576, E4M3_TOK, 2),                       # four fields per byte
+    (WeightScheme("int4", "group", 128), 640, ActivationScheme("e5m2", "dynamic_token"), 3),
     # int4 x int4 (m16n8k64; emulated by ptxas on sm_90, native on sm_80-sm_89): packed codes as they are
     (WeightScheme("int4", "group", 128), 640, INT4_TOK, 4),
     (WeightScheme("uint4", "group", 64), 576, INT4_TOK, 4),                      # implicit offset 8
@@ -485,7 +495,7 @@ def test_fp8_group_activations_on_warpgroup_mmas(scheme, k, act):
                          .replace(" ", "_").replace(",", ""))
 def test_byte_operands(case, out_dtype):
     """int8 x int8 (m16n8k32, int32 partial sums), int4 x int4 (m16n8k64) and fp8 x fp8 plans on
-    the GPU, every M."""
+    the GPU, every M (fp8 operands from fp8 codes, or from integer codes of 1-4 bits)."""
     scheme, k, act, op8 = case
     n = N_ODD if scheme.scale != "block" else 256
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -512,6 +522,10 @@ def test_byte_operands(case, out_dtype):
     shape = "m16n8k64" if op8 == 4 else "m16n8k32"
     assert p.compute.a == p.compute.b == act.fmt and p.components["mma"].startswith(f"mma_sync.{shape}"), p.explain()
     run_and_check(qw, act, out_dtype=out_dtype, act_scale=scale)
+    if op8 in (2, 3) and isinstance(scheme.format, IntFormat) and torch.cuda.get_device_capability() == (9, 0):
+        # (Hopper plans warpgroup tiles at every M: the mma.sync tiles Ada and consumer Blackwell run these
+        # integer codes on, launched directly, on the compiler's fp8 emulation -- the same dequantizer)
+        run_bytes_directly(qw, act, op8, out_dtype, scale, ms=(1, 5, 16, 33, 128))
 
 
 def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS, **launcher_kw):
@@ -827,6 +841,8 @@ def test_wgmma_tma_tiles(scheme, k, bf16):
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 1088, 2),        # fp8 x fp8 into fp32
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 8192, 2),        # ... promoted to fp32 every block
     (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 1152, 2),
+    (WeightScheme("int4", "group", 128), 4224, 2),                       # int4 codes made e4m3 operands
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), 8192, 2),
 ], ids=_TILE_IDS)
 def test_byte_wgmma_tiles(scheme, k, op8):
     """Warpgroup tiles on byte operands (wgmma m64nNk32: int8 into int32, e4m3 into fp32): group

@@ -350,6 +350,34 @@ def test_byte_operand_layout_is_the_m16n8k32_fragment(bits):
             assert byte - 256 * (byte >= 128) == (want - (1 << (bits - 1))) * (1 << (8 - bits))
 
 
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_byte_operand_pairs_order(bits):
+    """pack_bytes(pairs=True) (integer codes made fp8 operands, DequantBytes::INT_FP8): the same registers with
+    bytes 1 and 2 of every word swapped, so that a word's 16-bit halves hold codes 0, 2 (low bytes) and 1, 3
+    (high bytes) of each of its registers -- the fp16 pairs the dequantizer makes are the register's codes 0, 1
+    and 2, 3; and pack_weight stores int4 weights with e4m3 activations that way, saying so."""
+    from humming import reference as R
+    from humming.scheme import WeightScheme
+    from humming_nvidia import gemm_mma_sync as G
+
+    g = torch.Generator().manual_seed(10 + bits)
+    v = torch.randint(0, 1 << bits, (32, 256), generator=g)
+    plain = L.pack_bytes(v, bits).to(torch.int64) & 0xFFFFFFFF
+    paired = L.pack_bytes(v, bits, pairs=True)
+    assert torch.equal(L.unpack_bytes(paired, bits, pairs=True), v)
+    b = [(plain >> (8 * i)) & 0xFF for i in range(4)]
+    assert torch.equal(paired.to(torch.int64) & 0xFFFFFFFF, b[0] | b[2] << 8 | b[1] << 16 | b[3] << 24)
+    qw = R.quantize(torch.randn(32, 256, generator=g), WeightScheme("int4", "group", 128))
+    kw = dict(bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_89")
+    fp8 = G.pack_weight(qw, G.recipe_for(qw.scheme, op8=2, **kw), "cpu")
+    int8 = G.pack_weight(qw, G.recipe_for(qw.scheme, op8=1, **kw), "cpu")
+    assert G.int_fp8(fp8.recipe) and not G.int_fp8(int8.recipe)
+    assert fp8.descriptor["bytes"] == "0213" and "bytes" not in int8.descriptor
+    w8 = int8.w.to(torch.int64) & 0xFFFFFFFF
+    c = [(w8 >> (8 * i)) & 0xFF for i in range(4)]
+    assert torch.equal(fp8.w.to(torch.int64) & 0xFFFFFFFF, c[0] | c[2] << 8 | c[1] << 16 | c[3] << 24)
+
+
 def test_int4_operand_layout_is_the_m16n8k64_fragment():
     """pack_nibbles (int4 MMA operands): nibble e of register R = 4 kt + r of lane 4 g + t is
     W[g + 8 (r & 1), 64 kt + 8 t + 32 (r >> 1) + e] of its 16x256 block (mma.sync m16n8k64's A

@@ -42,7 +42,7 @@ def _operand_codes(pw) -> torch.Tensor:
     if r.op8 == 4:
         return layout.unpack_nibbles(pw.w.view(pw.np_ // 16, pw.kp // 256, 32, 16)) ^ 0x8
     if r.op8:
-        v = layout.unpack_bytes(pw.w.view(pw.np_ // 16, pw.kp // 128, 32, 2 * r.bits), r.bits)
+        v = layout.unpack_bytes(pw.w.view(pw.np_ // 16, pw.kp // 128, 32, 2 * r.bits), r.bits, G.int_fp8(r))
         return v ^ 0x80 if r.bits == 8 and G.byte_flip(r) else v
     words = layout.from_storage(pw.w.view(pw.np_ // 16, pw.kp // 64, 32 * r.bits), r.bits)
     return layout.unpack(words, r.bits, r.fields)

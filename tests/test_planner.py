@@ -27,6 +27,9 @@ W4A16 = LayerSpec(n=4096, k=4096, weight=WeightScheme("uint4", "group", 128), ou
                   activation=ActivationScheme("bf16"))
 W4A8 = LayerSpec(n=4096, k=4096, weight=WeightScheme("int4", "group", 128),
                  activation=ActivationScheme("e4m3", "dynamic_token"))
+#: e2m1 weights with e4m3 activations: the chip multiplies e4m3 natively from sm_89 on; this version's byte-operand
+#: kernels make e4m3 operands of e4m3 codes or small integers only (an implementation limit)
+FP4A8 = W4A8.replace(weight=WeightScheme("e2m1", "group", 32))
 
 PLAN_KEYS = {"plan_version", "layer", "device", "mode", "compute", "fallbacks", "family", "runnable",
              "not_runnable_reason", "limits", "components", "scales", "weight_layout", "activation", "tuning", "notes",
@@ -108,15 +111,15 @@ def test_explain_shows_every_decision():
     assert "e4m3 -> fp16" in text and p.weight_layout.fingerprint in text and p.fingerprint() in text
     hw = plan(W4A8, "sm_90", families="hardware")
     assert "runnable    no: kernel family wgmma (nvidia) is declared for sm_90" in hw.explain()
-    limited = plan(W4A8, "sm_89", families="hardware").explain()
+    limited = plan(FP4A8, "sm_89", families="hardware").explain()
     assert re.search(r"limits +this version's mma_sync kernels cannot run this layer:\n +- .*e4m3 MMAs take e4m3 "
                      r"weight codes as they are", limited)
     assert "runnable    no: implementation limits" in limited
 
 
 def test_implementation_limits_walk_on_with_the_implemented_families():
-    # sm_89 multiplies e4m3 natively (check passes); this version's mma_sync kernels do not (limits)
-    p = plan(W4A8, "sm_89")
+    # sm_89 multiplies e4m3 natively (check passes); this version's mma_sync kernels do not for e2m1 codes (limits)
+    p = plan(FP4A8, "sm_89")
     assert (p.compute.a, p.family, p.runnable, p.limits) == ("fp16", "mma_sync", True, ())
     (step,) = p.fallbacks
     assert (step.src, step.dst) == ("e4m3", "fp16")
@@ -127,10 +130,10 @@ def test_implementation_limits_walk_on_with_the_implemented_families():
 
 
 def test_implementation_limits_make_a_hardware_plan_not_runnable():
-    hw = plan(W4A8, "sm_89", families="hardware")
+    hw = plan(FP4A8, "sm_89", families="hardware")
     assert (hw.compute.a, hw.family, hw.implemented, hw.fallbacks) == ("e4m3", "mma_sync", True, ())
     assert not hw.runnable and hw.limits
-    assert any("e4m3 MMAs take e4m3 weight codes as they are; found int4 weights" in r for r in hw.limits)
+    assert any("e4m3 MMAs take e4m3 weight codes as they are; found e2m1 weights" in r for r in hw.limits)
     assert hw.not_runnable_reason.startswith("kernel family mma_sync (nvidia) cannot run this layer in this version")
     assert all(r in hw.not_runnable_reason for r in hw.limits)
     assert hw.to_dict()["limits"] == list(hw.limits)

@@ -183,25 +183,26 @@ CASES = [
          out="bf16"),
     Case("w4a16bf-sm120", "gptq4", "bf16", "sm_120", E("bf16"), out="bf16"),
     # -- W4A8 fp8: native e4m3 MMA on Ada and consumer Blackwell; wgmma/tcgen05 on Hopper/B200.
-    #    This version's fp8 kernels take fp8 weights only: int4 weights compute in fp16 (fp8 is exact there).
+    #    The byte-operand kernels make 4-bit integer codes e4m3 operands (exact: |v - 8| <= 8), on mma.sync where
+    #    the chip has it natively, on the warpgroup tiles at every M on Hopper; chips without e4m3 MMAs compute
+    #    in fp16 (fp8 is exact there); on B200, whose e4m3 mma.sync is emulated, too.
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("fp16", steps=(("e4m3", "fp16", NO_FP8),)))
       for d in ("sm_75", "sm_80", "sm_86", "sm_87")],
     Case("w4a8bf-sm80", "gptq4", "fp8", "sm_80",
          E("bf16", steps=(("e4m3", "bf16", ("no e4m3", "exact in bf16")),)), out="bf16"),
     Case("w4a8-sm89", "gptq4", "fp8", "sm_89",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick", limits=(FP8_OF + "uint4",),
-           scales={"weight_group": "partial_accumulators", "activation": "epilogue"}),
-         fp16_past("e4m3", why=FP8_OF + "uint4", mma="mma_sync.m16n8k16.f16", dequant="int_bittrick",
-                   scales={"weight_group": SMALL_M_ACC, "activation": "epilogue"})),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3", dequant="int_bittrick",
+           scales={"weight_group": "partial_accumulators", "activation": "epilogue"})),
     Case("w4a8-sm90", "gptq4", "fp8", "sm_90", E("e4m3", family="wgmma", mma="wgmma.e4m3"),
-         fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4", notes=("would prefer wgmma",))),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3 + wgmma.m64nNk32.e4m3 (M >= 1)", dequant="int_bittrick",
+           notes=("would prefer wgmma", "issue the native wgmma form at every M"),
+           scales={"weight_group": "partial_accumulators", "activation": "epilogue"})),
     Case("w4a8-H20", "gptq4", "fp8", "H20", E("e4m3", family="wgmma"),
-         fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4")),
+         E("e4m3", mma="mma_sync.m16n8k32.e4m3 + wgmma.m64nNk32.e4m3 (M >= 1)")),
     *[Case(f"w4a8-{d}", "gptq4", "fp8", d, E("e4m3", family="tcgen05", kind="f8f6f4"),
-           fp16_past("e4m3", emulated=True, why=FP8_OF + "uint4", notes=("would prefer tcgen05",)))
+           fp16_past("e4m3", emulated=True, why="compiler emulation", notes=("would prefer tcgen05",)))
       for d in ("sm_100", "sm_103")],
-    Case("w4a8-sm120", "gptq4", "fp8", "sm_120",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(FP8_OF + "uint4",)), fp16_past("e4m3", why=FP8_OF)),
+    Case("w4a8-sm120", "gptq4", "fp8", "sm_120", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
     # -- W8A8 int8: int8 tensor cores everywhere; this version's kernels issue m16n8k32 (sm_80 on),
     #    Turing computes in fp16 (int8 is exact there)
     Case("w8a8-sm75", "int8ch", "int8", "sm_75",
@@ -358,8 +359,7 @@ CASES = [
     Case("fp8g8-sm89", "fp8g8", "fp8", "sm_89",
          E("fp16", steps=(("e4m3", "fp16", ("multiple of an MMA K", "found 8")),), notes=(PAD8,))),
     # -- products and other devices resolve through their architecture
-    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090",
-         E("e4m3", mma="mma_sync.m16n8k32.e4m3", limits=(FP8_OF + "uint4",)), fp16_past("e4m3", why=FP8_OF)),
+    Case("w4a8-rtx4090", "gptq4", "fp8", "RTX-4090", E("e4m3", mma="mma_sync.m16n8k32.e4m3")),
     Case("w4a8-a100", "gptq4", "fp8", "A100", E("fp16", steps=(("e4m3", "fp16", NO_FP8),))),
     Case("w4a16-t4", "gptq4", "fp16", "T4", FP16_SM75),
     Case("nvfp4-b200", "nvfp4", "nvfp4", "B200", E("e2m1", family="tcgen05", kind="mxf4nvf4", block_scaled=True),

@@ -178,29 +178,42 @@ def _fragments(values: torch.Tensor, per: int, what: str) -> torch.Tensor:
     return flat[:, :, (row * cols + col).view(-1)].view(n // 16, kb, LANES, PAIRS, per)
 
 
-def pack_bytes(values: torch.Tensor, bits: int) -> torch.Tensor:
+#: Where byte i of a byte-operand register sits in its word: in order, or (``pairs``) bytes 1 and 2
+#: swapped, so that the bytes 0, 2 and 1, 3 of a word -- the two 16-bit halves' low bytes, and
+#: their high bytes -- hold a register's codes 0, 1 and 2, 3 (integer codes made fp8 operands
+#: two at a time from fp16 pairs: dequant.cuh's DequantBytes::INT_FP8).
+BYTE_ORDER = {False: (0, 1, 2, 3), True: (0, 2, 1, 3)}
+
+
+def _byte_shifts(bits: int, pairs: bool, dev) -> torch.Tensor:
+    per = 8 // bits
+    pos = torch.tensor(BYTE_ORDER[bool(pairs)], device=dev).view(1, 4)
+    return 8 * pos + bits * torch.arange(per, device=dev).view(per, 1)
+
+
+def pack_bytes(values: torch.Tensor, bits: int, pairs: bool = False) -> torch.Tensor:
     """Pack unsigned ``bits``-bit values ``[N, K]`` (bits 1, 2, 4 or 8) for byte-operand
     MMAs -> int32 ``[N/16, K/128, 32, 2*bits]``: register j of word q of a lane is
-    register 8/bits * q + j of its fragment, byte i at bits 8 i + bits j (see layout.cuh)."""
+    register 8/bits * q + j of its fragment, byte i at bits 8 i + bits j (see layout.cuh),
+    or with ``pairs`` at bits 8 BYTE_ORDER[True][i] + bits j."""
     if bits not in (1, 2, 4, 8):
         raise ValueError(f"layout.pack_bytes: bits must be 1, 2, 4 or 8, got {bits}")
     frag = _fragments(values, 4, "pack_bytes")
     n, kb, dev = frag.shape[0] * 16, frag.shape[1], values.device
     per = 8 // bits
     frag = (frag & ((1 << bits) - 1)).view(n // 16, kb, LANES, 2 * bits, per, 4)
-    shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
+    shift = _byte_shifts(bits, pairs, dev)
     words = (frag << shift).sum(dim=(-1, -2))  # [NB, KB, lane, 2*bits] (disjoint bits)
     return ((words + 2**31) % 2**32 - 2**31).to(torch.int32)
 
 
-def unpack_bytes(packed: torch.Tensor, bits: int) -> torch.Tensor:
+def unpack_bytes(packed: torch.Tensor, bits: int, pairs: bool = False) -> torch.Tensor:
     """Inverse of :func:`pack_bytes` (for tests) -> int64 ``[N, K]``."""
     nb, kb, lanes, wpl = packed.shape
     assert wpl == 2 * bits and lanes == LANES
     dev = packed.device
-    per = 8 // bits
     w = (packed.to(torch.int64) & 0xFFFFFFFF).view(nb, kb, LANES, wpl, 1, 1)
-    shift = (8 * torch.arange(4, device=dev).view(1, 4) + bits * torch.arange(per, device=dev).view(per, 1))
+    shift = _byte_shifts(bits, pairs, dev)
     frag = ((w >> shift) & ((1 << bits) - 1)).view(nb, kb, LANES * BYTE_REGS * 4)
     row, col = (t.to(dev) for t in _fragment_index(dev.type, 4))
     out = torch.zeros(nb, kb, 16 * BYTE_BLOCK_COLS, dtype=torch.int64, device=dev)

@@ -8,6 +8,7 @@ recipe a scheme needs (:func:`recipe_for`) and the K layout of padded scale grou
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -101,7 +102,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     elif recipe.op8:
         if recipe.bits == 8 and byte_flip(recipe):  # offset binary -> two's complement: the int8 operand itself
             vals ^= 0x80
-        w = layout.pack_bytes(vals, recipe.bits).reshape(-1).contiguous()
+        w = layout.pack_bytes(vals, recipe.bits, pairs=int_fp8(recipe)).reshape(-1).contiguous()
     else:
         w = layout.to_storage(layout.pack(vals, recipe.bits, recipe.fields), recipe.bits).reshape(-1).contiguous()
 
@@ -186,6 +187,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         perm[cols] = base
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
+            **({"bytes": "0213"} if int_fp8(recipe) else {}),
             "block": f"16x{64 * recipe.ku}",
             "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
     if mapped:
@@ -365,6 +367,12 @@ def byte_flip(recipe: Recipe) -> bool:
             and recipe.offset == 1 << (recipe.bits - 1))
 
 
+def int_fp8(recipe: Recipe) -> bool:
+    """Integer codes made fp8 operands in the kernels (mirrors DequantBytes::INT_FP8; their words hold bytes
+    in layout.BYTE_ORDER[True])."""
+    return recipe.op8 in (2, 3) and not recipe.wfloat
+
+
 def byte_operand_limits(scheme, op8: int) -> list[str]:
     """Why weights of ``scheme`` cannot be the byte operand ``op8`` (empty: they can)."""
     fmt = scheme.format
@@ -376,11 +384,13 @@ def byte_operand_limits(scheme, op8: int) -> list[str]:
             return ["int4 weights minus a zero point (or unsigned without the offset 8) span more than int4"]
         return []
     if op8 >= 2:
-        if not (isinstance(fmt, FloatFormat) and fmt.name == name):
-            return [f"{name} MMAs take {name} weight codes as they are; found {fmt.name} weights"]
-        if scheme.zero_point != "none":
-            return [f"{name} weights with zero points are not implemented"]
-        return []
+        if isinstance(fmt, FloatFormat):
+            if fmt.name != name:
+                return [f"{name} MMAs take {name} weight codes as they are; found {fmt.name} weights"]
+            if scheme.zero_point != "none":
+                return [f"{name} weights with zero points are not implemented"]
+            return []
+        return int_fp8_limits(scheme, op8)
     if isinstance(fmt, FloatFormat):
         return [f"int8 MMAs take integer weights; found {fmt.name}"]
     reasons = []
@@ -393,6 +403,24 @@ def byte_operand_limits(scheme, op8: int) -> list[str]:
     if fmt.bits == 8 and (scheme.zero_point != "none" or not signed_or_offset):
         reasons.append("8-bit codes minus a zero point (or unsigned 8-bit codes) span more than int8")
     return reasons
+
+
+def int_fp8_limits(scheme, op8: int) -> list[str]:
+    """Why integer weights of ``scheme`` cannot become fp8 operands ``op8`` (2 e4m3, 3 e5m2) in the kernels
+    (DequantBytes::INT_FP8: each code minus its offset, converted on the chip; it must be exact in the fp8 type)."""
+    fmt, name = scheme.format, OP8_NAMES[op8]
+    if os.environ.get("HUMMING_INT_FP8", "1") == "0":
+        return [f"integer codes into {name} operands are turned off (HUMMING_INT_FP8=0)"]
+    if fmt.bits not in (1, 2, 4):
+        return [f"{name} operands are made from integer codes of 1, 2 or 4 bits; found {fmt.bits}-bit weights"]
+    if scheme.zero_point != "none":
+        return [f"integer weights with zero points into {name} operands are not implemented"]
+    offset = (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
+    top = max(offset, (1 << fmt.bits) - 1 - offset)  # (the largest |code - offset|)
+    exact = 16 if op8 == 2 else 8  # (every integer up to this is exact: 3 / 2 mantissa bits)
+    if top > exact:
+        return [f"{fmt.name} codes minus their offset reach {top}, which {name} does not hold exactly"]
+    return []
 
 
 def _op8(compute) -> int:

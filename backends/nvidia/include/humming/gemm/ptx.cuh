@@ -341,6 +341,21 @@ HUMMING_DEVICE u32 fp8x2_to_f16x2(u32 codes) {
   }
   return d;
 }
+// Two fp16 pairs -> four fp8 codes (E4M3: e4m3, else e5m2), rounded to nearest and saturated
+// (exact for the small integers the byte dequantizer makes): lo's two in bytes 0, 1, hi's in
+// bytes 2, 3. Two F2FP, the second merging into the first's register. sm_89 and later only.
+template <bool E4M3>
+HUMMING_DEVICE u32 f16x2x2_to_fp8x4(u32 lo, u32 hi) {
+  u32 d;
+  if constexpr (E4M3) {
+    asm("{\n .reg .b16 l, h;\n cvt.rn.satfinite.e4m3x2.f16x2 l, %1;\n cvt.rn.satfinite.e4m3x2.f16x2 h, %2;\n"
+        " mov.b32 %0, {l, h};\n}\n" : "=r"(d) : "r"(lo), "r"(hi));
+  } else {
+    asm("{\n .reg .b16 l, h;\n cvt.rn.satfinite.e5m2x2.f16x2 l, %1;\n cvt.rn.satfinite.e5m2x2.f16x2 h, %2;\n"
+        " mov.b32 %0, {l, h};\n}\n" : "=r"(d) : "r"(lo), "r"(hi));
+  }
+  return d;
+}
 // A 16-bit value broadcast to both halves.
 HUMMING_DEVICE u32 dup2(u32 h16) { return (h16 & 0xffffu) * 0x00010001u; }
 
