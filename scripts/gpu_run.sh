@@ -1279,6 +1279,19 @@ PY
                --only 16x8,64x2,128x1 --json "$OUT/s53a-$nk.json" 2>&1 | tee "$OUT/s53a-$nk.log" | tail -9
              rc=$((rc | PIPESTATUS[0]))
            done ;;
+    s55b)  # (fifty-fifth session) the activation-quantization kernel lets the GEMM after it start (griddepcontrol.
+           # launch_dependents first): its GPU tests and the quantized-activation GEMM tests, then this tree against
+           # old3/ (`mkdir old3 && git archive e7555bc backends/nvidia | tar -x -C old3`), alternated twice, on W4A8
+           # (e4m3 and int8 activations) and W8A8 fp8 at 1-16 tokens
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_act_quant.py 2>&1 \
+             | tee "$OUT/s55b_aq_tests.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           gputests s55b 200 "byte_operands and (int4_g128 or e4m3_per)"
+           abbench s55b-f 2 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192,4096x4096 --m 1,4,16 \
+             --weight int4 --group-size 128 --act e4m3
+           abbench s55b-i 2 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192,4096x4096 --m 1,4,16 \
+             --weight int4 --group-size 128 --act int8
+           abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
+             --group-size 0 --scale-fmt fp32 --act e4m3 ;;
     s55a)  # (fifty-fifth session) integer codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8): the byte-operand and
            # byte warpgroup GPU tests of them, then int4 g128 x e4m3 through the bench with HUMMING_INT_FP8 on (e4m3
            # MMAs) and off (bf16 MMAs, as before), and once with cuBLAS fp16 and int4 x bf16 for reference

@@ -32,6 +32,7 @@
 #pragma once
 
 #include "humming/common.cuh"
+#include "humming/gemm/ptx.cuh"
 
 namespace humming {
 
@@ -323,6 +324,10 @@ HUMMING_DEVICE void act_quant(const ActQuantParams& p) {
   static_assert(G == 32 || G == C::THREADS, "ROW_THREADS: 32 (a warp per row) or THREADS (a block per row)");
   static_assert(C::THREADS % 32 == 0, "THREADS: a multiple of 32");
   static_assert(C::OUT_BITS == 8 || C::OUT_BITS == 4, "OUT_BITS: 8 or 4");
+  // the GEMM after this kernel, launched programmatically, may start now: it streams its first weights while
+  // the activations are quantized, and waits (griddepcontrol.wait: this grid complete, its writes visible)
+  // before it reads them
+  ptx::pdl_launch_dependents();
   const int lane = static_cast<int>(threadIdx.x) % G;
   const long long row = static_cast<long long>(blockIdx.x) * (C::THREADS / G) + threadIdx.x / G;
   if (row >= p.m) return;  // whole teams leave together
