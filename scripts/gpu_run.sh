@@ -1279,6 +1279,20 @@ PY
                --only 16x8,64x2,128x1 --json "$OUT/s53a-$nk.json" 2>&1 | tee "$OUT/s53a-$nk.log" | tail -9
              rc=$((rc | PIPESTATUS[0]))
            done ;;
+    s55d)  # (fifty-fifth session) which byte tiles int4 g128 made e4m3 operands (F2FP) should decode on: the
+           # decode, 16- and 64-token byte groups (gpu_sweep.py, kernel alone) on 8192x8192 and 28672x8192
+           for g in "1 bdec8" "16 bwg16" "64 bwg64"; do set -- $g
+             timeout 150 python3 scripts/gpu_sweep.py --rounds 2 --shapes 8192x8192,28672x8192 --m $1 --groups $2 \
+               --weight int4 --group 128 --act e4m3 --json "$OUT/s55d-$2.json" 2>&1 | tee "$OUT/s55d-$2.log" \
+               | grep -vE "^\s*$" | tail -14
+           done ;;
+    s55c)  # (fifty-fifth session) 4-bit codes made fp8 operands by table lookups (three PRMTs a register; a variant not
+           # kept: apply it to this tree first) against the fp16 pairs and F2FP of b7a32a2 (old3/: `mkdir old3 && git
+           # archive b7a32a2 backends/nvidia | tar -x -C old3`): the GPU tests of integer codes made fp8 operands,
+           # then the bench alternated twice
+           gputests s55c 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or (byte_wgmma_tiles and int4 and -2])"
+           abbench s55c 2 "new old" 150 "^(== |1 |16 |64 |1024 )|rror" --shapes 8192x8192,28672x8192 \
+             --m 1,16,64,1024 --weight int4 --group-size 128 --act e4m3 ;;
     s55b)  # (fifty-fifth session) the activation-quantization kernel lets the GEMM after it start (griddepcontrol.
            # launch_dependents first): its GPU tests and the quantized-activation GEMM tests, then this tree against
            # old3/ (`mkdir old3 && git archive e7555bc backends/nvidia | tar -x -C old3`), alternated twice, on W4A8
