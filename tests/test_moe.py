@@ -578,6 +578,8 @@ MOE_VARIANTS = [
     ("w4a8", W4, ActivationScheme("int8", "dynamic_token"), ("sm_80", "sm_90")),
     ("fp8-channel-a8", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
      ("sm_89", "sm_90")),
+    # int4 codes made e4m3 operands where fp8 mma.sync is native (Ada, consumer Blackwell); bf16 on Hopper's MoE tiles
+    ("w4a8-fp8", W4, ActivationScheme("e4m3", "dynamic_token"), ("sm_89", "sm_120", "sm_90")),
 ]
 
 
@@ -615,6 +617,8 @@ def test_moe_kernels_compile_with_the_machine_code_of_their_plans(moe_kernels):
                    else r"HMMA\.16816")
         loop = main_loop(sass)
         assert I.count(loop, mma) > 0, (name, dev, cfg)
+        if name == "w4a8-fp8":  # (fp16 pairs into fp8 pairs where the MMA is e4m3; bf16 operands on Hopper)
+            assert (op8 == 2) == (dev != "sm_90") and (I.count(loop, r"^F2FP\.SATFINITE\.E4M3") > 0) == (op8 == 2)
         usage = I.resource_usage(kern.cubin)["humming_entry"]
         assert usage["LOCAL"] == 0 and usage["STACK"] <= 8, (name, dev, usage)
         assert I.count(loop, r"^(LDL|STL)") == 0, (name, dev)
