@@ -156,6 +156,8 @@ BYTE_VARIANTS = [
     ("w8a8-fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"),
      "QMMA"),
     ("w4a8-fp8-g128", WeightScheme("int4", "group", 128), ActivationScheme("e4m3", "dynamic_token"), "QMMA-INT"),
+    ("awq4-zp-fp8", WeightScheme("uint4", "group", 128, zero_point="int"), ActivationScheme("e4m3", "dynamic_token"),
+     "QMMA-INT"),
     ("w4a4-g128", WeightScheme("int4", "group", 128), ActivationScheme("int4", "dynamic_token"), "IMMA4"),
     ("w4a4-gptq-channel", WeightScheme("uint4", "channel", scale_fmt="fp32"), ActivationScheme("int4", "static_tensor"),
      "IMMA4"),

@@ -178,6 +178,8 @@ BYTE_CASES = [
     (WeightScheme("int4", "group", 128, act_order=True), 640, E4M3_TOK, 2),
     (WeightScheme("int2", "group", 64), 576, E4M3_TOK, 2),                       # four fields per byte
     (WeightScheme("int4", "group", 128), 640, ActivationScheme("e5m2", "dynamic_token"), 3),
+    (WeightScheme("uint4", "group", 128, zero_point="int"), 640, E4M3_TOK, 2),  # AWQ (|v - z| <= 15: e4m3 only)
+    (WeightScheme("uint2", "group", 64, zero_point="int"), 576, E4M3_STATIC, 2),
     # int4 x int4 (m16n8k64; emulated by ptxas on sm_90, native on sm_80-sm_89): packed codes as they are
     (WeightScheme("int4", "group", 128), 640, INT4_TOK, 4),
     (WeightScheme("uint4", "group", 64), 576, INT4_TOK, 4),                      # implicit offset 8
@@ -843,6 +845,7 @@ def test_wgmma_tma_tiles(scheme, k, bf16):
     (WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"), 1152, 2),
     (WeightScheme("int4", "group", 128), 4224, 2),                       # int4 codes made e4m3 operands
     (WeightScheme("int4", "channel", scale_fmt="fp32"), 8192, 2),
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 1088, 2),     # zero points, groups of half a block
 ], ids=_TILE_IDS)
 def test_byte_wgmma_tiles(scheme, k, op8):
     """Warpgroup tiles on byte operands (wgmma m64nNk32: int8 into int32, e4m3 into fp32): group

@@ -413,13 +413,15 @@ def int_fp8_limits(scheme, op8: int) -> list[str]:
         return [f"integer codes into {name} operands are turned off (HUMMING_INT_FP8=0)"]
     if fmt.bits not in (1, 2, 4):
         return [f"{name} operands are made from integer codes of 1, 2 or 4 bits; found {fmt.bits}-bit weights"]
-    if scheme.zero_point != "none":
-        return [f"integer weights with zero points into {name} operands are not implemented"]
+    if scheme.zero_point == "float":
+        return [f"float zero points do not fit {name} operands"]
     offset = (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
-    top = max(offset, (1 << fmt.bits) - 1 - offset)  # (the largest |code - offset|)
+    # (the largest |code - offset|, or |code - z| with integer zero points z within the codes' range)
+    top = (1 << fmt.bits) - 1 if scheme.zero_point == "int" else max(offset, (1 << fmt.bits) - 1 - offset)
     exact = 16 if op8 == 2 else 8  # (every integer up to this is exact: 3 / 2 mantissa bits)
     if top > exact:
-        return [f"{fmt.name} codes minus their offset reach {top}, which {name} does not hold exactly"]
+        minus = "their zero points" if scheme.zero_point == "int" else "their offset"
+        return [f"{fmt.name} codes minus {minus} reach {top}, which {name} does not hold exactly"]
     return []
 
 

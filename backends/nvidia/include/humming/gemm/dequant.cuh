@@ -256,7 +256,8 @@ struct Dequant {
 //   bytes 1 and 2 of every word, so bytes 0, 2 and 1, 3 of a word hold a register's codes 0, 1
 //   and 2, 3; each such pair of fields becomes an fp16 pair by the magic number (the field in
 //   place OR-ed onto 1024, then one packed sub or fma: v - offset, exact) and one F2FP takes it
-//   into two fp8 codes (exact: small integers): six instructions per register and a shared shift.
+//   into two fp8 codes (exact: small integers): six instructions per register and a shared shift;
+//   integer zero points (e4m3: |v - z| <= 15) subtract the row's 1024 + z, made from zc.
 // Power-of-two widths only (1, 2, 4, 8); the host refuses the rest.
 // int4 operands (OP8 == 4, m16n8k64): word R is register R itself, eight two's-complement
 // nibbles (the host flips offset-binary codes when it packs them): nothing to do here.
@@ -272,8 +273,8 @@ struct DequantBytes {
   static_assert(!Cfg::WFLOAT || (P == 8 && Cfg::ZP == kZpNone), "fp8 operands are the 8-bit codes themselves");
   // integer codes into fp8 operands (v - offset exact in fp8: at most 4 bits, no zero points)
   static constexpr bool INT_FP8 = (Cfg::OP8 == 2 || Cfg::OP8 == 3) && !Cfg::WFLOAT;
-  static_assert(!INT_FP8 || (P <= 4 && Cfg::ZP == kZpNone), "fp8 operands from integer codes of at most 4 bits, "
-                "without zero points");
+  static_assert(!INT_FP8 || (P <= 4 && (Cfg::ZP == kZpNone || (Cfg::ZP == kZpInt && Cfg::OP8 == 2))),
+                "fp8 operands from integer codes of at most 4 bits, with integer zero points on e4m3 only");
   static_assert(Cfg::ZP != kZpFloat, "no float zero points on integer MMA operands");
   static constexpr bool FLIP = !Cfg::WFLOAT && Cfg::ZP == kZpNone && Cfg::OFFSET == (1 << (P - 1));
   // zc: the row's zero-point word, (128 - z) in both 16-bit halves (ZP), else unused
@@ -284,19 +285,29 @@ struct DequantBytes {
     if constexpr (INT_FP8) {
       // (the host swaps bytes 1 and 2 of every word: bytes 0, 2 hold the register's first two codes)
       constexpr int SH = P * J;
-      constexpr u32 MASK = (((1u << P) - 1u) << SH) * 0x00010001u, MAGIC2 = 0x64006400u;  // (1024 in fp16)
-      const u32 h01 = ptx::lop3<0xea>(x, MASK, MAGIC2);       // 1024 + v 2^SH per half: (a & b) | c
-      const u32 h23 = ptx::lop3<0xea>(x >> 8, MASK, MAGIC2);
-      u32 v01, v23;  // v - offset, exact
-      if constexpr (SH == 0) {
-        constexpr u32 BASE = f16x2_bits(1024.0 + Cfg::OFFSET, false);
-        v01 = ptx::hsub2<false>(h01, BASE);
-        v23 = ptx::hsub2<false>(h23, BASE);
+      constexpr u32 MAGIC2 = 0x64006400u;  // (1024 in fp16)
+      u32 v01, v23;  // v - offset (or v - z), exact
+      if constexpr (Cfg::ZP) {
+        // the row's integer zero point: zc holds 128 - z in both halves, so fp16 1024 + z is 0x6480 - (128 - z);
+        // the field goes down to bit 0 first (a shift for J > 0)
+        constexpr u32 MASK0 = ((1u << P) - 1u) * 0x00010001u;
+        const u32 base = 0x64806480u - (zc & 0x00ff00ffu);
+        v01 = ptx::hsub2<false>(ptx::lop3<0xea>(SH ? x >> SH : x, MASK0, MAGIC2), base);
+        v23 = ptx::hsub2<false>(ptx::lop3<0xea>(x >> (SH + 8), MASK0, MAGIC2), base);
       } else {
-        constexpr u32 MUL = f16x2_bits(1.0 / (1 << SH), false);
-        constexpr u32 ADD = f16x2_bits(-(1024.0 / (1 << SH) + Cfg::OFFSET), false);
-        v01 = ptx::hfma2<false>(h01, MUL, ADD);
-        v23 = ptx::hfma2<false>(h23, MUL, ADD);
+        // the field in place: 1024 + v 2^SH per half ((a & b) | c)
+        constexpr u32 MASK = (((1u << P) - 1u) << SH) * 0x00010001u;
+        const u32 h01 = ptx::lop3<0xea>(x, MASK, MAGIC2), h23 = ptx::lop3<0xea>(x >> 8, MASK, MAGIC2);
+        if constexpr (SH == 0) {
+          constexpr u32 BASE = f16x2_bits(1024.0 + Cfg::OFFSET, false);
+          v01 = ptx::hsub2<false>(h01, BASE);
+          v23 = ptx::hsub2<false>(h23, BASE);
+        } else {
+          constexpr u32 MUL = f16x2_bits(1.0 / (1 << SH), false);
+          constexpr u32 ADD = f16x2_bits(-(1024.0 / (1 << SH) + Cfg::OFFSET), false);
+          v01 = ptx::hfma2<false>(h01, MUL, ADD);
+          v23 = ptx::hfma2<false>(h23, MUL, ADD);
+        }
       }
       return ptx::f16x2x2_to_fp8x4<Cfg::OP8 == 2>(v01, v23);
     } else if constexpr (NIBBLES || Cfg::WFLOAT || (FLIP && P == 8)) {  // (8-bit integers: the host stores two's complement)
