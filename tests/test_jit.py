@@ -133,7 +133,7 @@ def test_header_digests_follow_includes_transitively(troot):
     assert all(len(d) == 64 for d in digests.values())
     # the backend's own headers are found through the default roots
     names = [n for n, _ in header_digests('#include "humming/kernels/act_quant.cuh"\n')]
-    assert names == ["humming/common.cuh", "humming/kernels/act_quant.cuh"]
+    assert names == ["humming/common.cuh", "humming/gemm/ptx.cuh", "humming/kernels/act_quant.cuh"]
     assert include_roots()[-1].joinpath("humming", "common.cuh").is_file()
 
 
