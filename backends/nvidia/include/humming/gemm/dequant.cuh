@@ -257,7 +257,7 @@ struct Dequant {
 //   and 2, 3; each such pair of fields becomes an fp16 pair by the magic number (the field in
 //   place OR-ed onto 1024, then one packed sub or fma: v - offset, exact) and one F2FP takes it
 //   into two fp8 codes (exact: small integers): six instructions per register and a shared shift;
-//   integer zero points (e4m3: |v - z| <= 15) subtract the row's 1024 + z, made from zc.
+//   integer zero points subtract the row's 1024 + z, made from zc.
 // Power-of-two widths only (1, 2, 4, 8); the host refuses the rest.
 // int4 operands (OP8 == 4, m16n8k64): word R is register R itself, eight two's-complement
 // nibbles (the host flips offset-binary codes when it packs them): nothing to do here.
@@ -273,8 +273,9 @@ struct DequantBytes {
   static_assert(!Cfg::WFLOAT || (P == 8 && Cfg::ZP == kZpNone), "fp8 operands are the 8-bit codes themselves");
   // integer codes into fp8 operands (v - offset exact in fp8: at most 4 bits, no zero points)
   static constexpr bool INT_FP8 = (Cfg::OP8 == 2 || Cfg::OP8 == 3) && !Cfg::WFLOAT;
-  static_assert(!INT_FP8 || (P <= 4 && (Cfg::ZP == kZpNone || (Cfg::ZP == kZpInt && Cfg::OP8 == 2))),
-                "fp8 operands from integer codes of at most 4 bits, with integer zero points on e4m3 only");
+  // (that v - offset or v - z is exact in the fp8 type -- |.| <= 16 for e4m3, 8 for e5m2 -- is the host's check)
+  static_assert(!INT_FP8 || (P <= 4 && Cfg::ZP != kZpFloat), "fp8 operands from integer codes of at most 4 bits, "
+                "without float zero points");
   static_assert(Cfg::ZP != kZpFloat, "no float zero points on integer MMA operands");
   static constexpr bool FLIP = !Cfg::WFLOAT && Cfg::ZP == kZpNone && Cfg::OFFSET == (1 << (P - 1));
   // zc: the row's zero-point word, (128 - z) in both 16-bit halves (ZP), else unused
