@@ -6,6 +6,12 @@ python3 scripts/spill_scan.py --devices h200,a100,l40s [--cache DIR]
 The kernels are compiled once into DIR (NVRTC; about 660 for the three targets above, some minutes on two cores;
 a second run reads them back). A spill outside the loops (a few bytes, once per CTA) is listed too; the compile
 test test_planned_decode_kernels_keep_their_loops_in_registers holds a subset of these to no loop spill.
+
+Other activations, MoE layers and token counts (the fifty-fifth session's scan of integer weights made fp8
+operands: 654 kernels, none spilled):
+
+python3 scripts/spill_scan.py --devices h200,sm_89,sm_120 --acts e4m3,e5m2,e4m3:static --experts 0,64 \
+    --shapes 1536x2048 --m 1,8,16,33,64,128,256,1024,4096
 """
 import argparse
 
@@ -35,21 +41,31 @@ def main():
     ap.add_argument("--devices", default="h200,a100,l40s")
     ap.add_argument("--m", default="1,2,4,8")
     ap.add_argument("--cache", default=None, help="kernel cache folder (default: humming's)")
+    ap.add_argument("--acts", default="fp16,bf16",
+                    help="activations: fp16, bf16, or a quantized format per token (int8, e4m3, ...; FMT:static for "
+                         "a static per-tensor scale)")
+    ap.add_argument("--experts", default="0", help="comma list: 0 dense, E an MoE layer of E experts")
+    ap.add_argument("--shapes", default=None, help="N x K list (default: the decode shapes above)")
     a = ap.parse_args()
+    shapes = [tuple(map(int, s.split("x"))) for s in a.shapes.split(",")] if a.shapes else SHAPES
     rt = Runtime(cache_dir=a.cache) if a.cache else Runtime()
     picks = {}
     for dev in a.devices.split(","):
         for s in schemes():
-            for act in ("fp16", "bf16"):
-                for n, k in SHAPES:
-                    try:
-                        p = humming.plan(LayerSpec(n, k, s, ActivationScheme(act), out_dtype=act), dev)
-                    except humming.errors.HummingError:
-                        continue  # (a shape the scheme does not divide)
-                    if not p.runnable or p.family != "mma_sync":
-                        continue
-                    for m in map(int, a.m.split(",")):
-                        picks.setdefault(p.kernel(m), []).append((dev, s.describe(), act, f"{n}x{k}", m))
+            for act, e, (n, k) in ((x, int(e), nk) for x in a.acts.split(",") for e in a.experts.split(",")
+                                   for nk in shapes):
+                fmt, _, mode = act.partition(":")
+                scheme = (ActivationScheme(fmt) if fmt in ("fp16", "bf16") else
+                          ActivationScheme(fmt, "static_tensor" if mode == "static" else "dynamic_token"))
+                out = fmt if fmt in ("fp16", "bf16") else "bf16"
+                try:
+                    p = humming.plan(LayerSpec(n, k, s, scheme, out_dtype=out, num_experts=e), dev)
+                except humming.errors.HummingError:
+                    continue  # (a shape the scheme does not divide, a pair no family runs)
+                if not p.runnable or p.family != "mma_sync":
+                    continue
+                for m in map(int, a.m.split(",")):
+                    picks.setdefault(p.kernel(m), []).append((dev, s.describe(), act, f"{n}x{k}", e, m))
     specs = list(picks)
     print(f"{len(specs)} distinct kernels", flush=True)
     rt.warmup(specs, executor="thread")
