@@ -16,6 +16,7 @@ from __future__ import annotations
 
 
 from humming.capabilities import parse_shape
+from humming.dtypes import IntFormat
 from humming.planner import FamilyBase, WeightLayout
 from humming.planner.family import mma_type_tag
 
@@ -141,6 +142,13 @@ class MmaSyncFamily(_NvidiaFamily):
         note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
         if note:
             out["notes"] = [note]
+        if compute.a in ("e4m3", "e5m2") and isinstance(layer.weight.format, IntFormat):
+            # (DequantBytes::INT_FP8; gpu_run.sh s55a on the H200, int4 g128 x e4m3 per token, the bench)
+            out.setdefault("notes", []).append(
+                f"the integer weight codes become {compute.a} operands in the kernels (an fp16 pair and a "
+                f"conversion per two codes): faster than 16-bit operands from 64 tokens (H200: 1.05-1.32x), slower "
+                f"at 1-16 tokens on large layers (0.70-0.86x on 28672x8192 and at M=1 on 8192x8192); "
+                f"HUMMING_INT_FP8=0 keeps 16-bit operands")
         comps = {}
         wg = [r for r in tuning if r.config.get("wgmma")]
         if wg:
