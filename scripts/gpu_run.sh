@@ -1279,6 +1279,13 @@ PY
                --only 16x8,64x2,128x1 --json "$OUT/s53a-$nk.json" 2>&1 | tee "$OUT/s53a-$nk.log" | tail -9
              rc=$((rc | PIPESTATUS[0]))
            done ;;
+    s55e)  # (fifty-fifth session) crowded warpgroup launches after the activation-quantization kernel go
+           # programmatically (a variant not kept: no change on the H100) against old3/ (`mkdir old3 && git archive
+           # 1d99482 backends/nvidia | tar -x -C old3`), W4A8 e4m3 and int8 at 1-64 tokens
+           abbench s55e-f 1 "new old" 100 "^(== |1 |16 |64 )|rror" --shapes 8192x8192,28672x8192 --m 1,16,64 \
+             --weight int4 --group-size 128 --act e4m3
+           abbench s55e-i 1 "new old" 100 "^(== |1 |16 |64 )|rror" --shapes 8192x8192,28672x8192 --m 1,16,64 \
+             --weight int4 --group-size 128 --act int8 ;;
     s55d)  # (fifty-fifth session) which byte tiles int4 g128 made e4m3 operands (F2FP) should decode on: the
            # decode, 16- and 64-token byte groups (gpu_sweep.py, kernel alone) on 8192x8192 and 28672x8192
            for g in "1 bdec8" "16 bwg16" "64 bwg64"; do set -- $g
