@@ -96,3 +96,39 @@ def test_a_rank_of_a_checkpoint_layer_whose_groups_straddle_the_ranks(tmp_path):
     assert [p.in_features for p in parts] == [320] * 4
     total = sum(p(x[:, r * 320:(r + 1) * 320]).float() for r, p in enumerate(parts))
     assert torch.allclose(total, whole(x).float(), rtol=1e-2, atol=1e-2 * float(whole(x).abs().max()))
+
+
+def _w4a8_fp8_checkpoint(tmp_path, device):
+    """A GPTQ int4 layer loaded with e4m3 activations per token (W4A8-FP8 from a weight-only checkpoint)."""
+    from humming.demo import write_gptq_checkpoint
+
+    write_gptq_checkpoint(str(tmp_path), layers={"l": (96, 640)})
+    act = ActivationScheme("e4m3", "dynamic_token")
+    ql = QuantLinear.from_checkpoint(tmp_path, "l", activation=act, device=device)
+    assert ql.activation == act and ql.qweight.scheme.format.name == "uint4"
+    return ql, act
+
+
+def test_a_weight_only_checkpoint_with_fp8_activations(tmp_path):
+    """(CPU, the reference path) the activations are quantized to e4m3 per token before the product: the module's
+    output is the reference's for that activation scheme, not the fp16 one."""
+    ql, act = _w4a8_fp8_checkpoint(tmp_path, "cpu")
+    x = torch.randn(5, 640)
+    assert torch.equal(ql(x), R.gemm(x, ql.qweight, act).to(torch.float16))
+    assert not torch.equal(ql(x), R.gemm(x, ql.qweight, ActivationScheme("fp16")).to(torch.float16))
+
+
+@pytest.mark.gpu
+def test_a_weight_only_checkpoint_with_fp8_activations_on_the_gpu(tmp_path):
+    """The same on the GPU: e4m3 MMAs where the chip has them natively (sm_89, sm_90, sm_120: the int4 codes made
+    e4m3 operands), 16-bit ones elsewhere; within the fp8 tolerance of the reference (the activations' e4m3
+    rounding is the reference's own; what is left is fp32 sums and the fp16 output)."""
+    ql, act = _w4a8_fp8_checkpoint(tmp_path, "cuda")
+    cap = torch.cuda.get_device_capability()
+    native = cap in ((8, 9), (9, 0), (12, 0))
+    assert (ql.prepared.plan.compute.a == "e4m3") == native, ql.prepared.plan.explain()
+    for m in (1, 16, 33, 300):
+        x = torch.randn(m, 640, device="cuda", dtype=torch.float16)
+        ref = R.gemm(x.float(), ql.qweight.to("cuda"), act)
+        y = ql(x)
+        assert torch.allclose(y.float(), ref, rtol=3e-3, atol=3e-3 * float(ref.abs().max())), m
