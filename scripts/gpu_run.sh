@@ -1297,7 +1297,8 @@ PY
            # kept: apply it to this tree first) against the fp16 pairs and F2FP of b7a32a2 (old3/: `mkdir old3 && git
            # archive b7a32a2 backends/nvidia | tar -x -C old3`): the GPU tests of integer codes made fp8 operands,
            # then the bench alternated twice
-           gputests s55c 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or (byte_wgmma_tiles and int4 and -2])"
+           gputests s55c 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or \
+(byte_wgmma_tiles and int4 and -2])"
            abbench s55c 2 "new old" 150 "^(== |1 |16 |64 |1024 )|rror" --shapes 8192x8192,28672x8192 \
              --m 1,16,64,1024 --weight int4 --group-size 128 --act e4m3 ;;
     s55b)  # (fifty-fifth session) the activation-quantization kernel lets the GEMM after it start (griddepcontrol.
@@ -1313,10 +1314,12 @@ PY
              --weight int4 --group-size 128 --act int8
            abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
              --group-size 0 --scale-fmt fp32 --act e4m3 ;;
-    s55a)  # (fifty-fifth session) integer codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8): the byte-operand and
-           # byte warpgroup GPU tests of them, then int4 g128 x e4m3 through the bench with HUMMING_INT_FP8 on (e4m3
-           # MMAs) and off (bf16 MMAs, as before), and once with cuBLAS fp16 and int4 x bf16 for reference
-           gputests s55a 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or (byte_wgmma_tiles and int4 and -2])"
+    s55a)  # (fifty-fifth session) integer codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8): the
+           # byte-operand and byte warpgroup GPU tests of them, then int4 g128 x e4m3 through the bench with
+           # HUMMING_INT_FP8 on (e4m3 MMAs) and off (bf16 MMAs, as before), and once with cuBLAS fp16 and int4 x bf16
+           # for reference
+           gputests s55a 300 "(byte_operands and (e4m3 or e5m2) and (int4 or uint4 or int2)) or \
+(byte_wgmma_tiles and int4 and -2])"
            envbench s55a-f 1 "fp8=HUMMING_INT_FP8=1 bf16=HUMMING_INT_FP8=0" 150 "^(== |[0-9]+ )|rror" \
              --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024,4096 --weight int4 --group-size 128 --act e4m3
            timeout 150 humming bench --shapes 8192x8192,28672x8192 --m 1,16,64,256,1024,4096 --weight int4 \

@@ -372,7 +372,7 @@ def test_byte_operand_pairs_order(bits):
     fp8 = G.pack_weight(qw, G.recipe_for(qw.scheme, op8=2, **kw), "cpu")
     int8 = G.pack_weight(qw, G.recipe_for(qw.scheme, op8=1, **kw), "cpu")
     assert G.int_fp8(fp8.recipe) and not G.int_fp8(int8.recipe)
-    assert fp8.descriptor["bytes"] == "0213" and "bytes" not in int8.descriptor
+    assert fp8.descriptor["byte_order"] == "0213" and "byte_order" not in int8.descriptor
     w8 = int8.w.to(torch.int64) & 0xFFFFFFFF
     c = [(w8 >> (8 * i)) & 0xFF for i in range(4)]
     assert torch.equal(fp8.w.to(torch.int64) & 0xFFFFFFFF, c[0] | c[2] << 8 | c[1] << 16 | c[3] << 24)

@@ -28,8 +28,8 @@ from .mma_sync_launch import (CLUSTER_MAX_CTAS_PER_SM, cluster_fit_enabled, clus
 # (what this module re-exports: the public names of the three above; its own follow)
 __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "CLUSTER_MAX_CTAS_PER_SM", "cluster_fit_enabled",
     "cluster_max_ctas_per_sm", "ctas_by_registers", "CVT_DEQUANT", "cvt_dequant", "ENTRY", "GemmParams",
-    "group_columns", "group_padding_note",
-    "half_block_groups", "int_fp8", "int_fp8_limits", "HEADER", "kernel_group", "kernel_layer", "kernel_spec", "Launcher", "lean_stream",
+    "group_columns", "group_padding_note", "half_block_groups", "int_fp8", "int_fp8_limits",
+    "HEADER", "kernel_group", "kernel_layer", "kernel_spec", "Launcher", "lean_stream",
     "min_blocks", "OP8_NAMES", "OP8_OF", "op8_unit", "pack_moe_weight", "pack_weight", "PackedWeight", "PAD_K",
     "PAD_N", "padded_k", "padded_n", "PARAMS", "raw_codes", "Recipe", "recipe_for", "resident_ctas",
     "ring_fold_period", "ring_slice_step", "ring_slot_bytes", "RING_X_CAP", "RING_XTURN_CAP", "scale_acc",

@@ -271,7 +271,7 @@ struct DequantBytes {
                 "int4 operands are 4-bit integer codes without zero points (two's complement nibbles)");
   static_assert(P == 1 || P == 2 || P == 4 || P == 8, "byte operands from 1, 2, 4 or 8-bit codes");
   static_assert(!Cfg::WFLOAT || (P == 8 && Cfg::ZP == kZpNone), "fp8 operands are the 8-bit codes themselves");
-  // integer codes into fp8 operands (v - offset exact in fp8: at most 4 bits, no zero points)
+  // integer codes made fp8 operands (W4A8-FP8)
   static constexpr bool INT_FP8 = (Cfg::OP8 == 2 || Cfg::OP8 == 3) && !Cfg::WFLOAT;
   // (that v - offset or v - z is exact in the fp8 type -- |.| <= 16 for e4m3, 8 for e5m2 -- is the host's check)
   static_assert(!INT_FP8 || (P <= 4 && Cfg::ZP != kZpFloat), "fp8 operands from integer codes of at most 4 bits, "
@@ -311,7 +311,8 @@ struct DequantBytes {
         }
       }
       return ptx::f16x2x2_to_fp8x4<Cfg::OP8 == 2>(v01, v23);
-    } else if constexpr (NIBBLES || Cfg::WFLOAT || (FLIP && P == 8)) {  // (8-bit integers: the host stores two's complement)
+    } else if constexpr (NIBBLES || Cfg::WFLOAT || (FLIP && P == 8)) {
+      // (8-bit integers: the host stores two's complement)
       return x;
     } else if constexpr (FLIP) {
       constexpr int SH = 8 - P - P * J;
