@@ -755,3 +755,27 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
                 for r in p.tuning:
                     assert p.kernel(r.lo) is not None, (device, layer.describe(), r)
     assert checked > 800 and runnable > 400, (checked, runnable)
+
+
+def test_integer_codes_made_fp8_operands_and_the_switch(monkeypatch):
+    """int4 weights with e4m3 activations run e4m3 MMAs where the chip has them natively (the integer codes made
+    e4m3 operands in the kernels: the plan says what that costs at decode); HUMMING_INT_FP8=0, read when a plan is
+    made, keeps the 16-bit operands, saying why. Codes that fp8 does not hold exactly never become fp8 operands."""
+    layer = W4A8.replace(n=4096 + 64)  # (a layer no other test plans: plans are cached per layer and device)
+    p = plan(layer, "H200")
+    assert (p.compute.a, p.fallbacks) == ("e4m3", ())
+    assert any("integer weight codes become e4m3 operands" in n and "HUMMING_INT_FP8=0" in n for n in p.notes)
+    monkeypatch.setenv("HUMMING_INT_FP8", "0")
+    off = plan(layer.replace(n=4096 + 128), "H200")
+    assert off.compute.is_16bit and "turned off (HUMMING_INT_FP8=0)" in off.fallbacks[0].reason
+    monkeypatch.delenv("HUMMING_INT_FP8")
+    # e5m2 holds integers up to 8 exactly: symmetric int4 codes (v - 8 in [-8, 7]) fit, AWQ's zero points do not
+    e5 = ActivationScheme("e5m2", "dynamic_token")
+    assert plan(layer.replace(n=4096 + 192, activation=e5), "H200").compute.a == "e5m2"
+    awq = WeightScheme("uint4", "group", 128, zero_point="int")
+    q = plan(layer.replace(n=4096 + 192, weight=awq, activation=e5), "H200")
+    assert q.compute.a != "e5m2" and any("not exact in e5m2" in s.reason for s in q.fallbacks)
+    assert plan(layer.replace(n=4096 + 192, weight=awq), "H200").compute.a == "e4m3"
+    # 8-bit integer codes span more than fp8 holds exactly; int3 has no byte layout
+    for w in (WeightScheme("int8", "channel", scale_fmt="fp32"), WeightScheme("int3", "group", 128)):
+        assert plan(layer.replace(n=4096 + 192, weight=w), "H200").compute.is_16bit
