@@ -210,6 +210,9 @@ class MmaSyncFamily(_NvidiaFamily):
         # re-biases other float codes into fp16/bf16
         if d == "native_cvt" and compute.is_16bit and not cvt_dequant(layer.weight.fmt, compute.b):
             return "float_rebias"
+        # integer codes made fp8 operands: the bit trick into fp16 pairs, then the chip's cvt (DequantBytes::INT_FP8)
+        if d == "int_bittrick" and compute.b in ("e4m3", "e5m2"):
+            return "int_bittrick_cvt"
         return d
 
     def limits(self, layer, caps, compute) -> list[str]:
