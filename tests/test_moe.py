@@ -946,6 +946,8 @@ GPU_CASES = [
     (WeightScheme("int3", "group", 128), FP16, 1024),
     (W4, ActivationScheme("int8", "dynamic_token"), 2048),
     (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"), 1024),
+    # W4A8-FP8: int4 codes made e4m3 operands where fp8 mma.sync is native (Ada, consumer Blackwell); bf16 on Hopper
+    (W4, ActivationScheme("e4m3", "dynamic_token"), 2048),
     # W4A8 in groups of 64 (two partial sets per block; from 129 tokens per expert on 64-token tiles, not the dense
     # layers' 128 with TMA stages: test_moe_byte_tiles_of_half_block_groups_take_64_tokens)
     (WeightScheme("uint4", "group", 64, zero_point="int"), ActivationScheme("int8", "dynamic_token"), 2048),
