@@ -16,7 +16,6 @@ from __future__ import annotations
 
 
 from humming.capabilities import parse_shape
-from humming.dtypes import IntFormat
 from humming.planner import FamilyBase, WeightLayout
 from humming.planner.family import mma_type_tag
 
@@ -142,7 +141,7 @@ class MmaSyncFamily(_NvidiaFamily):
         note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
         if note:
             out["notes"] = [note]
-        if compute.a in ("e4m3", "e5m2") and isinstance(layer.weight.format, IntFormat):
+        if components.get("dequantizer") == "int_bittrick_cvt":
             # (DequantBytes::INT_FP8; gpu_run.sh s55a on the H200, int4 g128 x e4m3 per token, the bench)
             out.setdefault("notes", []).append(
                 f"the integer weight codes become {compute.a} operands in the kernels (an fp16 pair and a "

@@ -187,7 +187,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         perm[cols] = base
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
-            **({"byte_order": "0213"} if int_fp8(recipe) else {}),  # (layout.BYTE_ORDER[True])
+            **({"byte_order": "".join(map(str, layout.BYTE_ORDER[True]))} if int_fp8(recipe) else {}),
             "block": f"16x{64 * recipe.ku}",
             "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
     if mapped:
