@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s56|s56a|s56b|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1314,6 +1314,24 @@ PY
              --weight int4 --group-size 128 --act int8
            abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
              --group-size 0 --scale-fmt fp32 --act e4m3 ;;
+    s56)   # (fifty-sixth session) s56a then s56b, about 9 minutes
+           OUT="$OUT/s56a" bash "$0" s56a; rc=$((rc | $?))
+           OUT="$OUT/s56b" bash "$0" s56b; rc=$((rc | $?)) ;;
+    s56a)  # (fifty-sixth session) fp8 MoE layers on Hopper's byte warpgroup tiles (HUMMING_MOE_BYTE_WGMMA=1): their
+           # GPU tests (the fixture turns the switch on), the fifty-fifth session's queued W4A8-FP8 MoE case and the
+           # other fp8 MoE cases as planned by default (bf16 operands on Hopper)
+           timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
+             -k "fp8_warpgroup_tiles_against or (kernels_against and e4m3)" 2>&1 | tee "$OUT/s56a_moe.log" \
+             | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0])) ;;
+    s56b)  # (fifty-sixth session) the same through the bench, switch on (wg) and off (bf16), alternated: fp8 per
+           # channel x e4m3 per token, fp8 in groups of 128 x e4m3 in groups of 128 (DeepSeek-V3's scheme, the bench's
+           # groups along K), int4 g128 x e4m3 per token (W4A8-FP8); Qwen3-30B-A3B's experts and a Mixtral-sized layer
+           for w in "e4m3 0 fp32 dynamic_token" "e4m3 128 fp32 dynamic_group 128" "int4 128 fp16 dynamic_token"; do
+             set -- $w
+             envbench "s56b-$1-$2" 1 "wg=HUMMING_MOE_BYTE_WGMMA=1 bf16=HUMMING_MOE_BYTE_WGMMA=0" 120 \
+               "^(== |[0-9]+ )|rror" --moe-shapes 128x8x1536x2048,128x8x2048x768,8x2x28672x4096 --m 1,16,256,4096 \
+               --weight "$1" --group-size "$2" --scale-fmt "$3" --act e4m3 --act-quant "$4" ${5:+--act-group-size "$5"}
+           done ;;
     s55a)  # (fifty-fifth session) integer codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8): the
            # byte-operand and byte warpgroup GPU tests of them, then int4 g128 x e4m3 through the bench with
            # HUMMING_INT_FP8 on (e4m3 MMAs) and off (bf16 MMAs, as before), and once with cuBLAS fp16 and int4 x bf16

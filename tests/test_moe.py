@@ -624,6 +624,102 @@ def test_moe_kernels_compile_with_the_machine_code_of_their_plans(moe_kernels):
         assert I.count(loop, r"^(LDL|STL)") == 0, (name, dev)
 
 
+#: MoE layers of fp8 operands that Hopper's byte warpgroup tiles take with HUMMING_MOE_BYTE_WGMMA=1 (fp8 weights per
+#: channel; DeepSeek-V3's 128 x 128 blocks with activations in groups of 128; int4 and AWQ's uint4 codes made e4m3)
+MOE_FP8 = [
+    ("fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token")),
+    ("fp8-block", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
+     ActivationScheme("e4m3", "dynamic_group", 128)),
+    ("w4a8-fp8", W4, ActivationScheme("e4m3", "dynamic_token")),
+    ("awq4-fp8", WeightScheme("uint4", "group", 128, zero_point="int"), ActivationScheme("e4m3", "dynamic_token")),
+]
+
+
+@pytest.fixture
+def moe_byte_wgmma(monkeypatch):
+    monkeypatch.setenv("HUMMING_MOE_BYTE_WGMMA", "1")
+    clear_plans()  # (plans are cached; the variable is read when one is made)
+    yield
+    clear_plans()
+
+
+@pytest.mark.parametrize("name,scheme,act", MOE_FP8, ids=[c[0] for c in MOE_FP8])
+def test_moe_fp8_on_hopper_warpgroup_tiles_only_with_the_switch(name, scheme, act, monkeypatch):
+    """Off (the default): an fp8 MoE layer on Hopper takes bf16 operands, and the fallback says why and names the
+    switch. On: e4m3 operands at every M, on warpgroup tiles with cp.async stages (moe_tile), the plan native (no
+    emulated mma.sync is issued), the integer codes made e4m3 where the weights are integers. Ada keeps its
+    e4m3 mma.sync plan either way; dense layers do not depend on the switch."""
+    from humming.device import get_device
+
+    hw = get_device("H200")
+    layer = LayerSpec(4096, 7168, scheme, act, num_experts=64, out_dtype="bf16")
+    plans = {}
+    for on in ("0", "1"):
+        monkeypatch.setenv("HUMMING_MOE_BYTE_WGMMA", on)
+        clear_plans()
+        plans[on] = (humming.plan(layer, hw), humming.plan(layer.replace(num_experts=0), hw),
+                     humming.plan(layer, "L40S"))
+    clear_plans()
+    off, on = plans["0"][0], plans["1"][0]
+    assert off.runnable and off.compute.a == "bf16", off.explain()
+    assert "HUMMING_MOE_BYTE_WGMMA=1" in off.explain(), off.explain()
+    assert on.runnable and (on.compute.a, on.compute.b, on.compute.emulated) == ("e4m3", "e4m3", False), on.explain()
+    assert any("issue the native wgmma form at every M" in n for n in on.notes), on.notes
+    for r in on.tuning:
+        assert r.config.get("wgmma") and not (r.config.get("tma") or r.config.get("sk")), r
+        assert r.config.get("cluster", 1) == 1, r
+    assert on.components["mma"].endswith("wgmma.m64nNk32.e4m3 (M >= 1)"), on.components
+    assert on.components["dequantizer"] == ("passthrough" if scheme.is_float else "int_bittrick_cvt")
+    assert dict(on.kernel(1).config)["MOE"] == 1 and dict(on.kernel(1).config)["OP8"] == 2
+    dense_off, dense_on = plans["0"][1], plans["1"][1]
+    assert dense_off.fingerprint() == dense_on.fingerprint() and dense_on.compute.a == "e4m3"
+    ada_off, ada_on = plans["0"][2], plans["1"][2]
+    # (Ada: activation groups on byte operands need the warpgroup tiles' fold, so bf16 there)
+    assert ada_off.fingerprint() == ada_on.fingerprint()
+    assert ada_on.compute.a == ("bf16" if act.quant == "dynamic_group" else "e4m3"), ada_on.explain()
+
+
+def test_moe_plans_say_from_which_rows_they_issue_wgmma():
+    """An MoE plan on Hopper names the rows per expert from which its kernels issue wgmma (its tuning's first
+    range from which every range is a warpgroup tile), as dense plans do; before, MoE plans said wgmma was not
+    issued at all."""
+    for experts, first in ((8, 9), (128, 9)):
+        p = humming.plan(LayerSpec(4096, 7168, W4, BF16, num_experts=experts), "H200")
+        wg = [r.lo for r in p.tuning if r.config.get("wgmma")]
+        assert wg[0] == first, p.tuning
+        assert any(n.startswith("the hardware would prefer wgmma") and n.endswith(f"from M >= {first}")
+                   for n in p.notes), p.notes
+    p = humming.plan(LayerSpec(4096, 7168, WeightScheme("int8", "channel", scale_fmt="fp32"),
+                               ActivationScheme("int8", "dynamic_token"), num_experts=64), "H200")
+    assert any(n.endswith("from M >= 1") for n in p.notes), p.notes
+
+
+def test_moe_fp8_warpgroup_kernels_compile_to_qgmma(tmp_path, moe_byte_wgmma):
+    """With HUMMING_MOE_BYTE_WGMMA=1 every range's kernel of the fp8 MoE layers above compiles for sm_90a to e4m3
+    warpgroup MMAs (QGMMA) in its main loop, no HMMA / HGMMA, the integer codes' F2FP conversions where the
+    weights are integers, and no local memory (the whole set, 1-4096 tokens and three shapes, was scanned so too:
+    scripts/spill_scan.py, fifty-sixth session)."""
+    from humming.jit import Runtime
+    from humming.jit import inspect as I
+    from humming.jit.inspect import main_loop
+
+    specs = {}
+    for name, scheme, act in MOE_FP8:
+        p = humming.plan(LayerSpec(1536, 2048, scheme, act, num_experts=64, out_dtype="bf16", bias=True), "H200")
+        for r in p.tuning:
+            specs.setdefault(p.kernel(max(r.lo, 2)), (name, r.lo, scheme.is_float))
+    assert len(specs) >= 16
+    rt = Runtime(cache_dir=tmp_path)
+    rt.warmup(list(specs), executor="thread")
+    for spec, (name, lo, flt) in specs.items():
+        kern = rt.kernel(spec)
+        loop = main_loop(I.disassemble(kern.cubin))
+        assert I.count(loop, r"QGMMA\.64x") > 0 and I.count(loop, r"HGMMA|HMMA") == 0, (name, lo)
+        assert (I.count(loop, r"^F2FP\.SATFINITE\.E4M3") > 0) == (not flt), (name, lo)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0 and I.count(loop, r"^(LDL|STL)") == 0, (name, lo, usage)
+
+
 #: (the lean rings at 2-8 rows per expert on the first, warpgroup or mma.sync tiles above; zero points and float
 #: codes on the second)
 XGATHER_LAYERS = [(W4, FP16, 1536, 2048), (WeightScheme("uint4", "group", 64, zero_point="int"), BF16, 14336, 4096)]
@@ -1012,6 +1108,27 @@ def test_moe_kernels_against_the_reference(case, experts, topk, poisoned):
     scheme, act, k = case
     gen = torch.Generator().manual_seed(k + experts)
     qw = _weight(scheme, experts, 203, k, gen, bias=True)
+    _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("experts,topk", [(8, 2), (64, 8)], ids=["8x2", "64x8"])
+@pytest.mark.parametrize("name,scheme,act", MOE_FP8, ids=[c[0] for c in MOE_FP8])
+def test_moe_fp8_warpgroup_tiles_against_the_reference(name, scheme, act, experts, topk, poisoned, moe_byte_wgmma):
+    """HUMMING_MOE_BYTE_WGMMA=1 on Hopper: the fp8 MoE layers above on e4m3 warpgroup MMAs (every range: 8-token
+    decode tiles to 128-token ones, split K at few rows per expert), against the reference at 1 to 1000 tokens.
+    The bound is the dense byte tiles' (test_gemm_gpu.run_bytes_directly): the operands are exact e4m3 values,
+    each block's wgmma sum is promoted to fp32."""
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("warpgroup MMAs: sm_90 only")
+    n, k = (256 if scheme.scale == "block" else 203), 2048 + 128
+    from humming.device import get_device
+
+    plan = humming.plan(LayerSpec(n, k, scheme, act, num_experts=experts, out_dtype="fp16", bias=True), get_device())
+    assert plan.compute.a == "e4m3" and all(r.config.get("wgmma") for r in plan.tuning), plan.explain()
+    gen = torch.Generator().manual_seed(k + experts)
+    qw = _weight(scheme, experts, n, k, gen, bias=True)
     _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
 
 

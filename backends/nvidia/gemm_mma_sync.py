@@ -694,12 +694,17 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
 
 def wgmma_from(layer, caps, compute) -> int | None:
     """The fewest tokens the plan runs on warpgroup MMAs (None: mma.sync at every M): see
-    wgmma_decode_from."""
-    layer = kernel_layer(layer, compute)
-    recipe = _sizing_recipe(layer, compute)
-    if layer.is_moe or not wgmma_ok(recipe, caps):
+    wgmma_decode_from. MoE layers (M: the rows one expert gets): the first of the tuning's ranges from which
+    every range is a warpgroup tile (their decode ranges are shaped for MoE: tuning)."""
+    kl = kernel_layer(layer, compute)
+    recipe = _sizing_recipe(kl, compute)
+    if not wgmma_ok(recipe, caps):
         return None
-    return wgmma_decode_from(layer, recipe, caps.product.sm_count if caps.product is not None else None)
+    if layer.is_moe:
+        ranges = tuning(layer, caps, compute)
+        wg = [i for i, r in enumerate(ranges) if all(s.config.get("wgmma") for s in ranges[i:])]
+        return ranges[wg[0]].lo if wg else None
+    return wgmma_decode_from(kl, recipe, caps.product.sm_count if caps.product is not None else None)
 
 
 def _max_smem(caps) -> int:
@@ -711,8 +716,10 @@ COMPUTE_TYPES = ("fp16", "bf16")
 
 def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     """Byte operands whose plan runs warpgroup MMAs at every M (so no emulated mma.sync is issued):
-    a native wgmma form of the pair, and a layer the warpgroup scheduler takes."""
-    if (layer.is_moe or (layer.activation.quant == "dynamic_group" and not _group_acts_fit(layer, compute))
+    a native wgmma form of the pair, and a layer the warpgroup scheduler takes (MoE layers: with
+    HUMMING_MOE_BYTE_WGMMA on, moe_byte_wgmma_enabled)."""
+    if ((layer.is_moe and not moe_byte_wgmma_enabled())
+            or (layer.activation.quant == "dynamic_group" and not _group_acts_fit(layer, compute))
             or not caps.find_mma(compute.a, compute.b, acc, families="wgmma")):
         return False
     try:  # (the weights as the byte operand: any other limit keeps the emulation among the reasons)
@@ -798,6 +805,9 @@ def check_layer(layer, caps, compute) -> list[str]:
             # channel, 8192x8192: emulated 39 / 173 / 2595 us at M = 1 / 256 / 4096, docs/perf-notes.md)
             reasons.append(f"{compute.a} mma.sync {shape} is a compiler emulation on this chip (conversions + "
                            f"a wider MMA per MMA), slower than converting the weights once")
+            if layer.is_moe and _byte_wgmma_everywhere(layer.replace(num_experts=0), caps, compute, acc):
+                reasons.append(f"MoE layers take the {compute.a} warpgroup tiles (wgmma, as dense layers do) only with "
+                               f"HUMMING_MOE_BYTE_WGMMA=1: built, not yet GPU-tested or timed")
     w = layer.weight
     if (op8 in (1, 2, 3) and caps.has("wgmma") and w.scale in ("group", "block")
             and w.group_size % BYTE_GROUP_VALUES):
@@ -1380,6 +1390,17 @@ def moe_xgather_enabled() -> bool:
     prepared. (Its GPU tests passed on an H100, and the whole call ran 0.7-9.5 us faster at 1-256 tokens of
     Qwen3-30B-A3B's gate/up: docs/perf-notes.md, fiftieth session.)"""
     return os.environ.get("HUMMING_MOE_XGATHER", "1").lower() not in ("0", "off", "false", "no")
+
+
+def moe_byte_wgmma_enabled() -> bool:
+    """Whether MoE layers of fp8 operands (e4m3 / e5m2 weights, or integer codes made fp8 operands:
+    DequantBytes::INT_FP8) plan the byte-operand warpgroup tiles on Hopper, as dense layers do, instead of
+    16-bit operands (bf16 wgmma on the weights converted in the kernel): only with ``HUMMING_MOE_BYTE_WGMMA``
+    1/on, read when a plan is made. Its kernels are the dense byte warpgroup tiles with the MoE loads (the
+    block's expert's weights and scales, cp.async stages: moe_tile), which int8 MoE layers already run; they
+    compile to QGMMA without spills (tests/test_moe.py), but neither their GPU tests nor a timing against the
+    bf16 operands has run yet (gpu_run.sh s56a), so the default stays off."""
+    return os.environ.get("HUMMING_MOE_BYTE_WGMMA", "0").lower() in ("1", "on", "true", "yes")
 
 
 def moe_pdl_enabled(caps) -> bool:
