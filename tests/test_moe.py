@@ -1056,14 +1056,16 @@ GPU_CASES = [
 GPU_MS = (1, 5, 16, 33, 128, 1000)
 
 
-def _gpu_check(qw, act, ms=GPU_MS, topk=2, absent=0.0, seed=0):
+def _gpu_check(qw, act, ms=GPU_MS, topk=2, absent=0.0, seed=0, prepare=None):
+    """``prepare(qw, layer, device)``: how the weight is prepared (humming.prepare_weight, for this GPU, by
+    default; test_gemm_fuzz_gpu.prepare_as for another GPU's plan)."""
     from humming_nvidia import gemm_mma_sync as G
     from test_gemm_gpu import bound
 
     dev = torch.device("cuda")
     out = "bf16" if act.fmt == "bf16" else "fp16"
     layer = LayerSpec(qw.n, qw.k, qw.scheme, act, num_experts=qw.num_experts, out_dtype=out, bias=qw.bias is not None)
-    pw = humming.prepare_weight(qw, layer=layer, device=dev)
+    pw = (prepare or (lambda q, lay, d: humming.prepare_weight(q, layer=lay, device=d)))(qw, layer, dev)
     assert pw.plan.family == "mma_sync" and pw.packed.experts == qw.num_experts
     eps = 2.0 ** (-8 if pw.compute_dtype == torch.bfloat16 or out == "bf16" else -11)
     out_mul = max(G.pack_weight(qw.expert(e), pw.packed.recipe, dev).out_mul for e in range(qw.num_experts))
@@ -1130,6 +1132,24 @@ def test_moe_fp8_warpgroup_tiles_against_the_reference(name, scheme, act, expert
     gen = torch.Generator().manual_seed(k + experts)
     qw = _weight(scheme, experts, n, k, gen, bias=True)
     _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,scheme,act", [c for c in MOE_FP8 if c[2].quant == "dynamic_token"],
+                         ids=[c[0] for c in MOE_FP8 if c[2].quant == "dynamic_token"])
+def test_moe_fp8_as_ada_plans_it(name, scheme, act, poisoned):
+    """The fp8 MoE layers above as Ada (L40S) plans them: e4m3 mma.sync m16n8k32 tiles (QMMA there), the integer
+    codes made e4m3 where the weights are integers; prepared as the GPU fuzz prepares older GPUs' plans (their
+    ranges, SM count and shared memory) and run on this GPU, which executes the same source (on Hopper, the
+    compiler's emulation of the fp8 mma.sync), against the reference at 1 to 1000 tokens, 64 experts top-8."""
+    from test_gemm_fuzz_gpu import prepare_as
+
+    n, k = 203, 2048 + 128
+    plan = humming.plan(LayerSpec(n, k, scheme, act, num_experts=64, out_dtype="fp16", bias=True), "L40S")
+    assert plan.compute.a == "e4m3" and not any(r.config.get("wgmma") for r in plan.tuning), plan.explain()
+    gen = torch.Generator().manual_seed(k + 7)
+    qw = _weight(scheme, 64, n, k, gen, bias=True)
+    _gpu_check(qw.to("cuda"), act, topk=8, absent=0.1, prepare=prepare_as("L40S"))
 
 
 @pytest.mark.gpu
