@@ -1,6 +1,7 @@
-// humming/gemm/dequant.cuh -- weight codes -> 16-bit MMA operands.
+// humming/gemm/dequant.cuh -- weight codes -> MMA operands: 16-bit ones (below) and byte ones
+// (int8, fp8, int4: DequantBytes, further down).
 //
-// Three variants, chosen by the planner:
+// Three 16-bit variants, chosen by the planner:
 //   int_bittrick : integers of 1-8 bits. A pair of codes sits in the two 16-bit
 //                  halves of a register (layout.cuh). OR-ing the exponent of
 //                  MAGIC (1024 in fp16: 0x6400, 128 in bf16: 0x4300) onto a field
