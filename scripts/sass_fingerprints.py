@@ -4,7 +4,7 @@
     python scripts/sass_fingerprints.py --compare OLD.json NEW.json
 
 Run it on the tree before a change (``git stash``) and after, then compare: for each kernel (H200, A100 and
-T4 plans of six weight/activation pairs on two shapes at six token counts) it records a hash of the whole
+T4 plans of eight weight/activation pairs on two shapes at six token counts) it records a hash of the whole
 SASS and of its main loop (addresses stripped), the registers, the stack and the instruction count. No GPU
 is needed (NVRTC and nvdisasm from the pip wheels).
 """
@@ -34,7 +34,9 @@ def fingerprints(cache_dir: str) -> dict:
              (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("bf16")),
              (WeightScheme("int4", "group", 128), ActivationScheme("int8", "dynamic_token")),
              (WeightScheme("int2", "group", 128), ActivationScheme("fp16")),
-             (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), ActivationScheme("bf16"))]
+             (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), ActivationScheme("bf16")),
+             (WeightScheme("int4", "group", 128), ActivationScheme("e4m3", "dynamic_token")),
+             (WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token"))]
     specs = {}
     for dev in ("H200", "A100", "T4"):
         for ws, act in pairs:

@@ -246,6 +246,46 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
     assert usage["LOCAL"] == 0 and usage["STACK"] <= 16, usage
 
 
+def test_int4_split_into_e4m3_operands_machine_code(tmp_path, monkeypatch):
+    """HUMMING_INT_FP8_SPLIT=1 on sm_90 (int4 g128 and per channel, e4m3 per token): the tiles of at most 64 tokens
+    (INT_FP8_MODE 2) hold twice the e4m3 warpgroup MMAs of the default's same tile and no conversion (F2FP) nor
+    packed fp16 arithmetic on the codes, far fewer instructions in the loop; the 128-token tile (mode 1) converts
+    by F2FP after a PRMT per word; no local memory anywhere."""
+    from humming.planner import clear_cache
+
+    act = ActivationScheme("e4m3", "dynamic_token")
+    pairs = []
+    for scheme in (WeightScheme("int4", "group", 128), WeightScheme("int4", "channel")):
+        layer = LayerSpec(8192, 8192, scheme, act, out_dtype="bf16")
+        for env in ("0", "1"):
+            monkeypatch.setenv("HUMMING_INT_FP8_SPLIT", env)
+            clear_cache()
+            p = humming.plan(layer, "H200")
+            assert p.components["dequantizer"] == ("int_bittrick_split" if env == "1" else "int_bittrick_cvt")
+            pairs.append([(scheme.describe(), env, m, p.kernel(m)) for m in (1, 16, 64, 1024)])
+    clear_cache()
+    rt = Runtime(cache_dir=tmp_path)
+    rt.warmup([spec for row in pairs for *_, spec in row], executor="thread")
+    for base, split in zip(pairs[0::2], pairs[1::2]):
+        for (what, _, m, s0), (_, _, _, s1) in zip(base, split):
+            cfg0, cfg1 = dict(s0.config), dict(s1.config)
+            assert {k: v for k, v in cfg1.items() if k != "INT_FP8_MODE"} == cfg0, (what, m)  # (the same tiles)
+            loops = [main_loop(I.disassemble(rt.kernel(s).cubin)) for s in (s0, s1)]
+            q0, q1 = (I.count(lp, r"^QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") for lp in loops)
+            if cfg1["INT_FP8_MODE"] == 2:
+                assert cfg1["BM"] <= 64 and q0 > 0 and q1 == 2 * q0, (what, m, q0, q1)
+                assert I.count(loops[1], r"^F2FP") == 0 and I.count(loops[1], r"^HFMA2|^HADD2\s") == 0, (what, m)
+                n0, n1 = (len(lp.strip().splitlines()) for lp in loops)
+                assert n1 < 0.8 * n0, (what, m, n0, n1)  # (instructions in the loop)
+            else:
+                assert cfg1["BM"] > 64 and q1 == q0 > 0, (what, m)
+                assert I.count(loops[1], r"^F2FP\.SATFINITE\.E4M3") == I.count(loops[0], r"^F2FP\.SATFINITE\.E4M3")
+                assert I.count(loops[1], r"^PRMT") > I.count(loops[0], r"^PRMT"), (what, m)
+            for s in (s0, s1):
+                usage = I.resource_usage(rt.kernel(s).cubin)["humming_entry"]
+                assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, m, usage)
+
+
 def test_targets_come_from_the_capability_files(compiled):
     targets = {dev: compiled[(dev, "int4-g128", 1)][1].spec.target for dev in DEVICES}
     assert targets["sm_75"] == "sm_75" and targets["sm_90"] == "sm_90a" and targets["sm_100"] == "sm_100a"

@@ -530,6 +530,44 @@ def test_byte_operands(case, out_dtype):
         run_bytes_directly(qw, act, op8, out_dtype, scale, ms=(1, 5, 16, 33, 128))
 
 
+#: int4 codes as two e4m3 operands per register (HUMMING_INT_FP8_SPLIT=1): in groups, per channel over a TP shard's
+#: K with a static activation scale, implicit offset 8 in groups of 64, act order, and a long K (each block's fp8
+#: wgmma sums, twice as many of them, promoted to fp32)
+SPLIT_CASES = [
+    (WeightScheme("int4", "group", 128), N_ODD, 640, E4M3_TOK),
+    (WeightScheme("int4", "channel", scale_fmt="fp32"), N_ODD, 3696, E4M3_STATIC),
+    (WeightScheme("uint4", "group", 64), N_ODD, 576, E4M3_TOK),
+    (WeightScheme("int4", "group", 128, act_order=True), N_ODD, 640, E4M3_TOK),
+    (WeightScheme("int4", "group", 128), 256, 8192, E4M3_TOK),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=lambda c: f"{c[0].describe()}-{c[2]}-{c[3].quant}"
+                         .replace(" ", "_").replace(",", ""))
+def test_int4_split_into_e4m3_operands(case, monkeypatch):
+    """HUMMING_INT_FP8_SPLIT=1 on Hopper: 8 + the low three bits of each code and -16 or -8 by its top bit, two
+    e4m3 wgmmas per k32 step on the tiles of at most 64 tokens (INT_FP8_MODE 2), the F2FP conversion after a
+    PRMT per word above (mode 1), through the planner, against the reference at 1-1000 tokens."""
+    import humming
+    from humming.planner import clear_cache
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the split runs on warpgroup tiles: sm_90 only")
+    monkeypatch.setenv("HUMMING_INT_FP8_SPLIT", "1")
+    clear_cache()  # (plans are cached; the variable is read when one is made)
+    try:
+        scheme, n, k, act = case
+        perm = torch.randperm(k, device="cuda") if scheme.act_order else None
+        qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme, perm=perm, bias=torch.randn(n, device="cuda"))
+        p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype="bf16", bias=True))
+        assert p.components["dequantizer"] == "int_bittrick_split", p.explain()
+        scale = torch.tensor([0.02], device="cuda") if act.quant == "static_tensor" else None
+        run_and_check(qw, act, ms=MS + (64,), out_dtype="bf16", act_scale=scale)
+    finally:
+        clear_cache()
+
+
 def run_bytes_directly(qw, act, op8, out_dtype, act_scale, tiles=None, ms=MS, **launcher_kw):
     """A byte-operand recipe packed and launched by hand, over ``tiles`` ([(lo, hi, Tile)]; default:
     the byte tiles of every default M range), checked against the reference at each of ``ms``."""

@@ -378,6 +378,50 @@ def test_byte_operand_pairs_order(bits):
     assert torch.equal(fp8.w.to(torch.int64) & 0xFFFFFFFF, c[0] | c[2] << 8 | c[1] << 16 | c[3] << 24)
 
 
+def test_int4_codes_split_into_two_e4m3_operands():
+    """The split of DequantBytes (INT_FP8_MODE 2), emulated on the packed words: register R of a word in order
+    (Recipe.fp8_split: pack_weight keeps the bytes in order and says so) gives lo = (x & 0x07..) | 0x50.. and
+    hi = (~x & 0x08..) | 0xd0.. per byte, x the word shifted by 4 (R % 2); as e4m3 values lo + hi is the code
+    minus 8, exactly, for every register of every lane and every code."""
+    from humming import reference as R
+    from humming.errors import UnsupportedError
+    from humming.scheme import WeightScheme
+    from humming_nvidia import gemm_mma_sync as G
+
+    g = torch.Generator().manual_seed(41)
+    v = torch.randint(0, 16, (32, 256), generator=g)
+    v[0, :16] = torch.arange(16)  # (every code)
+    words = L.pack_bytes(v, 4).to(torch.int64) & 0xFFFFFFFF  # [N/16, K/128, 32 lanes, 8 words]
+    e4m3 = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).float()
+    seen = 0
+    for reg in range(16):
+        x = words[..., reg // 2] >> (4 * (reg % 2))
+        lo = (x & 0x07070707) | 0x50505050
+        hi = (~x & 0x08080808) | 0xD0D0D0D0
+        for i in range(4):
+            lo_b, hi_b = (lo >> (8 * i)) & 0xFF, (hi >> (8 * i)) & 0xFF
+            code = (words[..., reg // 2] >> (8 * i + 4 * (reg % 2))) & 0xF
+            assert torch.equal(e4m3[lo_b] + e4m3[hi_b], (code - 8).float())
+            seen += code.numel()
+    assert seen == v.numel()
+    assert torch.equal(L.unpack_bytes(L.pack_bytes(v, 4), 4), v)  # (the codes are the registers' bytes in order)
+    qw = R.quantize(torch.randn(32, 256, generator=g), WeightScheme("int4", "group", 128))
+    kw = dict(bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a", op8=2)
+    split = G.pack_weight(qw, G.recipe_for(qw.scheme, fp8_split=True, **kw), "cpu")
+    pairs = G.pack_weight(qw, G.recipe_for(qw.scheme, **kw), "cpu")
+    assert split.descriptor["byte_order"] == "0123" and pairs.descriptor["byte_order"] == "0213"
+    assert G.fp8_pairs(pairs.recipe) and not G.fp8_pairs(split.recipe)
+    w = pairs.w.to(torch.int64) & 0xFFFFFFFF
+    b = [(w >> (8 * i)) & 0xFF for i in range(4)]
+    assert torch.equal(split.w.to(torch.int64) & 0xFFFFFFFF, b[0] | b[2] << 8 | b[1] << 16 | b[3] << 24)
+    assert G.recipe_for(WeightScheme("uint4", "group", 128), fp8_split=True, **kw).fp8_split  # (offset 8 implied)
+    for scheme in (WeightScheme("uint4", "group", 128, zero_point="int"), WeightScheme("int2", "group", 128)):
+        with pytest.raises(UnsupportedError, match="4-bit codes of offset 8 without zero points"):
+            G.recipe_for(scheme, fp8_split=True, **kw)
+    with pytest.raises(UnsupportedError, match="into e4m3 operands"):
+        G.recipe_for(qw.scheme, fp8_split=True, **{**kw, "op8": 3})
+
+
 def test_int4_operand_layout_is_the_m16n8k64_fragment():
     """pack_nibbles (int4 MMA operands): nibble e of register R = 4 kt + r of lane 4 g + t is
     W[g + 8 (r & 1), 64 kt + 8 t + 32 (r >> 1) + e] of its 16x256 block (mma.sync m16n8k64's A

@@ -1135,6 +1135,28 @@ def test_moe_fp8_warpgroup_tiles_against_the_reference(name, scheme, act, expert
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("experts,topk", [(8, 2), (64, 8)], ids=["8x2", "64x8"])
+def test_moe_int4_split_into_e4m3_operands_against_the_reference(experts, topk, poisoned, moe_byte_wgmma,
+                                                                    monkeypatch):
+    """Both switches (HUMMING_MOE_BYTE_WGMMA=1, HUMMING_INT_FP8_SPLIT=1) on Hopper: an int4 MoE layer's codes as
+    two e4m3 operands per register on the warpgroup tiles of at most 64 rows, F2FP above, against the
+    reference."""
+    props = torch.cuda.get_device_properties(0)
+    if (props.major, props.minor) != (9, 0):
+        pytest.skip("warpgroup MMAs: sm_90 only")
+    monkeypatch.setenv("HUMMING_INT_FP8_SPLIT", "1")
+    clear_plans()
+    from humming.device import get_device
+
+    act = ActivationScheme("e4m3", "dynamic_token")
+    n, k = 203, 2048 + 128
+    plan = humming.plan(LayerSpec(n, k, W4, act, num_experts=experts, out_dtype="fp16", bias=True), get_device())
+    assert plan.components["dequantizer"] == "int_bittrick_split", plan.explain()
+    qw = _weight(W4, experts, n, k, torch.Generator().manual_seed(k + experts + 1), bias=True)
+    _gpu_check(qw.to("cuda"), act, topk=topk, absent=0.1 if experts == 64 else 0.0)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name,scheme,act", [c for c in MOE_FP8 if c[2].quant == "dynamic_token"],
                          ids=[c[0] for c in MOE_FP8 if c[2].quant == "dynamic_token"])
 def test_moe_fp8_as_ada_plans_it(name, scheme, act, poisoned):

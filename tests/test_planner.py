@@ -779,3 +779,36 @@ def test_integer_codes_made_fp8_operands_and_the_switch(monkeypatch):
     # 8-bit integer codes span more than fp8 holds exactly; int3 has no byte layout
     for w in (WeightScheme("int8", "channel", scale_fmt="fp32"), WeightScheme("int3", "group", 128)):
         assert plan(layer.replace(n=4096 + 192, weight=w), "H200").compute.is_16bit
+
+
+def test_int4_codes_split_into_e4m3_operands_only_with_the_switch(monkeypatch):
+    """HUMMING_INT_FP8_SPLIT=1 (read when a plan is made): int4 codes of offset 8 without zero points, on a chip
+    whose plan runs warpgroup tiles at every M (Hopper), take the dequantizer int_bittrick_split -- another
+    weight layout (bytes in order), its own fingerprint, a note -- and the warpgroup tiles of at most 64 tokens
+    run INT_FP8_MODE 2 (two e4m3 operands per register), the larger ones mode 1 (F2FP after a PRMT per word).
+    Off (the default), zero points, e5m2 and Ada keep int_bittrick_cvt."""
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    layer = W4A8.replace(n=4096 + 320)  # (a layer no other test plans: plans are cached per layer and device)
+    off = plan(layer, "H200")
+    monkeypatch.setenv("HUMMING_INT_FP8_SPLIT", "1")
+    clear_cache()
+    try:
+        on = plan(layer, "H200")
+        assert off.components["dequantizer"] == "int_bittrick_cvt"
+        assert on.components["dequantizer"] == "int_bittrick_split" and on.compute.a == "e4m3", on.explain()
+        assert on.fingerprint() != off.fingerprint() and "int_bittrick_split" in str(on.weight_layout.to_dict())
+        assert any("two e4m3 operands per register" in n for n in on.notes), on.notes
+        modes = {r.lo: dict(on.kernel(max(r.lo, 2)).config)["INT_FP8_MODE"] for r in on.tuning}
+        assert all(m == (2 if r.config["bm"] <= G.FP8_SPLIT_MAX_BM else 1) for r, m in zip(on.tuning, modes.values()))
+        assert modes[1] == 2 and modes[on.tuning[-1].lo] == 1, modes
+        assert "INT_FP8_MODE" not in dict(off.kernel(1).config)
+        assert plan(layer.replace(weight=WeightScheme("uint4", "group", 128)), "H200").components[
+            "dequantizer"] == "int_bittrick_split"  # (offset 8 implied)
+        for other, dev in ((layer.replace(weight=WeightScheme("uint4", "group", 128, zero_point="int")), "H200"),
+                           (layer.replace(activation=ActivationScheme("e5m2", "dynamic_token")), "H200"),
+                           (layer, "L40S")):
+            assert plan(other, dev).components["dequantizer"] == "int_bittrick_cvt", (other, dev)
+    finally:
+        clear_cache()

@@ -141,6 +141,14 @@ class MmaSyncFamily(_NvidiaFamily):
         note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
         if note:
             out["notes"] = [note]
+        if components.get("dequantizer") == "int_bittrick_split":
+            from .gemm_mma_sync import FP8_SPLIT_MAX_BM
+
+            out.setdefault("notes", []).append(
+                f"the int4 codes become two {compute.a} operands per register on the warpgroup tiles of at most "
+                f"{FP8_SPLIT_MAX_BM} tokens (8 + the low three bits, and -16 or -8 by the top bit: one LOP3 each, "
+                f"two wgmmas per k32 step); larger tiles convert them by F2FP (HUMMING_INT_FP8_SPLIT=1: built, "
+                f"not yet GPU-tested or timed)")
         if components.get("dequantizer") == "int_bittrick_cvt":
             # (DequantBytes::INT_FP8; gpu_run.sh s55a on the H200, int4 g128 x e4m3 per token, the bench)
             out.setdefault("notes", []).append(
@@ -210,9 +218,12 @@ class MmaSyncFamily(_NvidiaFamily):
         # re-biases other float codes into fp16/bf16
         if d == "native_cvt" and compute.is_16bit and not cvt_dequant(layer.weight.fmt, compute.b):
             return "float_rebias"
-        # integer codes made fp8 operands: the bit trick into fp16 pairs, then the chip's cvt (DequantBytes::INT_FP8)
+        # integer codes made fp8 operands: the bit trick into fp16 pairs, then the chip's cvt (DequantBytes::INT_FP8);
+        # or (HUMMING_INT_FP8_SPLIT=1) int4 codes as two e4m3 operands per register, one LOP3 each
         if d == "int_bittrick" and compute.b in ("e4m3", "e5m2"):
-            return "int_bittrick_cvt"
+            from .gemm_mma_sync import int_fp8_split
+
+            return "int_bittrick_split" if int_fp8_split(layer, caps, compute) else "int_bittrick_cvt"
         return d
 
     def limits(self, layer, caps, compute) -> list[str]:

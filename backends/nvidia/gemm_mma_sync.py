@@ -15,19 +15,21 @@ from dataclasses import replace
 from humming.errors import UnsupportedError
 
 from .mma_sync_kernel import (can_fold, ctas_by_registers, ENTRY, GemmParams, half_block_groups, HEADER,
-    kernel_spec, lean_stream, min_blocks, OP8_NAMES, op8_unit, PAD_K, PAD_N, padded_k, padded_n, PARAMS,
+    FP8_SPLIT_MAX_BM, fp8_split_mode, kernel_spec, lean_stream, min_blocks, OP8_NAMES, op8_unit, PAD_K, PAD_N, padded_k, padded_n, PARAMS,
     raw_codes, Recipe, resident_ctas, ring_fold_period, ring_slice_step, ring_slot_bytes, RING_X_CAP,
     RING_XTURN_CAP, scale_acc, smem_bytes, STATIC_SMEM_BYTES, stream_red_bytes, stream_ring_bytes,
     stream_smem, STREAM_SMEM_CAP, stream_work_regs, stream_x_cap, Tile, tma_box_rows, TMAP_OFFSET, wg_fold,
     WG_INT_SLICE, wgmma_operands, x_turns, x_window_blocks)
-from .mma_sync_pack import (byte_flip, byte_operand_limits, CVT_DEQUANT, cvt_dequant, group_columns,
+from .mma_sync_pack import (byte_flip, byte_operand_limits, CVT_DEQUANT, cvt_dequant, fp8_pairs,
+    fp8_split_enabled, fp8_split_limits, group_columns,
     group_padding_note, int_fp8, int_fp8_limits, kernel_group, kernel_layer, _op8, OP8_OF, pack_moe_weight,
     pack_weight, PackedWeight, recipe_for)
 from .mma_sync_launch import (CLUSTER_MAX_CTAS_PER_SM, cluster_fit_enabled, cluster_max_ctas_per_sm, Launcher)
 
 # (what this module re-exports: the public names of the three above; its own follow)
 __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "CLUSTER_MAX_CTAS_PER_SM", "cluster_fit_enabled",
-    "cluster_max_ctas_per_sm", "ctas_by_registers", "CVT_DEQUANT", "cvt_dequant", "ENTRY", "GemmParams",
+    "cluster_max_ctas_per_sm", "ctas_by_registers", "CVT_DEQUANT", "cvt_dequant", "ENTRY", "FP8_SPLIT_MAX_BM",
+    "fp8_pairs", "fp8_split_enabled", "fp8_split_limits", "fp8_split_mode", "GemmParams",
     "group_columns", "group_padding_note", "half_block_groups", "int_fp8", "int_fp8_limits",
     "HEADER", "kernel_group", "kernel_layer", "kernel_spec", "Launcher", "lean_stream",
     "min_blocks", "OP8_NAMES", "OP8_OF", "op8_unit", "pack_moe_weight", "pack_weight", "PackedWeight", "PAD_K",
@@ -730,6 +732,14 @@ def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     return wgmma_ok(recipe, caps)
 
 
+def int_fp8_split(layer, caps, compute) -> bool:
+    """Whether the plan takes the layer's int4 codes as two e4m3 operands per register (Recipe.fp8_split, the
+    dequantizer ``int_bittrick_split``): HUMMING_INT_FP8_SPLIT on (fp8_split_enabled), codes the split holds
+    (fp8_split_limits), and a plan that runs warpgroup tiles at every M (Hopper: the split's tiles)."""
+    return (fp8_split_enabled() and not fp8_split_limits(layer.weight, _op8(compute))
+            and _byte_wgmma_everywhere(layer, caps, compute, "fp32"))
+
+
 def byte_group_activations(layer, caps, compute) -> bool:
     """Whether per-group activation scales meet this layer's byte operands (GemmMmaSync::AGS, folded with each
     block's sums): fp8 x fp8 (8-bit float weights: no byte rings at any M) on a chip whose plan runs warpgroup
@@ -1303,7 +1313,7 @@ def recipe_from_plan(plan, hw) -> Recipe:
                         caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
                         k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
                         has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt",
-                        agroup=act.group_size or 0)
+                        agroup=act.group_size or 0, fp8_split=comps.get("dequantizer") == "int_bittrick_split")
     if layer.is_moe:  # (each expert's output multiplier rides on its channel multipliers: pack_moe_weight)
         recipe = replace(recipe, has_chan=True, moe=True)
         if moe_gathers_rows(plan.layer, c):

@@ -227,6 +227,8 @@ class Recipe:
                              # the experts' output multipliers travel as channel multipliers (has_chan)
     xgather: bool = False    # MoE GEMM of 16-bit activations reading each routed row from its token's row of x
                              # (GemmParams.x_rows, moe_route's XOFF): no gather kernel (humming.ops.moe)
+    fp8_split: bool = False  # int4 codes (offset 8) made e4m3 operands two per register where the tile allows
+                             # (DequantBytes' INT_FP8_MODE 2: fp8_split_mode), their words in order
 
     @property
     def ku(self) -> int:
@@ -475,6 +477,18 @@ def tma_box_rows(tile: Tile, m: int) -> int:
     return rows
 
 
+#: the most tokens of a warpgroup tile that takes a split layer's codes as two e4m3 operands per register
+#: (INT_FP8_MODE 2: twice the A fragments and the wgmmas); larger tiles convert them by F2FP (mode 1)
+FP8_SPLIT_MAX_BM = 64
+
+
+def fp8_split_mode(tile: Tile) -> int:
+    """The INT_FP8_MODE of a tile of a ``fp8_split`` layer (words in order): 2, two e4m3 operands per register
+    and two wgmmas per k32 step, on warpgroup tiles of at most FP8_SPLIT_MAX_BM tokens; 1, a PRMT per word and
+    the F2FP conversion (mode 0's), on the others."""
+    return 2 if tile.wgmma and tile.bm <= FP8_SPLIT_MAX_BM else 1
+
+
 def kernel_spec(recipe: Recipe, tile: Tile):
     from humming.jit import KernelSpec
 
@@ -516,6 +530,8 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     }
     if recipe.act_scale == 3:
         cfg["AGROUP"] = recipe.agroup
+    if recipe.fp8_split:
+        cfg["INT_FP8_MODE"] = fp8_split_mode(tile)
     if recipe.moe:
         if tile.tma or tile.sk or tile.cluster != 1:
             raise UnsupportedError(f"tile {tile.to_dict()} cannot run an MoE kernel",

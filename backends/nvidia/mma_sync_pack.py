@@ -102,7 +102,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
     elif recipe.op8:
         if recipe.bits == 8 and byte_flip(recipe):  # offset binary -> two's complement: the int8 operand itself
             vals ^= 0x80
-        w = layout.pack_bytes(vals, recipe.bits, pairs=int_fp8(recipe)).reshape(-1).contiguous()
+        w = layout.pack_bytes(vals, recipe.bits, pairs=fp8_pairs(recipe)).reshape(-1).contiguous()
     else:
         w = layout.to_storage(layout.pack(vals, recipe.bits, recipe.fields), recipe.bits).reshape(-1).contiguous()
 
@@ -187,7 +187,7 @@ def pack_weight(qw, recipe: Recipe, device=None) -> PackedWeight:
         perm[cols] = base
     desc = {"layout": layout.LAYOUT_NAME, "version": layout.LAYOUT_VERSION, "bits": recipe.bits,
             "n": n, "k": k, "np": np_, "kp": kp, "operand": OP8_NAMES[recipe.op8],
-            **({"byte_order": "".join(map(str, layout.BYTE_ORDER[True]))} if int_fp8(recipe) else {}),
+            **({"byte_order": "".join(map(str, layout.BYTE_ORDER[fp8_pairs(recipe)]))} if int_fp8(recipe) else {}),
             "block": f"16x{64 * recipe.ku}",
             "fields": ("float4" if recipe.wfloat else "3-bit") if recipe.fields else None}
     if mapped:
@@ -303,10 +303,11 @@ def group_padding_note(layer, compute) -> str | None:
 
 def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma: bool, target: str,
                act_scale: int = 0, has_bias: bool = False, defines: tuple = (), op8: int = 0,
-               fcvt: bool = False, agroup: int = 0) -> Recipe:
+               fcvt: bool = False, agroup: int = 0, fp8_split: bool = False) -> Recipe:
     """The kernel-level facts of a weight scheme computed in fp16 (``bf16=False``) or bf16,
     or (``op8``: 1 int8, 2 e4m3, 3 e5m2) on byte operands. ``fcvt``: float codes meet the
-    16-bit operand by the chip's conversion (the plan's ``native_cvt``; see cvt_dequant)."""
+    16-bit operand by the chip's conversion (the plan's ``native_cvt``; see cvt_dequant). ``fp8_split``: int4
+    codes as two e4m3 operands per register (the plan's ``int_bittrick_split``; fp8_split_limits)."""
     fmt = scheme.format
     reasons = []
     wfloat = isinstance(fmt, FloatFormat)
@@ -325,6 +326,8 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
     if gscale and scheme.scale in ("group", "block") and group % (16 * ku):
         reasons.append(f"group size {group} is not a multiple of {16 * ku} (the kernel applies scales per "
                        f"k{16 * ku} tile)")
+    if fp8_split:
+        reasons.extend(fp8_split_limits(scheme, op8))
     if reasons:
         raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme", reasons)
     has_chan = scheme.scale == "channel" or scheme.global_scale == "channel"
@@ -344,7 +347,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
                   fbias=getattr(fmt, "bias", 0) or 0, fcvt=fcvt, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
                   cp_async=caps_cp_async, k8mma=k8mma and not op8, target=target, defines=defines, op8=op8,
-                  agroup=agroup if act_scale == 3 else 0)
+                  agroup=agroup if act_scale == 3 else 0, fp8_split=fp8_split)
 
 
 #: (weight format, 16-bit operand) pairs whose ``native_cvt`` dequantizer gemm/dequant.cuh has
@@ -371,6 +374,32 @@ def int_fp8(recipe: Recipe) -> bool:
     """Integer codes made fp8 operands in the kernels (mirrors DequantBytes::INT_FP8; their words hold bytes
     in layout.BYTE_ORDER[True])."""
     return recipe.op8 in (2, 3) and not recipe.wfloat
+
+
+def fp8_pairs(recipe: Recipe) -> bool:
+    """Whether the words of integer codes made fp8 operands hold their bytes 1 and 2 swapped (layout.BYTE_ORDER,
+    INT_FP8_MODE 0); the split layout (Recipe.fp8_split: modes 1 and 2) keeps them in order."""
+    return int_fp8(recipe) and not recipe.fp8_split
+
+
+def fp8_split_enabled() -> bool:
+    """Whether plans may take int4 codes as two e4m3 operands per register on Hopper's warpgroup tiles
+    (fp8_split_limits): only with ``HUMMING_INT_FP8_SPLIT`` 1/on, read when a plan is made. Built and compiled
+    (two LOP3s per register in place of two LOP3s, two packed ops and two F2FPs, and twice the wgmmas), not yet
+    GPU-tested or timed (gpu_run.sh s56c), so off by default."""
+    return os.environ.get("HUMMING_INT_FP8_SPLIT", "0").lower() in ("1", "on", "true", "yes")
+
+
+def fp8_split_limits(scheme, op8: int) -> list[str]:
+    """Why integer weights of ``scheme`` cannot be split into two e4m3 operands per register (8 + the low three
+    bits of a code, and -16 or -8 by its top bit: DequantBytes' INT_FP8_MODE 2)."""
+    fmt = scheme.format
+    if isinstance(fmt, FloatFormat) or op8 != 2:
+        return ["the split takes integer codes into e4m3 operands"]
+    offset = (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
+    if fmt.bits != 4 or scheme.zero_point != "none" or offset != 8:
+        return [f"the split takes 4-bit codes of offset 8 without zero points; found {scheme.describe()}"]
+    return []
 
 
 def byte_operand_limits(scheme, op8: int) -> list[str]:

@@ -293,4 +293,16 @@ HUMMING_DEVICE float block_max(float v, float* scratch /* [THREADS / 32] shared 
   return v;
 }
 
+// NAME<Cfg>::value: Cfg::FIELD where the config has it, else 0 (a kernel's config names only the optional fields
+// it uses, so that the sources of kernels without them stay as they were)
+#define HUMMING_CFG_FIELD_OR_ZERO(NAME, FIELD)                   \
+  template <typename C, typename = void>                         \
+  struct NAME {                                                  \
+    static constexpr int value = 0;                              \
+  };                                                             \
+  template <typename C>                                          \
+  struct NAME<C, decltype(void(C::FIELD))> {                     \
+    static constexpr int value = C::FIELD;                       \
+  };
+
 }  // namespace humming

@@ -242,6 +242,8 @@ struct Dequant {
   }
 };
 
+HUMMING_CFG_FIELD_OR_ZERO(IntFp8ModeOf, INT_FP8_MODE)  // (DequantBytes::MODE)
+
 // ---- byte operands (int8 and fp8 MMA, m16n8k32; layout.cuh, byte operand).
 // Register R (k32 tile R / 4, fragment register R % 4) of a lane's block holds
 // four consecutive-K codes; a word holds 8 / BITS registers, register j of a word
@@ -278,14 +280,29 @@ struct DequantBytes {
   static_assert(!INT_FP8 || (P <= 4 && Cfg::ZP != kZpFloat), "fp8 operands from integer codes of at most 4 bits, "
                 "without float zero points");
   static_assert(Cfg::ZP != kZpFloat, "no float zero points on integer MMA operands");
+  // How integer codes become fp8 operands (INT_FP8; Cfg::INT_FP8_MODE):
+  //   0: words with bytes 1 and 2 swapped (the host's default for them), each pair of codes through an fp16
+  //      pair and an F2FP (reg);
+  //   1: words in order (the layout of mode 2), a PRMT per word swapping bytes 1 and 2, then as 0;
+  //   2: 4-bit codes of offset 8 without zero points into e4m3 (SPLIT): two operands per register, one LOP3
+  //      each and no conversion, lo = 8 + (v & 7) (exponent 3, the low bits as the mantissa) and
+  //      hi = 8 (v >> 3) - 16 (-16 or -8: the top bit picks the exponent), so lo + hi = v - 8, exactly; the
+  //      kernel issues an MMA for each into the same sums (reg2, tile2).
+  static constexpr int MODE = IntFp8ModeOf<Cfg>::value;
+  static constexpr bool SPLIT = INT_FP8 && MODE == 2;
+  static_assert(MODE == 0 || (INT_FP8 && MODE == 1) ||
+                    (MODE == 2 && INT_FP8 && P == 4 && Cfg::OP8 == 2 && Cfg::ZP == kZpNone && Cfg::OFFSET == 8),
+                "INT_FP8_MODE 1: integer codes made fp8 operands; 2: 4-bit codes of offset 8 into e4m3");
   static constexpr bool FLIP = !Cfg::WFLOAT && Cfg::ZP == kZpNone && Cfg::OFFSET == (1 << (P - 1));
   // zc: the row's zero-point word, (128 - z) in both 16-bit halves (ZP), else unused
   template <int R>
   static HUMMING_DEVICE u32 reg(const u32 (&w)[WORDS], u32 zc) {
+    static_assert(!SPLIT, "SPLIT: two operands per register (reg2)");
     constexpr int J = R % PER;
-    const u32 x = w[R / PER];
+    // (mode 1: one PRMT per word, shared by its registers)
+    const u32 x = INT_FP8 && MODE == 1 ? ptx::prmt<0x3120>(w[R / PER], 0u) : w[R / PER];
     if constexpr (INT_FP8) {
-      // (the host swaps bytes 1 and 2 of every word: bytes 0, 2 hold the register's first two codes)
+      // (bytes 1 and 2 of the word swapped: bytes 0, 2 hold the register's first two codes)
       constexpr int SH = P * J;
       constexpr u32 MAGIC2 = 0x64006400u;  // (1024 in fp16)
       u32 v01, v23;  // v - offset (or v - z), exact
@@ -326,6 +343,23 @@ struct DequantBytes {
       const u32 c = Cfg::ZP ? (zc & 0xffu) * 0x01010101u : static_cast<u32>(128 - Cfg::OFFSET) * 0x01010101u;
       return ptx::lop3<0x3c>(ptx::lop3<0xc0>(J ? x >> (P * J) : x, LOW, 0u) + c, 0x80808080u, 0u);
     }
+  }
+  // SPLIT: register R's two e4m3 operands (words in order: the register's codes at bits 4 J of each byte)
+  template <int R>
+  static HUMMING_DEVICE void reg2(const u32 (&w)[WORDS], u32& lo, u32& hi) {
+    static_assert(SPLIT, "reg2: INT_FP8_MODE 2");
+    constexpr int J = R % PER;
+    const u32 x = J ? w[R / PER] >> (P * J) : w[R / PER];
+    lo = ptx::lop3<0xea>(x, 0x07070707u, 0x50505050u);  // (a & b) | c: e4m3 0x50 | l = 8 + l
+    hi = ptx::lop3<0xae>(x, 0x08080808u, 0xd0d0d0d0u);  // (~a & b) | c: e4m3 0xd8 = -16 (h = 0), 0xd0 = -8
+  }
+  // SPLIT: the two operand sets of k32 tile KT (as tile's registers), a + b = the codes minus 8
+  template <int KT>
+  static HUMMING_DEVICE void tile2(const u32 (&w)[WORDS], u32 (&a)[4], u32 (&b)[4]) {
+    reg2<4 * KT + 0>(w, a[0], b[0]);
+    reg2<4 * KT + 1>(w, a[1], b[1]);
+    reg2<4 * KT + 2>(w, a[2], b[2]);
+    reg2<4 * KT + 3>(w, a[3], b[3]);
   }
   // the four A registers of k32 tile KT: registers 0, 2 are rows g (z0), 1, 3 rows g + 8 (z1)
   template <int KT>

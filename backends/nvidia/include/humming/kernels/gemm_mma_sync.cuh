@@ -72,29 +72,10 @@ struct GemmParams {
                           // (humming.ops.moe's direct routing passes the caller's ids as expert_ids)
 };
 
-// NAME<Cfg>::value: Cfg::FIELD where the config has it, else 0 (configs name only the MoE fields they use)
-#define HUMMING_CFG_FIELD_OR_ZERO(NAME, FIELD)                   \
-  template <typename C, typename = void>                         \
-  struct NAME {                                                  \
-    static constexpr int value = 0;                              \
-  };                                                             \
-  template <typename C>                                          \
-  struct NAME<C, decltype(void(C::FIELD))> {                     \
-    static constexpr int value = C::FIELD;                       \
-  };
+// (configs name only the fields they use: HUMMING_CFG_FIELD_OR_ZERO, common.cuh)
 HUMMING_CFG_FIELD_OR_ZERO(MoeOf, MOE)          // (0: dense)
 HUMMING_CFG_FIELD_OR_ZERO(XgatherOf, XGATHER)  // (0: the rows of x in order)
-#undef HUMMING_CFG_FIELD_OR_ZERO
-
-// Cfg::AGROUP where the config has it (ACT_SCALE 3 only), else 0
-template <typename C, typename = void>
-struct AGroupOf {
-  static constexpr int value = 0;
-};
-template <typename C>
-struct AGroupOf<C, decltype(void(C::AGROUP))> {
-  static constexpr int value = C::AGROUP;
-};
+HUMMING_CFG_FIELD_OR_ZERO(AGroupOf, AGROUP)    // (ACT_SCALE 3 only)
 
 template <typename Cfg>
 struct GemmMmaSync {
@@ -509,6 +490,12 @@ struct GemmMmaSync {
       if constexpr (SCALE_ACC) row_pair_scales(s_s, gi, (wn * NT + nt) * 16 + 2 * g, sf);  // rows g, g + 8 side by side
       fold(acc, part, nt, sf[0], sf[1]);
     }
+  }
+
+  // SPLIT8: k32 tile KT's two e4m3 operand sets (DequantBytes::tile2)
+  template <int KT>
+  static HUMMING_DEVICE void split_tile(const u32 (&w)[WPL], u32 (&a)[4], u32 (&b)[4]) {
+    DQB::template tile2<KT>(w, a, b);
   }
 
   // k16 tile `kt` (a constant once the caller's loop is unrolled) of one 16x64 block
@@ -2031,6 +2018,12 @@ struct GemmMmaSync {
   static_assert(!AGS || (WG && BYTES && WG_FOLD && GSUB == 1), "activation group scales: byte warpgroup tiles that "
                 "fold per block");
   static constexpr int NSET = WG_FOLD ? GSUB : NCH;  // accumulator sets the wgmmas write
+  // Integer codes made e4m3 operands two per register (DequantBytes' INT_FP8_MODE 2: 8 + the low three bits,
+  // and -16 or -8 by the top bit): each k32 step issues a second wgmma, on the second operand set, into the
+  // same partial sums; the second set's fragments (a2) live beside the first's
+  static constexpr bool SPLIT8 = dequant::IntFp8ModeOf<Cfg>::value == 2;
+  static_assert(!SPLIT8 || (WG && BYTES && WG_FOLD), "INT_FP8_MODE 2: byte warpgroup tiles that fold");
+  static constexpr int A2KB = SPLIT8 ? KB : 1, A2NT = SPLIT8 ? NT : 1;
   // 128-token tiles of two sets hold 192 accumulators per thread: they retire the previous block's group before
   // dequantizing the next, so that one block's A fragments are live instead of two (16 registers: the 255 of
   // ptxas' limit, with a 48-byte spill in the main loop otherwise). (Those of activation group scales did too
@@ -2104,6 +2097,7 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void compute_stage_wg(const char* base, int k0, bool first,
                                               float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
+                                              u32 (&a2)[A2KB][A2NT][4][4],
                                               float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2], int wn,
                                               int lane, Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
@@ -2125,7 +2119,10 @@ struct GemmMmaSync {
 #pragma unroll
         for (int j = 1; j <= FOLD_SPAN; ++j)
 #pragma unroll
-          for (int t = 0; t < NT; ++t) wgmma::keep(a[(kb + KB - j) % KB][t]);
+          for (int t = 0; t < NT; ++t) {
+            wgmma::keep(a[(kb + KB - j) % KB][t]);
+            if constexpr (SPLIT8) wgmma::keep(a2[(kb + KB - j) % KB][t]);
+          }
         if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1], xs);  // (block kb - 1's rows: the group's)
         // AGS: block kb's activation scales, from the stage, for its fold
         act_group_scales(base + A_BYTES + W_BYTES + S_BYTES, kb, lane, xs);
@@ -2146,8 +2143,16 @@ struct GemmMmaSync {
 #pragma unroll
           for (int j = 0; j < GSUB; ++j)
             row_pair_scales(s_s, group_row(k0, kb, j * (4 / GSUB)), nb * 16 + 2 * g, fs[kb & 1][j][t]);
+        if constexpr (SPLIT8) {
+          split_tile<0>(w, af[t][0], a2[kb][t][0]);
+          split_tile<1>(w, af[t][1], a2[kb][t][1]);
+          split_tile<2>(w, af[t][2], a2[kb][t][2]);
+          split_tile<3>(w, af[t][3], a2[kb][t][3]);
+          wgmma::pin(a2[kb][t]);
+        } else {
 #pragma unroll
-        for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
+          for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
+        }
         wgmma::pin(af[t]);
       }
       if constexpr (!WAIT_FIRST) {
@@ -2167,9 +2172,11 @@ struct GemmMmaSync {
 #pragma unroll
       for (int kt = 0; kt < 4; ++kt)
 #pragma unroll
-        for (int t = 0; t < NT; ++t)
-          wgmma::Mma<BM, WG_KIND>::run(&wacc[WG_FOLD ? kt / (4 / GSUB) : kt % NSET][t][0][0], af[t][kt], desc[kt],
-                                       keep_d[kt]);
+        for (int t = 0; t < NT; ++t) {
+          PT* d = &wacc[WG_FOLD ? kt / (4 / GSUB) : kt % NSET][t][0][0];
+          wgmma::Mma<BM, WG_KIND>::run(d, af[t][kt], desc[kt], keep_d[kt]);
+          if constexpr (SPLIT8) wgmma::Mma<BM, WG_KIND>::run(d, a2[kb][t][kt], desc[kt], 1);
+        }
       wgmma::commit();
       if constexpr (!WG_FOLD) {
         wgmma::wait<1>();
@@ -2258,6 +2265,7 @@ struct GemmMmaSync {
     const u32 empties = bars + 64;
 
     u32 a[KB][NT][4][4] = {};  // A fragments of a stage's blocks (see compute_stage_wg)
+    u32 a2[A2KB][A2NT][4][4] = {};  // SPLIT8: their second operand set
     constexpr int ACC = NT * MT * 4;  // accumulators of one chain
     PT wacc[NSET][NT][MT][4];  // what the wgmmas write: the chains, or (WG_FOLD) the two blocks' partial sums
     float acc[NT][MT][4];      // WG_FOLD: the folded sums
@@ -2320,7 +2328,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) __syncthreads();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, fs, xs, wn, lane, [&] {
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
