@@ -247,11 +247,12 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
 
 
 def test_int4_split_into_e4m3_operands_machine_code(tmp_path, monkeypatch):
-    """HUMMING_INT_FP8_SPLIT=1 on sm_90 (int4 g128 and per channel, e4m3 per token): the tiles of at most 64 tokens
-    (INT_FP8_MODE 2) hold twice the e4m3 warpgroup MMAs of the default's same tile and no conversion (F2FP) nor
-    packed fp16 arithmetic on the codes, far fewer instructions in the loop; the 128-token tile (mode 1) converts
+    """HUMMING_INT_FP8_SPLIT=1 on sm_90 (int4 g128 and per channel, e4m3 per token): the tiles of at most
+    FP8_SPLIT_MAX_BM tokens (INT_FP8_MODE 2) hold twice the e4m3 warpgroup MMAs of the default's same tile and no conversion (F2FP) nor
+    packed fp16 arithmetic on the codes, far fewer instructions in the loop; the larger tiles (mode 1) convert
     by F2FP after a PRMT per word; no local memory anywhere."""
     from humming.planner import clear_cache
+    from humming_nvidia.gemm_mma_sync import FP8_SPLIT_MAX_BM
 
     act = ActivationScheme("e4m3", "dynamic_token")
     pairs = []
@@ -273,12 +274,12 @@ def test_int4_split_into_e4m3_operands_machine_code(tmp_path, monkeypatch):
             loops = [main_loop(I.disassemble(rt.kernel(s).cubin)) for s in (s0, s1)]
             q0, q1 = (I.count(lp, r"^QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") for lp in loops)
             if cfg1["INT_FP8_MODE"] == 2:
-                assert cfg1["BM"] <= 64 and q0 > 0 and q1 == 2 * q0, (what, m, q0, q1)
+                assert cfg1["BM"] <= FP8_SPLIT_MAX_BM and q0 > 0 and q1 == 2 * q0, (what, m, q0, q1)
                 assert I.count(loops[1], r"^F2FP") == 0 and I.count(loops[1], r"^HFMA2|^HADD2\s") == 0, (what, m)
                 n0, n1 = (len(lp.strip().splitlines()) for lp in loops)
                 assert n1 < 0.8 * n0, (what, m, n0, n1)  # (instructions in the loop)
             else:
-                assert cfg1["BM"] > 64 and q1 == q0 > 0, (what, m)
+                assert cfg1["BM"] > FP8_SPLIT_MAX_BM and q1 == q0 > 0, (what, m)
                 assert I.count(loops[1], r"^F2FP\.SATFINITE\.E4M3") == I.count(loops[0], r"^F2FP\.SATFINITE\.E4M3")
                 assert I.count(loops[1], r"^PRMT") > I.count(loops[0], r"^PRMT"), (what, m)
             for s in (s0, s1):

@@ -147,8 +147,8 @@ class MmaSyncFamily(_NvidiaFamily):
             out.setdefault("notes", []).append(
                 f"the int4 codes become two {compute.a} operands per register on the warpgroup tiles of at most "
                 f"{FP8_SPLIT_MAX_BM} tokens (8 + the low three bits, and -16 or -8 by the top bit: one LOP3 each, "
-                f"two wgmmas per k32 step); larger tiles convert them by F2FP (HUMMING_INT_FP8_SPLIT=1: built, "
-                f"not yet GPU-tested or timed)")
+                f"two wgmmas per k32 step); larger tiles convert them by F2FP after a PRMT per word (H100: 2-8 % "
+                f"faster at 1-16 tokens, 1-4 % slower from 64; HUMMING_INT_FP8_SPLIT=1, off by default)")
         if components.get("dequantizer") == "int_bittrick_cvt":
             # (DequantBytes::INT_FP8; gpu_run.sh s55a on the H200, int4 g128 x e4m3 per token, the bench)
             out.setdefault("notes", []).append(

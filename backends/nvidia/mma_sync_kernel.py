@@ -478,8 +478,12 @@ def tma_box_rows(tile: Tile, m: int) -> int:
 
 
 #: the most tokens of a warpgroup tile that takes a split layer's codes as two e4m3 operands per register
-#: (INT_FP8_MODE 2: twice the A fragments and the wgmmas); larger tiles convert them by F2FP (mode 1)
-FP8_SPLIT_MAX_BM = 64
+#: (INT_FP8_MODE 2: twice the A fragments and the wgmmas); larger tiles convert them by F2FP (mode 1). (H100,
+#: int4 g128 x e4m3 through the bench, gpu_run.sh s56c / s56d, split / F2FP, us: M = 1 / 8 / 16 17.3 / 17.5 /
+#: 17.3-17.7 against 17.9-18.2 / 18.1-18.2 / 17.5-17.7 on 8192x8192, 52.6-54.1 / 47.9 / 53.7-55.1 against
+#: 54.1-55.2 / 50.4-50.6 / 57.7-58.7 on 28672x8192, 10.3 / 10.4 / 11.4 against 10.8-10.9 / 10.8 / 11.6-11.7 on
+#: 4096x4096; the 32-token tile lost on 28672x8192, 55.3-56.4 against 48.8-49.1, the 64-token one 1-4 %)
+FP8_SPLIT_MAX_BM = 16
 
 
 def fp8_split_mode(tile: Tile) -> int:

@@ -384,9 +384,11 @@ def fp8_pairs(recipe: Recipe) -> bool:
 
 def fp8_split_enabled() -> bool:
     """Whether plans may take int4 codes as two e4m3 operands per register on Hopper's warpgroup tiles
-    (fp8_split_limits): only with ``HUMMING_INT_FP8_SPLIT`` 1/on, read when a plan is made. Built and compiled
-    (two LOP3s per register in place of two LOP3s, two packed ops and two F2FPs, and twice the wgmmas), not yet
-    GPU-tested or timed (gpu_run.sh s56c), so off by default."""
+    (fp8_split_limits): only with ``HUMMING_INT_FP8_SPLIT`` 1/on, read when a plan is made. Two LOP3s per register
+    in place of two LOP3s, two packed ops and two F2FPs, and twice the wgmmas, on the tiles of at most
+    FP8_SPLIT_MAX_BM tokens; the other tiles convert by F2FP after a PRMT per word (the split layout keeps the
+    bytes in order). GPU-tested (gpu_run.sh s56c); on the H100 2-8 % faster at 1-16 tokens and 1-4 % slower from
+    64 (the PRMTs), so off by default (FP8_SPLIT_MAX_BM has the figures)."""
     return os.environ.get("HUMMING_INT_FP8_SPLIT", "0").lower() in ("1", "on", "true", "yes")
 
 

@@ -291,7 +291,7 @@ struct DequantBytes {
   static constexpr int MODE = IntFp8ModeOf<Cfg>::value;
   static constexpr bool SPLIT = INT_FP8 && MODE == 2;
   static_assert(MODE == 0 || (INT_FP8 && MODE == 1) ||
-                    (MODE == 2 && INT_FP8 && P == 4 && Cfg::OP8 == 2 && Cfg::ZP == kZpNone && Cfg::OFFSET == 8),
+                    (SPLIT && P == 4 && Cfg::OP8 == 2 && Cfg::ZP == kZpNone && Cfg::OFFSET == 8),
                 "INT_FP8_MODE 1: integer codes made fp8 operands; 2: 4-bit codes of offset 8 into e4m3");
   static constexpr bool FLIP = !Cfg::WFLOAT && Cfg::ZP == kZpNone && Cfg::OFFSET == (1 << (P - 1));
   // zc: the row's zero-point word, (128 - z) in both 16-bit halves (ZP), else unused

@@ -2020,7 +2020,8 @@ struct GemmMmaSync {
   static constexpr int NSET = WG_FOLD ? GSUB : NCH;  // accumulator sets the wgmmas write
   // Integer codes made e4m3 operands two per register (DequantBytes' INT_FP8_MODE 2: 8 + the low three bits,
   // and -16 or -8 by the top bit): each k32 step issues a second wgmma, on the second operand set, into the
-  // same partial sums; the second set's fragments (a2) live beside the first's
+  // same partial sums; the second set's fragments (a2) live beside the first's. (Summing the two sets' wgmmas
+  // apart, two chains of four per block instead of one of eight, measured the same: gpu_run.sh s56d.)
   static constexpr bool SPLIT8 = dequant::IntFp8ModeOf<Cfg>::value == 2;
   static_assert(!SPLIT8 || (WG && BYTES && WG_FOLD), "INT_FP8_MODE 2: byte warpgroup tiles that fold");
   static constexpr int A2KB = SPLIT8 ? KB : 1, A2NT = SPLIT8 ? NT : 1;
