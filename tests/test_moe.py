@@ -624,8 +624,9 @@ def test_moe_kernels_compile_with_the_machine_code_of_their_plans(moe_kernels):
         assert I.count(loop, r"^(LDL|STL)") == 0, (name, dev)
 
 
-#: MoE layers of fp8 operands that Hopper's byte warpgroup tiles take with HUMMING_MOE_BYTE_WGMMA=1 (fp8 weights per
-#: channel; DeepSeek-V3's 128 x 128 blocks with activations in groups of 128; int4 and AWQ's uint4 codes made e4m3)
+#: MoE layers of fp8 operands that Hopper's byte warpgroup tiles take (fp8 weights per channel, and DeepSeek-V3's
+#: 128 x 128 blocks with activations in groups of 128, by default; int4 and AWQ's uint4 codes made e4m3 with
+#: HUMMING_MOE_BYTE_WGMMA=1)
 MOE_FP8 = [
     ("fp8-channel", WeightScheme("e4m3", "channel", scale_fmt="fp32"), ActivationScheme("e4m3", "dynamic_token")),
     ("fp8-block", WeightScheme("e4m3", "block", 128, block_n=128, scale_fmt="fp32"),
@@ -644,38 +645,47 @@ def moe_byte_wgmma(monkeypatch):
 
 
 @pytest.mark.parametrize("name,scheme,act", MOE_FP8, ids=[c[0] for c in MOE_FP8])
-def test_moe_fp8_on_hopper_warpgroup_tiles_only_with_the_switch(name, scheme, act, monkeypatch):
-    """Off (the default): an fp8 MoE layer on Hopper takes bf16 operands, and the fallback says why and names the
-    switch. On: e4m3 operands at every M, on warpgroup tiles with cp.async stages (moe_tile), the plan native (no
-    emulated mma.sync is issued), the integer codes made e4m3 where the weights are integers. Ada keeps its
-    e4m3 mma.sync plan either way; dense layers do not depend on the switch."""
+def test_moe_fp8_on_hopper_warpgroup_tiles(name, scheme, act, monkeypatch):
+    """An fp8 MoE layer on Hopper: fp8 weights take e4m3 operands by default, integer codes made fp8 operands
+    (W4A8-FP8) only with HUMMING_MOE_BYTE_WGMMA=1, and 0 keeps both on bf16 operands, the fallback naming the
+    switch. e4m3 plans run e4m3 at every M, on warpgroup tiles with cp.async stages (moe_tile), the plan native (no
+    emulated mma.sync is issued), the integer codes made e4m3 where the weights are integers, and the 9-16-row
+    range on the 32-row tile (moe_fp8_rows). Ada keeps its e4m3 mma.sync plan either way; dense layers do not
+    depend on the switch."""
     from humming.device import get_device
 
     hw = get_device("H200")
     layer = LayerSpec(4096, 7168, scheme, act, num_experts=64, out_dtype="bf16")
     plans = {}
-    for on in ("0", "1"):
-        monkeypatch.setenv("HUMMING_MOE_BYTE_WGMMA", on)
+    for env in ("0", None, "1"):
+        if env is None:
+            monkeypatch.delenv("HUMMING_MOE_BYTE_WGMMA", raising=False)
+        else:
+            monkeypatch.setenv("HUMMING_MOE_BYTE_WGMMA", env)
         clear_plans()
-        plans[on] = (humming.plan(layer, hw), humming.plan(layer.replace(num_experts=0), hw),
-                     humming.plan(layer, "L40S"))
+        plans[env] = (humming.plan(layer, hw), humming.plan(layer.replace(num_experts=0), hw),
+                      humming.plan(layer, "L40S"))
     clear_plans()
-    off, on = plans["0"][0], plans["1"][0]
+    off, default, on = plans["0"][0], plans[None][0], plans["1"][0]
     assert off.runnable and off.compute.a == "bf16", off.explain()
-    assert "HUMMING_MOE_BYTE_WGMMA=1" in off.explain(), off.explain()
+    switch = "HUMMING_MOE_BYTE_WGMMA=0" if scheme.is_float else "HUMMING_MOE_BYTE_WGMMA=1"
+    assert switch in off.explain(), off.explain()
+    assert default.fingerprint() == (on if scheme.is_float else off).fingerprint(), default.explain()
     assert on.runnable and (on.compute.a, on.compute.b, on.compute.emulated) == ("e4m3", "e4m3", False), on.explain()
     assert any("issue the native wgmma form at every M" in n for n in on.notes), on.notes
     for r in on.tuning:
         assert r.config.get("wgmma") and not (r.config.get("tma") or r.config.get("sk")), r
         assert r.config.get("cluster", 1) == 1, r
+    assert on.tuning_for(9).config["bm"] == on.tuning_for(17).config["bm"] == 32, on.tuning
     assert on.components["mma"].endswith("wgmma.m64nNk32.e4m3 (M >= 1)"), on.components
     assert on.components["dequantizer"] == ("passthrough" if scheme.is_float else "int_bittrick_cvt")
     assert dict(on.kernel(1).config)["MOE"] == 1 and dict(on.kernel(1).config)["OP8"] == 2
-    dense_off, dense_on = plans["0"][1], plans["1"][1]
-    assert dense_off.fingerprint() == dense_on.fingerprint() and dense_on.compute.a == "e4m3"
-    ada_off, ada_on = plans["0"][2], plans["1"][2]
+    dense = {plans[env][1].fingerprint() for env in plans}
+    assert len(dense) == 1 and plans["1"][1].compute.a == "e4m3"
     # (Ada: activation groups on byte operands need the warpgroup tiles' fold, so bf16 there)
-    assert ada_off.fingerprint() == ada_on.fingerprint()
+    ada = {plans[env][2].fingerprint() for env in plans}
+    assert len(ada) == 1
+    ada_on = plans["1"][2]
     assert ada_on.compute.a == ("bf16" if act.quant == "dynamic_group" else "e4m3"), ada_on.explain()
 
 

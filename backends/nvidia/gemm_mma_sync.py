@@ -718,9 +718,9 @@ COMPUTE_TYPES = ("fp16", "bf16")
 
 def _byte_wgmma_everywhere(layer, caps, compute, acc: str) -> bool:
     """Byte operands whose plan runs warpgroup MMAs at every M (so no emulated mma.sync is issued):
-    a native wgmma form of the pair, and a layer the warpgroup scheduler takes (MoE layers: with
-    HUMMING_MOE_BYTE_WGMMA on, moe_byte_wgmma_enabled)."""
-    if ((layer.is_moe and not moe_byte_wgmma_enabled())
+    a native wgmma form of the pair, and a layer the warpgroup scheduler takes (MoE layers: fp8 weights, or
+    with HUMMING_MOE_BYTE_WGMMA=1: moe_byte_wgmma_enabled)."""
+    if ((layer.is_moe and not moe_byte_wgmma_enabled(layer))
             or (layer.activation.quant == "dynamic_group" and not _group_acts_fit(layer, compute))
             or not caps.find_mma(compute.a, compute.b, acc, families="wgmma")):
         return False
@@ -816,9 +816,11 @@ def check_layer(layer, caps, compute) -> list[str]:
             reasons.append(f"{compute.a} mma.sync {shape} is a compiler emulation on this chip (conversions + "
                            f"a wider MMA per MMA), slower than converting the weights once")
             if layer.is_moe and _byte_wgmma_everywhere(layer.replace(num_experts=0), caps, compute, acc):
-                reasons.append(f"MoE layers take the {compute.a} warpgroup tiles (wgmma, as dense layers do) only with "
-                               f"HUMMING_MOE_BYTE_WGMMA=1 (GPU-tested; faster from 128 rows per expert, slower at "
-                               f"9-16)")
+                reasons.append(f"MoE layers of {'these weights' if layer.weight.is_float else 'integer weights'} "
+                               f"take the {compute.a} warpgroup tiles (wgmma, as dense layers do) "
+                               f"{'unless' if layer.weight.is_float else 'only with'} HUMMING_MOE_BYTE_WGMMA="
+                               f"{'0' if layer.weight.is_float else '1'} (measured mixed for integer weights: "
+                               f"docs/perf-notes.md, fifty-sixth session)")
     w = layer.weight
     if (op8 in (1, 2, 3) and caps.has("wgmma") and w.scale in ("group", "block")
             and w.group_size % BYTE_GROUP_VALUES):
@@ -981,7 +983,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
         if wg and lo >= dec:
-            nominal = warpgroup_tile(lo, layer, recipe)
+            nominal = warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
@@ -1126,6 +1128,16 @@ def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:
 #: three stages took 161.5 / 127.8 us at M=512 on 8192x8192 / 4096x14336 where WG_128's four took 126.2 / 99.3,
 #: e4m3 per channel, H200, gpu_run.sh s38n; int8 alike)
 WG_FEWER_TOKENS_STAGES = 4
+
+
+def moe_fp8_rows(layer, recipe: Recipe, lo: int) -> int:
+    """The rows whose warpgroup tile an M range starting at ``lo`` takes: ``lo``, but for fp8 operands of MoE
+    layers at 9-16 rows per expert, which take the 17-32 range's tile (32 rows: H100, HUMMING_MOE_BYTE_WGMMA=1, fp8
+    per channel x e4m3, 128 experts top-8, `humming tune`, us at 9 / 16 rows per expert: Qwen3-30B-A3B's down
+    2048x768 125.6 / 135.0 against 161.7 / 214.6 for the 16-row tile, gate/up 1536x2048 193.2 / 203.9 against
+    196.2 / 265.8; the 16-row tile's blocks fold every 128 values behind a wait, and experts of more than 16 rows
+    take two of them)."""
+    return 17 if layer.is_moe and recipe.op8 in (2, 3) and lo == 9 else lo
 
 
 def moe_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile:
@@ -1403,19 +1415,26 @@ def moe_xgather_enabled() -> bool:
     return os.environ.get("HUMMING_MOE_XGATHER", "1").lower() not in ("0", "off", "false", "no")
 
 
-def moe_byte_wgmma_enabled() -> bool:
-    """Whether MoE layers of fp8 operands (e4m3 / e5m2 weights, or integer codes made fp8 operands:
-    DequantBytes::INT_FP8) plan the byte-operand warpgroup tiles on Hopper, as dense layers do, instead of
-    16-bit operands (bf16 wgmma on the weights converted in the kernel): only with ``HUMMING_MOE_BYTE_WGMMA``
-    1/on, read when a plan is made. Its kernels are the dense byte warpgroup tiles with the MoE loads (the
-    block's expert's weights and scales, cp.async stages: moe_tile), which int8 MoE layers already run; they
-    compile to QGMMA without spills and pass their GPU tests (tests/test_moe.py; H100, gpu_run.sh s56a). Against
-    the bf16 operands (H100, the whole call through the bench, gpu_run.sh s56b) they win from about 128 rows per
-    expert (Qwen3-30B-A3B's experts at 4096 tokens, fp8 per channel / in blocks: gate/up 1055 / 1041 against
-    1236 / 1317 us, down 804 / 752 against 908 / 948) and lose at 9-16 (256 tokens: gate/up 270 / 276 against
-    206 / 225, down 217 / 213 against 127 / 153; each 128-value block's fp8 sums wait to be promoted to fp32),
-    so the default stays off."""
-    return os.environ.get("HUMMING_MOE_BYTE_WGMMA", "0").lower() in ("1", "on", "true", "yes")
+def moe_byte_wgmma_enabled(layer) -> bool:
+    """Whether an MoE layer of fp8 operands plans the byte-operand warpgroup tiles on Hopper, as dense layers do,
+    instead of 16-bit operands (bf16 wgmma on the weights converted in the kernel): fp8 weights by default, integer
+    codes made fp8 operands (W4A8-FP8, DequantBytes::INT_FP8) only with ``HUMMING_MOE_BYTE_WGMMA=1``; ``0`` keeps
+    every one on 16-bit operands (read when a plan is made). The kernels are the dense byte warpgroup tiles with
+    the MoE loads (the block's expert's weights and scales, cp.async stages: moe_tile), as int8 MoE layers run
+    them; GPU-tested (tests/test_moe.py, gpu_run.sh s56a). The whole call against 16-bit operands (H100, the
+    bench, gpu_run.sh s56b, us; 128 experts top-8 at M = 1 / 16 / 256 / 4096 tokens, then 8 experts top-2):
+    DeepSeek's fp8 blocks x e4m3 groups of 128, Qwen3-30B-A3B's gate/up 21.1 / 119 / 206 / 1037 against 21.6 /
+    123 / 223 / 1322, down 18.5 / 81.4 / 135 / 757 against 20.9 / 86.5 / 152 / 955, 8x2x28672x4096 106 / 375 /
+    644 / 5392 against 106 / 376 / 665 / 5665; fp8 per channel x e4m3 per token the same within 2 % but Qwen's
+    down at 256 tokens, 135 against 126, and 11-15 % faster at 4096. W4A8-FP8 was mixed (down: 61.4 / 820 against
+    49.7 / 703 us at 16 / 4096 tokens; 8x2x28672x4096 at 4096: 3888 against 4703), so it stays on 16-bit
+    operands unless asked."""
+    v = os.environ.get("HUMMING_MOE_BYTE_WGMMA", "").lower()
+    if v in ("1", "on", "true", "yes"):
+        return True
+    if v in ("0", "off", "false", "no"):
+        return False
+    return layer.weight.is_float
 
 
 def moe_pdl_enabled(caps) -> bool:
