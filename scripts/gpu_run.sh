@@ -1335,8 +1335,8 @@ PY
            # GPU tests (the fixture turns the switch on), the fifty-fifth session's queued W4A8-FP8 MoE case and the
            # other fp8 MoE cases as planned by default (bf16 operands on Hopper), and Ada's fp8 mma.sync MoE plans
            timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
-             -k "fp8_warpgroup_tiles_against or fp8_as_ada or (kernels_against and e4m3)" 2>&1 | tee "$OUT/s56a_moe.log" \
-             | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0])) ;;
+             -k "fp8_warpgroup_tiles_against or fp8_as_ada or (kernels_against and e4m3)" 2>&1 \
+             | tee "$OUT/s56a_moe.log" | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0])) ;;
     s56b)  # (fifty-sixth session) the same through the bench, switch on (wg) and off (bf16), alternated: fp8 per
            # channel x e4m3 per token, fp8 in groups of 128 x e4m3 in groups of 128 (DeepSeek-V3's scheme, the bench's
            # groups along K), int4 g128 x e4m3 per token (W4A8-FP8); Qwen3-30B-A3B's experts and a Mixtral-sized layer

@@ -248,9 +248,9 @@ def test_byte_operand_machine_code(compiled_bytes, dev, variant, m):
 
 def test_int4_split_into_e4m3_operands_machine_code(tmp_path, monkeypatch):
     """HUMMING_INT_FP8_SPLIT=1 on sm_90 (int4 g128 and per channel, e4m3 per token): the tiles of at most
-    FP8_SPLIT_MAX_BM tokens (INT_FP8_MODE 2) hold twice the e4m3 warpgroup MMAs of the default's same tile and no conversion (F2FP) nor
-    packed fp16 arithmetic on the codes, far fewer instructions in the loop; the larger tiles (mode 1) convert
-    by F2FP after a PRMT per word; no local memory anywhere."""
+    FP8_SPLIT_MAX_BM tokens (INT_FP8_MODE 2) hold twice the e4m3 warpgroup MMAs of the default's same tile and
+    no conversion (F2FP) nor packed fp16 arithmetic on the codes, far fewer instructions in the loop; the larger
+    tiles (mode 1) convert by F2FP after a PRMT per word; no local memory anywhere."""
     from humming.planner import clear_cache
     from humming_nvidia.gemm_mma_sync import FP8_SPLIT_MAX_BM
 

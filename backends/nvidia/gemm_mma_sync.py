@@ -15,7 +15,8 @@ from dataclasses import replace
 from humming.errors import UnsupportedError
 
 from .mma_sync_kernel import (can_fold, ctas_by_registers, ENTRY, GemmParams, half_block_groups, HEADER,
-    FP8_SPLIT_MAX_BM, fp8_split_mode, kernel_spec, lean_stream, min_blocks, OP8_NAMES, op8_unit, PAD_K, PAD_N, padded_k, padded_n, PARAMS,
+    FP8_SPLIT_MAX_BM, fp8_split_mode, kernel_spec, lean_stream, min_blocks, OP8_NAMES, op8_unit, PAD_K, PAD_N,
+    padded_k, padded_n, PARAMS,
     raw_codes, Recipe, resident_ctas, ring_fold_period, ring_slice_step, ring_slot_bytes, RING_X_CAP,
     RING_XTURN_CAP, scale_acc, smem_bytes, STATIC_SMEM_BYTES, stream_red_bytes, stream_ring_bytes,
     stream_smem, STREAM_SMEM_CAP, stream_work_regs, stream_x_cap, Tile, tma_box_rows, TMAP_OFFSET, wg_fold,
