@@ -155,7 +155,7 @@ class MmaSyncFamily(_NvidiaFamily):
                 f"the integer weight codes become {compute.a} operands in the kernels (an fp16 pair and a "
                 f"conversion per two codes): {'dense layers ran ' if layer.is_moe else ''}faster than 16-bit "
                 f"operands from 64 tokens (H200: 1.05-1.32x), slower at 1-16 tokens on large layers (0.70-0.86x on "
-                f"28672x8192 and at M=1 on 8192x8192){'; MoE layers are not timed yet' if layer.is_moe else ''}; "
+                f"28672x8192 and at M=1 on 8192x8192){'; MoE layers measured mixed on Hopper (H100, gpu_run.sh s56b)' if layer.is_moe else ''}; "
                 f"HUMMING_INT_FP8=0 keeps 16-bit operands")
         comps = {}
         wg = [r for r in tuning if r.config.get("wgmma")]
