@@ -342,7 +342,7 @@ def recipe_for(scheme, *, bf16: bool, out_bf16: bool, caps_cp_async: bool, k8mma
         raise UnsupportedError("the mma_sync GEMM cannot run this weight scheme",
                                [f"native_cvt converts {pairs} operands; found {fmt.name} into "
                                 f"{'bf16' if bf16 else OP8_NAMES[op8] if op8 else 'fp16'}"])
-    offset = (1 << (fmt.bits - 1)) if (not wfloat and (fmt.signed or scheme.implicit_offset)) else 0
+    offset = 0 if wfloat else code_offset(scheme)
     return Recipe(bits=fmt.bits, wfloat=wfloat, fexp=getattr(fmt, "exp", 0), fman=getattr(fmt, "man", 0),
                   fbias=getattr(fmt, "bias", 0) or 0, fcvt=fcvt, offset=offset, zp=zp, gscale=gscale, group=group,
                   bf16=bf16, out_bf16=out_bf16, has_chan=has_chan, act_scale=act_scale, has_bias=has_bias,
@@ -376,6 +376,13 @@ def int_fp8(recipe: Recipe) -> bool:
     return recipe.op8 in (2, 3) and not recipe.wfloat
 
 
+def code_offset(scheme) -> int:
+    """What the kernels subtract from an integer weight's stored code: 2^(bits - 1) for signed codes (stored offset
+    binary) and for codes with an implicit offset, else 0."""
+    fmt = scheme.format
+    return (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
+
+
 def fp8_pairs(recipe: Recipe) -> bool:
     """Whether the words of integer codes made fp8 operands hold their bytes 1 and 2 swapped (layout.BYTE_ORDER,
     INT_FP8_MODE 0); the split layout (Recipe.fp8_split: modes 1 and 2) keeps them in order."""
@@ -398,8 +405,7 @@ def fp8_split_limits(scheme, op8: int) -> list[str]:
     fmt = scheme.format
     if isinstance(fmt, FloatFormat) or op8 != 2:
         return ["the split takes integer codes into e4m3 operands"]
-    offset = (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
-    if fmt.bits != 4 or scheme.zero_point != "none" or offset != 8:
+    if fmt.bits != 4 or scheme.zero_point != "none" or code_offset(scheme) != 8:
         return [f"the split takes 4-bit codes of offset 8 without zero points; found {scheme.describe()}"]
     return []
 
@@ -446,7 +452,7 @@ def int_fp8_limits(scheme, op8: int) -> list[str]:
         return [f"{name} operands are made from integer codes of 1, 2 or 4 bits; found {fmt.bits}-bit weights"]
     if scheme.zero_point == "float":
         return [f"float zero points do not fit {name} operands"]
-    offset = (1 << (fmt.bits - 1)) if (fmt.signed or scheme.implicit_offset) else 0
+    offset = code_offset(scheme)
     # (the largest |code - offset|, or |code - z| with integer zero points z within the codes' range)
     top = (1 << fmt.bits) - 1 if scheme.zero_point == "int" else max(offset, (1 << fmt.bits) - 1 - offset)
     exact = 16 if op8 == 2 else 8  # (every integer up to this is exact: 3 / 2 mantissa bits)

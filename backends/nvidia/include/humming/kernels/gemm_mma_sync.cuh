@@ -492,12 +492,6 @@ struct GemmMmaSync {
     }
   }
 
-  // SPLIT8: k32 tile KT's two e4m3 operand sets (DequantBytes::tile2)
-  template <int KT>
-  static HUMMING_DEVICE void split_tile(const u32 (&w)[WPL], u32 (&a)[4], u32 (&b)[4]) {
-    DQB::template tile2<KT>(w, a, b);
-  }
-
   // k16 tile `kt` (a constant once the caller's loop is unrolled) of one 16x64 block
   static HUMMING_DEVICE void dequant_tile(int kt, const u32 (&w)[WPL], u32 (&a)[4], const u32 (&s)[2],
                                           const u32 (&aux)[2]) {
@@ -2145,10 +2139,10 @@ struct GemmMmaSync {
           for (int j = 0; j < GSUB; ++j)
             row_pair_scales(s_s, group_row(k0, kb, j * (4 / GSUB)), nb * 16 + 2 * g, fs[kb & 1][j][t]);
         if constexpr (SPLIT8) {
-          split_tile<0>(w, af[t][0], a2[kb][t][0]);
-          split_tile<1>(w, af[t][1], a2[kb][t][1]);
-          split_tile<2>(w, af[t][2], a2[kb][t][2]);
-          split_tile<3>(w, af[t][3], a2[kb][t][3]);
+          DQB::template tile2<0>(w, af[t][0], a2[kb][t][0]);
+          DQB::template tile2<1>(w, af[t][1], a2[kb][t][1]);
+          DQB::template tile2<2>(w, af[t][2], a2[kb][t][2]);
+          DQB::template tile2<3>(w, af[t][3], a2[kb][t][3]);
           wgmma::pin(a2[kb][t]);
         } else {
 #pragma unroll
