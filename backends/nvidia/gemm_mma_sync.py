@@ -21,14 +21,14 @@ from .mma_sync_kernel import (can_fold, ctas_by_registers, ENTRY, GemmParams, ha
     RING_XTURN_CAP, scale_acc, smem_bytes, STATIC_SMEM_BYTES, stream_red_bytes, stream_ring_bytes,
     stream_smem, STREAM_SMEM_CAP, stream_work_regs, stream_x_cap, Tile, tma_box_rows, TMAP_OFFSET, wg_fold,
     WG_INT_SLICE, wgmma_operands, x_turns, x_window_blocks)
-from .mma_sync_pack import (byte_flip, byte_operand_limits, CVT_DEQUANT, cvt_dequant, fp8_pairs,
+from .mma_sync_pack import (byte_flip, byte_operand_limits, code_offset, CVT_DEQUANT, cvt_dequant, fp8_pairs,
     fp8_split_enabled, fp8_split_limits, group_columns,
     group_padding_note, int_fp8, int_fp8_limits, kernel_group, kernel_layer, _op8, OP8_OF, pack_moe_weight,
     pack_weight, PackedWeight, recipe_for)
 from .mma_sync_launch import (CLUSTER_MAX_CTAS_PER_SM, cluster_fit_enabled, cluster_max_ctas_per_sm, Launcher)
 
 # (what this module re-exports: the public names of the three above; its own follow)
-__all__ = ["byte_flip", "byte_operand_limits", "can_fold", "CLUSTER_MAX_CTAS_PER_SM", "cluster_fit_enabled",
+__all__ = ["byte_flip", "byte_operand_limits", "can_fold", "code_offset", "CLUSTER_MAX_CTAS_PER_SM", "cluster_fit_enabled",
     "cluster_max_ctas_per_sm", "ctas_by_registers", "CVT_DEQUANT", "cvt_dequant", "ENTRY", "FP8_SPLIT_MAX_BM",
     "fp8_pairs", "fp8_split_enabled", "fp8_split_limits", "fp8_split_mode", "GemmParams",
     "group_columns", "group_padding_note", "half_block_groups", "int_fp8", "int_fp8_limits",
