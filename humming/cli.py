@@ -191,7 +191,8 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     shape.add_argument("--k", type=int, help="input features (default: the config's hidden_size, else 4096)")
     shape.add_argument("--experts", type=int, default=0, help="number of experts (MoE); 0 = dense")
     shape.add_argument("--out-dtype", choices=("fp16", "bf16", "fp32"),
-                       help="output dtype (default: the config's torch_dtype, else bf16)")
+                       help="output dtype (default: the config's torch_dtype, else --act when it is fp16 / "
+                       "bf16, else bf16)")
     shape.add_argument("--bias", action="store_true")
     p.add_argument("--device", help="device name (H20, sm_89, ...); default: the current GPU")
     p.add_argument("--hardware", action="store_true",
@@ -273,7 +274,9 @@ def layer_from_args(args):
             raise FormatError(f"--config {args.config}: cannot read a JSON config ({e})") from None
         if not isinstance(cfg, dict):
             raise FormatError(f"--config {args.config}: expected a JSON object at the top level")
-    out = args.out_dtype or _dtype_name(cfg) or "bf16"
+    # (no --out-dtype and no config dtype: 16-bit activations name the output type, as in `humming bench`)
+    a16 = (args.act or "").lower()
+    out = args.out_dtype or _dtype_name(cfg) or (a16 if a16 in ("fp16", "bf16") else "bf16")
     act16 = "bf16" if out == "fp32" else out
     if args.config:
         from .formats import schemes_from_config

@@ -68,6 +68,24 @@ def test_plan_from_flags(capsys):
     assert (d["layer"]["n"], d["layer"]["k"], d["layer"]["out_dtype"]) == (1024, 2048, "fp16")
 
 
+def test_plan_output_follows_16_bit_activations(capsys):
+    """Without --out-dtype (and no config), ``--act fp16`` plans an fp16 layer -- fp16 output and fp16 weight
+    scales, as ``humming bench --act fp16`` measures it -- where it used to plan a bf16 output; other activations
+    keep the bf16 default, and --out-dtype still wins."""
+    def layer(*flags):
+        rc, out, err = run(capsys, "plan", "--json", "--device", "A100", "--weight", "int4", "--group-size", "128",
+                           *flags)
+        assert rc == 0, err
+        d = json.loads(out)["layer"]
+        return d["out_dtype"], d["activation"]["fmt"], d["weight"]["scale_fmt"]
+
+    assert layer("--act", "fp16") == ("fp16", "fp16", "fp16")
+    assert layer("--act", "bf16") == ("bf16", "bf16", "bf16")
+    assert layer() == ("bf16", "bf16", "bf16")
+    assert layer("--act", "int8") == ("bf16", "int8", "bf16")
+    assert layer("--act", "fp16", "--out-dtype", "bf16") == ("bf16", "fp16", "bf16")
+
+
 def _limited(d, *subs):
     """A hardware plan on the implemented mma_sync family that this version cannot run."""
     return (d["family"]["name"] == "mma_sync" and d["runnable"] is False
