@@ -843,6 +843,39 @@ def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
             assert I.local_in_loops(I.disassemble(kern.cubin)) == 0, what
 
 
+def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path):
+    """Turing has no cp.async, so a stream tile's slots are registers. 8-bit codes whose kernels min_blocks does not
+    budget (zero points, float codes, groups of 16 or 32) reached 244-255 registers at four slots, and spilled in
+    the loop for uint8 with zero points in groups of 16 (16 bytes) and e4m3 in groups of 64 (the long-K ring,
+    8 bytes). They now take three slots and compile without local memory; the budgeted ones (int8 in groups of
+    64 or more, per channel) keep four."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [(WeightScheme("uint8", "group", 16, zero_point="int"), 4096, 4096, 3),
+             (WeightScheme("uint8", "group", 64, zero_point="int"), 28672, 8192, 3),
+             (WeightScheme("e4m3", "group", 64, scale_fmt="fp32"), 4096, 14336, 3),
+             (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 4096, 4096, 3),
+             (WeightScheme("int8", "group", 16), 4096, 14336, 3),
+             (WeightScheme("int8", "group", 128), 4096, 4096, 4)]
+    picks = {}
+    for scheme, n, k, stages in cases:
+        p = humming.plan(LayerSpec(n, k, scheme, ActivationScheme("fp16"), out_dtype="fp16"), "T4")
+        spec = p.kernel(1)
+        cfg = dict(spec.config)
+        assert cfg["STREAM"] and cfg["STAGES"] == stages, (scheme.describe(), cfg)
+        picks[spec] = scheme.describe()
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+        assert I.count(I.disassemble(kern.cubin), r"HMMA\.1688") > 0, what
+    # (chips with cp.async keep four slots for the same layers: their slots are shared memory)
+    assert dict(humming.plan(LayerSpec(4096, 4096, cases[0][0], ActivationScheme("fp16"), out_dtype="fp16"),
+                             "A100").kernel(1).config)["STAGES"] == G.DEFAULT_RANGES[0][2].stages
+
+
 def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
     """The warpgroup kernels the planner picks for 65-512 tokens on the H200 (wgmma_tile's tiles of 16-bit operands
     for every code, 128 and 256 tokens, their K splits; byte_wgmma_tile's on 2049-4096 rows), for integer, float,

@@ -1017,6 +1017,13 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # block, direct routing's calls; 2-8, the routed ones)
             fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
             direct_tile = direct_tile or hi == 1
+        if (fitted.stream and recipe.bits == 8 and not caps.has("cp_async") and fitted.stages > 3
+                and stream_work_regs(recipe, fitted) is None):
+            # (without cp.async a stream tile's slots are registers: 8-bit codes whose kernels min_blocks does
+            # not budget (zero points, float codes, groups of 16 or 32) took 194-255 registers at four slots on
+            # sm_75 and spilled in the loop with zero points in groups of 16 and e4m3 in groups of 64; at three
+            # they compile to 118-221 registers without a spill. Not timed: no T4 here)
+            fitted = replace(fitted, stages=3)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
