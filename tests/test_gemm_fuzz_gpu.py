@@ -422,3 +422,21 @@ def test_bf16_activations_where_the_plan_computes_in_fp16():
         assert not torch.isnan(y).any(), f"M={m}: outputs not written (or NaN)"
         ratio = float(((y.double() - ref.double()).abs() / b).max())
         assert ratio <= 1.0, f"M={m}: error {ratio:.3g} x the bound"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scheme,n,k", [
+    (WeightScheme("uint8", "group", 16, zero_point="int"), 1000, 4096),
+    (WeightScheme("e4m3", "group", 64, scale_fmt="fp32"), 1000, 14336),
+    (WeightScheme("int8", "group", 32), 1032, 4096),
+], ids=["uint8-g16-zp", "e4m3-g64-long-k", "int8-g32"])
+def test_turing_decode_tiles_of_8_bit_codes_at_three_slots(scheme, n, k):
+    """Turing's stream tiles of 8-bit codes that min_blocks does not budget hold three register slots (four spilled:
+    test_gemm_compile's Turing test). The T4's plan, its tiles compiled for this GPU, against the reference at
+    the decode token counts and beyond, outputs poisoned, odd N."""
+    act = ActivationScheme("fp16")
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), "T4")
+    cfg = p.tuning_for(1).config
+    assert cfg.get("stream") and cfg["stages"] == 3, cfg
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    run_and_check(qw, act, ms=(1, 5, 8, 16), prepare=prepare_as("T4"))
