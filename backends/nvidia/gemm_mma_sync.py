@@ -1022,8 +1022,9 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # (without cp.async a stream tile's slots are registers: 8-bit codes whose kernels min_blocks does
             # not budget (zero points, float codes, groups of 16 or 32) took 194-255 registers at four slots on
             # sm_75 and spilled in the loop with zero points in groups of 16 and e4m3 in groups of 64; at three
-            # they compile to 118-221 registers without a spill. Not timed: no T4 here)
-            fitted = replace(fitted, stages=3)
+            # they compile to 118-221 registers without a spill. Not timed: no T4 here. fit_tile keeps a ring's
+            # slots in whole fold chunks: rings folding every two or four blocks stay at four)
+            fitted = fit_tile(replace(fitted, stages=3), recipe, smem, kp)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
         cfg = {**fitted.to_dict(), **split}
