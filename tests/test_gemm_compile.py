@@ -848,7 +848,7 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
     budget (zero points, float codes, groups of 16 or 32) reached 244-255 registers at four slots, and spilled in
     the loop for uint8 with zero points in groups of 16 (16 bytes) and e4m3 in groups of 64 (the long-K ring,
     8 bytes). They now take three slots and compile without local memory; the budgeted ones (int8 in groups of
-    64 or more, per channel) keep four."""
+    64 or more, per channel) keep four, and so do rings that fold every two or four blocks."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -857,7 +857,9 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
              (WeightScheme("e4m3", "group", 64, scale_fmt="fp32"), 4096, 14336, 3),
              (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 4096, 4096, 3),
              (WeightScheme("int8", "group", 16), 4096, 14336, 3),
-             (WeightScheme("int8", "group", 128), 4096, 4096, 4)]
+             (WeightScheme("int8", "group", 128), 4096, 4096, 4),
+             # (a ring folding every two blocks keeps its slots in whole fold chunks: four)
+             (WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), 4096, 14336, 4)]
     picks = {}
     for scheme, n, k, stages in cases:
         p = humming.plan(LayerSpec(n, k, scheme, ActivationScheme("fp16"), out_dtype="fp16"), "T4")
