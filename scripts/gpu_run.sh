@@ -1314,10 +1314,11 @@ PY
              --weight int4 --group-size 128 --act int8
            abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
              --group-size 0 --scale-fmt fp32 --act e4m3 ;;
-    s57b)  # (fifty-seventh session) Turing's stream tiles of 8-bit codes at three register slots, as the T4 plans them
-           # and compiled for this GPU, then the random layers as older GPUs plan them (T4 among them)
+    s57b)  # (fifty-seventh session) Turing's stream tiles of 8-bit codes at three register slots (as the T4 plans
+           # them) and the byte tiles of half-block groups above 128 tokens (as the A100 / L40S plan them), compiled
+           # for this GPU; then the random layers as older GPUs plan them (T4 among them)
            timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
-             -k "turing_decode or bf16_activations_where or older" 2>&1 | tee "$OUT/s57b_tests.log" \
+             -k "turing_decode or half_group or bf16_activations_where or older" 2>&1 | tee "$OUT/s57b_tests.log" \
              | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0])) ;;
     s57a)  # (fifty-seventh session) the whole MoE GPU suite after the fifty-sixth session's fp8 default (e4m3
            # warpgroup tiles for fp8 MoE weights on Hopper; 9-16 rows per expert on the 32-row tile)

@@ -878,6 +878,43 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
                              "A100").kernel(1).config)["STAGES"] == G.DEFAULT_RANGES[0][2].stages
 
 
+def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):
+    """Byte operands (int8 / e4m3 activations) whose weight groups cover half a 64-unit block keep a second int32
+    partial set. Above 128 tokens, chips without warpgroup MMAs ran them on BYTE_TILE_LARGE (warps of 64 tokens),
+    which spilled in the loop on sm_80 and sm_89 (40-104 bytes, 5-24 accesses a turn), and on layers of at most
+    4096 rows on a 64-token tile of BK = 128 (8-16 bytes). They take 128 x 64 CTAs of 32-token warps
+    (BYTE_TILE_LARGE_HALF) and BK = 64 there, and compile without local memory; groups of whole blocks keep
+    BYTE_TILE_LARGE."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    tok = lambda f: ActivationScheme(f, "dynamic_token")  # noqa: E731
+    cases = [("A100", WeightScheme("int4", "group", 32), tok("int8")),
+             ("A100", WeightScheme("uint4", "group", 32, zero_point="int"), tok("int8")),
+             ("A100", WeightScheme("int8", "group", 32), tok("int8")),
+             ("L40S", WeightScheme("uint4", "group", 32, zero_point="int"), tok("e4m3")),
+             ("L40S", WeightScheme("int2", "group", 32), tok("e4m3")),
+             ("L40S", WeightScheme("uint4", "group", 64, zero_point="int"), tok("e4m3"))]
+    picks = {}
+    for dev, scheme, act in cases:
+        for n in (8192, 4096):
+            p = humming.plan(LayerSpec(n, 4096, scheme, act, out_dtype="bf16"), dev)
+            cfg = p.tuning_for(256).config
+            assert cfg["bk"] == 64 and cfg["bm"] // cfg["wm"] == 32, (dev, scheme.describe(), n, cfg)
+            if n == 8192:
+                assert (cfg["bm"], cfg["bn"]) == (128, 64), cfg
+            picks[p.kernel(256)] = (dev, scheme.describe(), n)
+    whole = humming.plan(LayerSpec(8192, 4096, WeightScheme("int4", "group", 128), tok("int8"), out_dtype="bf16"),
+                         "A100").tuning_for(256).config
+    assert {k: whole[k] for k in G.BYTE_TILE_LARGE.to_dict()} == G.BYTE_TILE_LARGE.to_dict()
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+        assert re.search(r"IMMA\.16832|QMMA|HMMA\.16832", I.disassemble(kern.cubin)), what
+
+
 def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
     """The warpgroup kernels the planner picks for 65-512 tokens on the H200 (wgmma_tile's tiles of 16-bit operands
     for every code, 128 and 256 tokens, their K splits; byte_wgmma_tile's on 2049-4096 rows), for integer, float,

@@ -440,3 +440,22 @@ def test_turing_decode_tiles_of_8_bit_codes_at_three_slots(scheme, n, k):
     assert cfg.get("stream") and cfg["stages"] == 3, cfg
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     run_and_check(qw, act, ms=(1, 5, 8, 16), prepare=prepare_as("T4"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("device,scheme,act,n", [
+    ("A100", WeightScheme("int4", "group", 32), "int8", 1000),
+    ("A100", WeightScheme("uint4", "group", 32, zero_point="int"), "int8", 4104),
+    ("L40S", WeightScheme("uint4", "group", 64, zero_point="int"), "e4m3", 4104),
+], ids=["a100-int4-g32", "a100-uint4-g32-zp", "l40s-uint4-g64-zp-e4m3"])
+def test_half_group_byte_tiles_above_128_tokens(device, scheme, act, n):
+    """Byte operands in groups of half a block above 128 tokens on chips without warpgroup MMAs: the 32-token
+    warps of BYTE_TILE_LARGE_HALF (more than 4096 rows) and BK = 64 (at most 4096; test_gemm_compile's spill
+    test), as the A100 / L40S plans them, compiled for this GPU, against the reference; outputs poisoned, odd N."""
+    a = ActivationScheme(act, "dynamic_token")
+    k = 2048
+    p = plan(LayerSpec(n, k, scheme, a, out_dtype="bf16"), device)
+    cfg = p.tuning_for(300).config
+    assert cfg["bk"] == 64 and cfg["bm"] // cfg["wm"] == 32, cfg
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    run_and_check(qw, a, ms=(129, 300, 517), out_dtype="bf16", prepare=prepare_as(device))

@@ -979,6 +979,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
+            if lo > 128 and half_block_groups(recipe):
+                nominal = half_group_byte_tile(nominal)
         if wg and t.stream and 1 < lo < dec:  # several tokens on a register ring, as chosen (not reshaped for a
             # short K: on 4096x4096 the long-K ring beat the short-K one at 2-8 tokens, gpu_sweep.py r4)
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
@@ -1070,6 +1072,25 @@ def byte_tile(tile: Tile, lo: int | None = None, hi: int | None = None, n: int |
     if tile.bm // tile.wm <= 32:
         return tile
     return replace(tile, wm=tile.wm * 2)
+
+
+#: byte operands in groups of half a block (half_block_groups) above 128 tokens on mma.sync: 128 x 64 CTAs of 4 x 2
+#: warps, 32 tokens by 32 rows each (BYTE_TILE_LARGE's warps hold 64 tokens)
+BYTE_TILE_LARGE_HALF = Tile(128, 64, 64, 4, 2, 1, 4)
+
+
+def half_group_byte_tile(tile: Tile) -> Tile:
+    """The byte tile above 128 tokens for group scales over halves of 64-unit blocks (int4 / int2 / int8 codes in
+    groups of 32 values, zero points in groups of 64), which keep a second int32 partial set per block. Compiled
+    for sm_80 / sm_89, BYTE_TILE_LARGE then spilled 40-104 bytes (5-24 local accesses a loop turn) and the
+    64-token tile of BK = 128 on at most 4096 rows 8-16 (one); BYTE_TILE_LARGE_HALF and BK = 64 compile to
+    209-220 registers without local memory. Not timed: chips without warpgroup MMAs only (Hopper takes
+    byte_wgmma_tile)."""
+    if tile.stream:
+        return tile
+    if tile == BYTE_TILE_LARGE:
+        return BYTE_TILE_LARGE_HALF
+    return replace(tile, bk=min(tile.bk, 64))
 
 
 def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
