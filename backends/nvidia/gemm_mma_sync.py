@@ -1081,10 +1081,11 @@ BYTE_TILE_LARGE_HALF = Tile(128, 64, 64, 4, 2, 1, 4)
 
 def half_group_byte_tile(tile: Tile) -> Tile:
     """The byte tile above 128 tokens for group scales over halves of 64-unit blocks (int4 / int2 / int8 codes in
-    groups of 32 values, zero points in groups of 64), which keep a second int32 partial set per block. Compiled
-    for sm_80 / sm_89, BYTE_TILE_LARGE then spilled 40-104 bytes (5-24 local accesses a loop turn) and the
-    64-token tile of BK = 128 on at most 4096 rows 8-16 (one); BYTE_TILE_LARGE_HALF and BK = 64 compile to
-    209-220 registers without local memory. Not timed: chips without warpgroup MMAs only (Hopper takes
+    groups of 32 or 64 values), which keep a second int32 partial set per block. Compiled for sm_80 / sm_89 /
+    sm_100a, BYTE_TILE_LARGE then spilled 24-104 bytes (5-24 local accesses a loop turn) in groups of 32, and
+    in groups of 64 sat at 254-255 registers (uint4 with zero points x e4m3 on sm_89: 16 bytes, two accesses);
+    the 64-token tile of BK = 128 on at most 4096 rows spilled 8-16 bytes (one). BYTE_TILE_LARGE_HALF and BK = 64
+    compile to 158-220 registers without local memory. Not timed: chips without warpgroup MMAs only (Hopper takes
     byte_wgmma_tile)."""
     if tile.stream:
         return tile
