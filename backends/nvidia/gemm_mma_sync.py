@@ -1086,9 +1086,7 @@ def half_group_byte_tile(tile: Tile) -> Tile:
     in groups of 64 sat at 254-255 registers (uint4 with zero points x e4m3 on sm_89: 16 bytes, two accesses);
     the 64-token tile of BK = 128 on at most 4096 rows spilled 8-16 bytes (one). BYTE_TILE_LARGE_HALF and BK = 64
     compile to 158-220 registers without local memory. Not timed: chips without warpgroup MMAs only (Hopper takes
-    byte_wgmma_tile)."""
-    if tile.stream:
-        return tile
+    byte_wgmma_tile). (Above 128 tokens: no stream tiles.)"""
     if tile == BYTE_TILE_LARGE:
         return BYTE_TILE_LARGE_HALF
     return replace(tile, bk=min(tile.bk, 64))
