@@ -1314,6 +1314,20 @@ PY
              --weight int4 --group-size 128 --act int8
            abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
              --group-size 0 --scale-fmt fp32 --act e4m3 ;;
+    s58a)  # (fifty-eighth session) one token on the rings of one warp per K run (WN == 1: the short-K int4 rings of
+           # per-channel / g256 / bf16 layers): the turn's activation copies for row 0 in straight-line code, about
+           # 120 instructions fewer a turn. The one-token ring GPU tests, then this tree against old3/ (`mkdir old3 &&
+           # git archive a9699a2 backends/nvidia | tar -x -C old3`) through the bench, int4 per channel at M=1 (the
+           # H200 plans it changes), then one-warp-per-run rings over a long K against the planner's (kernel alone)
+           gputests s58a 240 "one_token_rings or three_bit_rings"
+           abbench s58a-h 2 "new old" 120 "^(== |1 )|rror" --shapes 4096x4096,2048x4096,4096x2048 --m 1 \
+             --weight int4 --group-size 0 --scale-fmt fp32
+           abbench s58a-b 1 "new old" 120 "^(== |1 )|rror" --shapes 4096x4096,4096x2048 --m 1 \
+             --weight int4 --group-size 0 --scale-fmt fp32 --act bf16
+           for w in "int2 128" "int4 128"; do set -- $w
+             timeout 150 python3 scripts/gpu_sweep.py --rounds 3 --shapes 8192x8192,4096x14336 --m 1 --groups s58w \
+               --weight $1 --group $2 --json "$OUT/s58w-$1.json" 2>&1 | tee "$OUT/s58w-$1.log" | grep -vE "^\s*$" | tail -8
+           done ;;
     s57b)  # (fifty-seventh session) Turing's stream tiles of 8-bit codes at three register slots (as the T4 plans
            # them) and the byte tiles of half-block groups above 128 tokens (as the A100 / L40S plan them), compiled
            # for this GPU; then the random layers as older GPUs plan them (T4 among them)

@@ -275,6 +275,10 @@ GROUPS = {
     # one copy the WN warps of a K run share behind a named barrier)
     "one": [T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2), T(8, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2)],
     "one2": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2)],
+    # one token over a long K on rings of one warp per K run (WN == 1: no named barrier per turn, now that their
+    # one-token copy stages row 0 in straight-line code) against the planner's ring of two warps per run
+    "s58w": [G.DECODE_INT2_LONG_K, T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2),
+             T(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=3)],
     # 2-bit codes at one token after the straight-line activation copies: the planner's long-K ring (64-register
     # floor, two CTAs per SM) against eight-warp rings of two (no floor needed) and four CTAs per SM, the wide ring
     "dec2b": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2),

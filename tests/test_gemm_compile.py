@@ -796,6 +796,31 @@ def test_register_rings_load_their_activations_turn_by_turn(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (n, k, usage)
 
 
+def test_one_token_rings_of_one_warp_per_run_copy_row_0_alone(tmp_path):
+    """The one-token copy of the loop of rings of one warp per K run (WN = 1: the short-K int4 rings, and MoE's
+    on older GPUs) copies the turn's activations of row 0 alone: one 16-byte cp.async per lane a turn of four
+    blocks, two with eight slots (a loop kept rolled). ptxas had unrolled the copy loop over the tile's rows
+    there into seven rows' copies and their checks, 100-190 instructions a turn. No local memory; bf16 with
+    eight slots keeps the unrolled loop (rolled, it spilled on sm_90a)."""
+    rt = Runtime(cache_dir=tmp_path)
+    per_channel = WeightScheme("int4", "channel", scale_fmt="fp32")
+    g128 = WeightScheme("int4", "group", 128)
+    cases = [("H200", per_channel, "fp16", None, 1), ("H200", g128, "fp16", None, 2), ("A100", g128, "bf16", None, 1),
+             ("L40S", per_channel, "bf16", 8, 1), ("H200", g128, "bf16", None, 14)]
+    for dev, scheme, act, experts, copies in cases:
+        layer = LayerSpec(4096, 4096, scheme, ActivationScheme(act), out_dtype=act,
+                          **({"num_experts": experts} if experts else {}))
+        spec = humming.plan(layer, dev).kernel(1)
+        cfg = dict(spec.config)
+        assert cfg["WN"] == 1 and cfg["STREAM"] == 4 and cfg["STAGES"] == (4 if copies == 1 else 8), (dev, cfg)
+        kern = rt.kernel(spec)
+        sass = I.disassemble(kern.cubin)
+        one = min((b for b in loop_bodies(sass) if "HMMA" in b), key=lambda b: sum(I.opcodes(b).values()))
+        assert sum(n for op, n in I.opcodes(one).items() if op.startswith("LDGSTS")) == copies, (dev, scheme, act)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0 and I.local_in_loops(sass) == 0, (dev, scheme, usage)
+
+
 def test_loop_spans_of_a_listing():
     """inspect.loop_bodies: each backward branch's span, addresses inclusive; local_in_loops counts the spills
     inside them (a forward branch and a spill outside a loop do not count)."""

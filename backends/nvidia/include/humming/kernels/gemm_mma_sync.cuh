@@ -1201,20 +1201,44 @@ struct GemmMmaSync {
         }
       }
     };
-    if constexpr (XGATHER) {  // (each row from its x_rows entry, or in order without them; padding rows skipped)
-      auto src_of = [&](int r, int from) -> const u16* {  // (`from`: the row xs starts without x_rows, wn's or 0)
+    if constexpr (WN == 1) {  // (one warp per K run: rows 0, 1, ... of the tile; XGATHER with x_rows: each from
+      // its entry, a padding row skipped)
+      auto one = [&](int r) {
+        const u16* src = xs + static_cast<i64>(r) * lda;
+        if constexpr (XGATHER) {
+          if (xr) {
+            const int at = __ldg(xr + r);
+            src = at < 0 ? nullptr : xs + at;
+          }
+          if (!src) return;
+        }
+        row1(r, src);
+      };
+      // Several tokens: the plain loop, which keeps the short-K tile of eight slots within its 128 registers, where
+      // the straight-line first row spills 8-24 bytes. One token: row 0 alone. ptxas unrolled that loop into seven
+      // rows' copies and their checks, 100-190 instructions a turn that the one-token loop paid (the rings of one
+      // warp per K run on sm_80-sm_120: int4 per channel 310-510 -> 180-250 a turn of four blocks; int4 g128 fp16
+      // with eight slots 480-670 -> 390-480 a turn of eight). Straight-line code with four slots; a loop kept
+      // rolled with eight (straight-line, they spilled 16 bytes on sm_90a), but for bf16, which keeps the unrolled
+      // loop (rolled, it spilled 8 bytes there, 3 accesses a turn).
+      if constexpr (ONE && STAGES <= 4) {
+        one(0);
+      } else if constexpr (ONE && !Cfg::BF16) {
+#pragma unroll 1
+        for (int r = 0; r < rows; ++r) one(r);
+      } else {
+        for (int r = 0; r < rows; ++r) one(r);
+      }
+    } else if constexpr (XGATHER) {  // (each row from its x_rows entry, or in order without them; padding rows
+      // skipped)
+      auto src_of = [&](int r, int from) -> const u16* {  // (`from`: the row xs starts without x_rows, wn's)
         if (xr) {
           const int at = __ldg(xr + r);
           return at < 0 ? nullptr : xs + at;
         }
         return xs + static_cast<i64>(r - from) * lda;
       };
-      if constexpr (WN == 1) {
-        for (int r = 0; r < rows; ++r) {
-          const u16* src = src_of(r, 0);
-          if (src) row1(r, src);
-        }
-      } else if (wn < rows) {
+      if (wn < rows) {
         const u16* src = src_of(wn, wn);
         if (src) row(xdst, src);
         if constexpr (!ONE) {
@@ -1225,9 +1249,6 @@ struct GemmMmaSync {
           }
         }
       }
-    } else if constexpr (WN == 1) {  // (one warp per K run: the plain loop, which keeps the short-K tile of eight
-      // slots within its 128 registers; the straight-line first row spills 8-24 bytes there)
-      for (int r = 0; r < rows; ++r) row1(r, xs + static_cast<i64>(r) * lda);
     } else if (wn < rows) {
       row(xdst, xs);
       if constexpr (!ONE) {
