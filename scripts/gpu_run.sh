@@ -1314,16 +1314,20 @@ PY
              --weight int4 --group-size 128 --act int8
            abbench s55b-e 1 "new old" 120 "^(== |1 |4 |16 )|rror" --shapes 8192x8192 --m 1,4,16 --weight e4m3 \
              --group-size 0 --scale-fmt fp32 --act e4m3 ;;
-    s58a)  # (fifty-eighth session) one token on the rings of one warp per K run (WN == 1: the short-K int4 rings of
-           # per-channel / g256 / bf16 layers): the turn's activation copies for row 0 in straight-line code, about
-           # 120 instructions fewer a turn. The one-token ring GPU tests, then this tree against old3/ (`mkdir old3 &&
-           # git archive a9699a2 backends/nvidia | tar -x -C old3`) through the bench, int4 per channel at M=1 (the
-           # H200 plans it changes), then one-warp-per-run rings over a long K against the planner's (kernel alone)
-           gputests s58a 240 "one_token_rings or three_bit_rings"
-           abbench s58a-h 2 "new old" 120 "^(== |1 )|rror" --shapes 4096x4096,2048x4096,4096x2048 --m 1 \
+    s58a)  # (fifty-eighth session) the register rings' activation copies: one token on rings of one warp per K run
+           # (WN == 1: the short-K int4 rings of per-channel / g256 / bf16 layers) copies row 0 alone, and 2-8
+           # tokens on rings of several warps per run copy their further rows unrolled (dense layers): 60-200
+           # instructions a turn fewer. The ring GPU tests, then this tree against old3/ (`mkdir old3 && git archive
+           # a9699a2 backends/nvidia | tar -x -C old3`) through the bench, alternated twice: int4 per channel on the
+           # short-K layers, int4 g128 at 2-8 tokens
+           gputests s58a 300 "one_token_rings or three_bit_rings or stream_tiles_rings or ring_steady_state or \
+batched_decode or register_rings"
+           abbench s58a-h 2 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 4096x4096,4096x2048 --m 1,4 \
              --weight int4 --group-size 0 --scale-fmt fp32
-           abbench s58a-b 1 "new old" 120 "^(== |1 )|rror" --shapes 4096x4096,4096x2048 --m 1 \
-             --weight int4 --group-size 0 --scale-fmt fp32 --act bf16
+           abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
+             --weight int4 --group-size 128 ;;
+    s58c)  # (fifty-eighth session) one token over a long K on rings of one warp per K run against the planner's ring
+           # of two warps per run (kernel alone; gpu_sweep.py group s58w)
            for w in "int2 128" "int4 128"; do set -- $w
              timeout 150 python3 scripts/gpu_sweep.py --rounds 3 --shapes 8192x8192,4096x14336 --m 1 --groups s58w \
                --weight $1 --group $2 --json "$OUT/s58w-$1.json" 2>&1 | tee "$OUT/s58w-$1.log" | grep -vE "^\s*$" | tail -8

@@ -821,6 +821,28 @@ def test_one_token_rings_of_one_warp_per_run_copy_row_0_alone(tmp_path):
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0 and I.local_in_loops(sass) == 0, (dev, scheme, usage)
 
 
+def test_several_token_rings_copy_each_row_once_a_turn(tmp_path):
+    """At 2-8 tokens, the dense rings of several warps per K run (WN > 1) copy a turn's activations with one
+    16-byte cp.async per lane for each row the warp may hold (BM / WN of them, each behind its check); the loop over
+    those rows compiled to twice as many copy sites and the logic around them, 10-200 instructions a turn more
+    (median 110). No local memory in the loops."""
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [("H200", 8192, 8192, WeightScheme("int4", "group", 128), 4),
+             ("H200", 4096, 14336, WeightScheme("int4", "group", 128), 8),  # (the activation window, XWIN)
+             ("A100", 8192, 8192, WeightScheme("int4", "channel", scale_fmt="fp32"), 2),
+             ("H200", 4096, 14336, WeightScheme("int2", "group", 128), 2)]
+    for dev, n, k, scheme, m in cases:
+        spec = humming.plan(LayerSpec(n, k, scheme), dev).kernel(m)
+        cfg = dict(spec.config)
+        assert cfg["STREAM"] == 4 and cfg["WN"] > 1 and cfg["BM"] == 8, (dev, n, k, cfg)
+        kern = rt.kernel(spec)
+        sass = I.disassemble(kern.cubin)
+        loop = max((b for b in loop_bodies(sass) if "HMMA" in b), key=lambda b: sum(I.opcodes(b).values()))
+        copies = sum(c for op, c in I.opcodes(loop).items() if op.startswith("LDGSTS"))
+        assert copies == cfg["BM"] // cfg["WN"], (dev, n, k, m, copies)
+        assert I.local_in_loops(sass) == 0, (dev, n, k, m)
+
+
 def test_loop_spans_of_a_listing():
     """inspect.loop_bodies: each backward branch's span, addresses inclusive; local_in_loops counts the spills
     inside them (a forward branch and a spill outside a loop do not count)."""

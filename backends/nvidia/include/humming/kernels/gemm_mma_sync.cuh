@@ -1251,9 +1251,15 @@ struct GemmMmaSync {
       }
     } else if (wn < rows) {
       row(xdst, xs);
-      if constexpr (!ONE) {
-#pragma unroll 1
-        for (int r = wn + WN; r < rows; r += WN) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(r - wn) * lda);
+      if constexpr (!ONE) {  // (its further rows, at most BM / WN: unrolled, each behind its check. The loop over
+        // them compiled to twice as many copy sites and the logic around them, 10-200 instructions a turn more
+        // (median 110; H200 / A100 plans at 2-8 tokens). Gathered rows (above) keep the loop: unrolled, their
+        // loads of x_rows made the MoE loops longer)
+#pragma unroll
+        for (int i = 1; i < (BM + WN - 1) / WN; ++i) {
+          const int r = wn + i * WN;
+          if (r < rows) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(i * WN) * lda);
+        }
       }
     }
     ptx::cp_async_commit();
