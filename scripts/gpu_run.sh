@@ -1326,6 +1326,12 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s58q)  # (fifty-eighth session) s58a in about five minutes, for a short budget: fewer ring tests, one round
+           gputests s58q 240 "one_token_rings or batched_decode or register_rings or ring_steady_state"
+           abbench s58q-m 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192 --m 1,2,4,8 --weight int4 \
+             --group-size 128
+           abbench s58q-h 1 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 4096x4096 --m 1,4 --weight int4 \
+             --group-size 0 --scale-fmt fp32 ;;
     s58c)  # (fifty-eighth session) one token over a long K on rings of one warp per K run against the planner's ring
            # of two warps per run (kernel alone; gpu_sweep.py group s58w)
            for w in "int2 128" "int4 128"; do set -- $w

@@ -1251,14 +1251,18 @@ struct GemmMmaSync {
       }
     } else if (wn < rows) {
       row(xdst, xs);
-      if constexpr (!ONE) {  // (its further rows, at most BM / WN: unrolled, each behind its check. The loop over
-        // them compiled to twice as many copy sites and the logic around them, 10-200 instructions a turn more
-        // (median 110; H200 / A100 plans at 2-8 tokens). Gathered rows (above) keep the loop: unrolled, their
-        // loads of x_rows made the MoE loops longer)
+      if constexpr (!ONE) {  // (its further rows, at most BM / WN of them: unrolled, the source stepped WN rows
+        // at a time. The loop over them compiled to twice as many copy sites and the logic around them, about
+        // 100 instructions a turn more (H200 / A100 plans at 2-8 tokens); with each source from its row index
+        // the 3-bit rings of 128 registers took 8 bytes of stack. Gathered rows (above) keep the loop: unrolled,
+        // their loads of x_rows made the MoE loops longer)
+        const u16* src = xs;
 #pragma unroll
         for (int i = 1; i < (BM + WN - 1) / WN; ++i) {
           const int r = wn + i * WN;
-          if (r < rows) row(x_turn_dst(base, stride, lo, r), xs + static_cast<i64>(i * WN) * lda);
+          if (r >= rows) break;
+          src += static_cast<i64>(WN) * lda;
+          row(x_turn_dst(base, stride, lo, r), src);
         }
       }
     }
