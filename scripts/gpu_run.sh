@@ -1332,6 +1332,18 @@ batched_decode or register_rings"
              --group-size 128
            abbench s58q-h 1 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 4096x4096 --m 1,4 --weight int4 \
              --group-size 0 --scale-fmt fp32 ;;
+    s58d)  # (fifty-eighth session, for the next call) one token on the 16-row ring of one warp per K run (one pass over
+           # K, no split) for int4 layers of at most 2 x 16 x SMs rows over a long K (DECODE_INT4_LONG_K's layers), where
+           # s58w found it 9 % faster kernel alone (H100, 4096x14336): alt/ (this tree with that rule) against this
+           # tree through the bench, alternated twice; then the one-token ring GPU tests on alt/
+           alt_after '                nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))' \
+'        if hi == 1 and t.stream and nominal == DECODE_INT4_LONG_K and sms and padded_n(layer.n) // 16 <= 2 * sms:
+            nominal = Tile(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2)
+'
+           abbench s58d-4 2 "new alt" 120 "^(== |1 )|rror" --shapes 4096x14336,4096x11008,2048x8192,4096x8192 --m 1 \
+             --weight int4 --group-size 128
+           PYTHONPATH=$PWD/alt timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "one_token_rings or batched_decode" 2>&1 | tee "$OUT/s58d_tests.log" | tail -2 ;;
     s58c)  # (fifty-eighth session) one token over a long K on rings of one warp per K run against the planner's ring
            # of two warps per run (kernel alone; gpu_sweep.py group s58w)
            for w in "int2 128" "int4 128"; do set -- $w

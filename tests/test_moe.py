@@ -768,8 +768,10 @@ def test_only_16_bit_activations_in_the_layers_columns_gather_in_the_gemm(xgathe
 def test_gathering_moe_kernels_compile_without_loop_spills(tmp_path, xgather, target_device):
     """The XGATHER kernels of two MoE layers' plans (lean rings, mma.sync and warpgroup tiles; plain loads on
     Turing) compile with no local memory in their loops and at most 8 bytes of stack, their main loops within a
-    tenth of the kernels that read routed rows in order (the rings read each row's offset every turn). (sm_89 and
-    sm_100a compile as sm_80 and sm_90a do here: checked once, not kept in the suite for its time.)"""
+    fifth of the kernels that read routed rows in order (the rings read each row's offset every turn: the uint4
+    g64 ring of four warps along N, 345-354 instructions against 304-307; a tenth until the rows in order lost their
+    copy loop's overhead, fifty-eighth session). (sm_89 and sm_100a compile as sm_80 and sm_90a do here: checked
+    once, not kept in the suite for its time.)"""
     from humming.device import get_device
     from humming.jit import Runtime, inspect as I
     from humming_nvidia import gemm_mma_sync as G
@@ -795,7 +797,7 @@ def test_gathering_moe_kernels_compile_without_loop_spills(tmp_path, xgather, ta
         loop, loop0 = (I.main_loop(I.disassemble(rt.kernel(s).cubin)) for s in (spec, plain))
         assert usage["LOCAL"] == 0 and usage["STACK"] <= 8, (spec.name, usage)
         assert I.count(loop, r"^(LDL|STL)") == 0, spec.name
-        assert len(loop.splitlines()) <= 1.1 * len(loop0.splitlines()) + 8, (spec.name, len(loop.splitlines()),
+        assert len(loop.splitlines()) <= 1.2 * len(loop0.splitlines()) + 8, (spec.name, len(loop.splitlines()),
                                                                                len(loop0.splitlines()))
 
 

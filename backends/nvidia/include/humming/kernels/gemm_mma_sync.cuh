@@ -1241,7 +1241,11 @@ struct GemmMmaSync {
       if (wn < rows) {
         const u16* src = src_of(wn, wn);
         if (src) row(xdst, src);
-        if constexpr (!ONE) {
+        if constexpr (!ONE && 2 * WN >= BM) {  // (one further row at most: behind its check, as for rows in order)
+          const int r = wn + WN;
+          src = r < rows ? src_of(r, wn) : nullptr;
+          if (src) row(x_turn_dst(base, stride, lo, r), src);
+        } else if constexpr (!ONE) {
 #pragma unroll 1
           for (int r = wn + WN; r < rows; r += WN) {
             src = src_of(r, wn);
@@ -1254,8 +1258,8 @@ struct GemmMmaSync {
       if constexpr (!ONE) {  // (its further rows, at most BM / WN of them: unrolled, the source stepped WN rows
         // at a time. The loop over them compiled to twice as many copy sites and the logic around them, about
         // 100 instructions a turn more (H200 / A100 plans at 2-8 tokens); with each source from its row index
-        // the 3-bit rings of 128 registers took 8 bytes of stack. Gathered rows (above) keep the loop: unrolled,
-        // their loads of x_rows made the MoE loops longer)
+        // the 3-bit rings of 128 registers took 8 bytes of stack. Gathered rows (above): one further row behind
+        // its check likewise; more keep the loop -- unrolled, their loads of x_rows made the MoE loops longer)
         const u16* src = xs;
 #pragma unroll
         for (int i = 1; i < (BM + WN - 1) / WN; ++i) {
