@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1326,6 +1326,61 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s59d)  # (fifty-ninth session) where the two changes should not move anything, and 2-8 tokens where the split
+           # does: this tree against old3/ (`mkdir old3 && git archive f167f69 backends/nvidia | tar -x -C old3`), once;
+           # MoE decode (Qwen3-30B-A3B's layers), the issue's int4 layers at M = 1 / 8, narrow layers at 2-8 tokens
+           abbench s59d-moe 1 "new old" 70 "^(== |[0-9]+ )|rror" --moe-shapes 128x8x1536x2048,128x8x2048x768 \
+             --kind moe --m 1,4,16 --weight int4 --group-size 128
+           abbench s59d-iss 1 "new old" 70 "^(== |[0-9]+ )|rror" --shapes 4096x4096,14336x4096,4096x14336,8192x8192 \
+             --m 1,8 --weight int4 --group-size 128
+           abbench s59d-few 1 "new old" 70 "^(== |[0-9]+ )|rror" --shapes 1024x8192,1536x8192,2048x8192,6144x8192 \
+             --m 2,4,8 --weight int4 --group-size 128 ;;
+    s59c)  # (fifty-ninth session) the final tree's GPU tests: the MoE suite (ring launches split K by the rounded-down
+           # count now), then the long-K 16-row ring, the one-token rings and batched decode
+           timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py 2>&1 \
+             | tee "$OUT/s59c_moe.log" | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0]))
+           gputests s59c 150 "long_k_on_the_16_row or one_token_rings or batched_decode" ;;
+    s59b)  # (fifty-ninth session) this tree (long_k_one_ring: one token of int4 codes in groups of 128 or more, or per
+           # channel, over a long K on the 16-row ring on Hopper) against old3/ (`mkdir old3 && git archive f167f69
+           # backends/nvidia | tar -x -C old3`) and alt/: this tree with ring launches split K floor(occupancy x SMs
+           # / tiles) ways, not rounded (s59a: a rounding up past one wave of CTAs -- 96 tiles split three ways, 288
+           # CTAs for 264 places -- took 3072x8192 to 10.7 us where one pass of the 16-row ring took 6.5); then the
+           # long-K ring's GPU tests on this tree
+           alt_after '            want = max(1, (ctas * self.sm_count + tiles // 2) // tiles)' \
+'            want = max(1, ctas * self.sm_count // tiles)
+'
+           abbench s59b-1 2 "new alt old" 120 "^(== |1 )|rror" --shapes \
+             1024x8192,1536x8192,2048x8192,2560x8192,3072x8192,5120x8192,4096x14336 --m 1 --weight int4 --group-size 128
+           abbench s59b-4 1 "new alt old" 120 "^(== |[0-9]+ )|rror" --shapes 3072x8192,5120x8192,2560x8192 --m 2,4,8 \
+             --weight int4 --group-size 128
+           gputests s59b 150 "long_k_on_the_16_row or one_token_rings_of_2" ;;
+    s59a)  # (fifty-ninth session) one token of int4 codes over a long K on Hopper, on layers of at most two 16-row
+           # CTAs per SM: the 16-row ring of one warp per K run (s58d: 3-15 % faster through the bench on H100, int4
+           # g128 fp16, N = 2048-4096). alt/: four slots (DECODE_INT4_SHORT_K) for every group size; alt2/: short_k_ring's
+           # form (eight slots for groups of 128; groups of 16 / 32 keep two warps along N). Against this tree through
+           # the bench, alternated twice (int4 g128 fp16, narrower layers too), once for bf16, per channel, g64
+           # zero points and g32; then the one-token ring GPU tests on alt2/
+           a='                nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))'
+           c='        if hi == 1 and caps.has("wgmma") and nominal == DECODE_INT4_LONG_K and kp > 4096 and sms and padded_n(layer.n) // 16 <= 2 * sms:'
+           alt_after "$a" "$c
+            nominal = DECODE_INT4_SHORT_K
+" alt
+           alt_after "$a" "$c
+            nominal = short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
+" alt2
+           abbench s59a-g 2 "new alt alt2" 150 "^(== |1 )|rror" --shapes \
+             1024x8192,1536x8192,2048x8192,3072x8192,4096x8192,4224x8192,1024x14336,4096x14336 --m 1 --weight int4 \
+             --group-size 128
+           abbench s59a-b 1 "new alt alt2" 100 "^(== |1 )|rror" --shapes 4096x14336,2048x8192 --m 1 --weight int4 \
+             --group-size 128 --act bf16
+           abbench s59a-c 1 "new alt" 100 "^(== |1 )|rror" --shapes 4096x14336,2048x8192 --m 1 --weight int4 \
+             --group-size 0 --scale-fmt fp32
+           abbench s59a-z 1 "new alt" 100 "^(== |1 )|rror" --shapes 4096x14336,2048x8192 --m 1 --weight uint4 \
+             --group-size 64 --zero-point int
+           abbench s59a-s 1 "new alt" 100 "^(== |1 )|rror" --shapes 4096x14336,2048x8192 --m 1 --weight int4 \
+             --group-size 32
+           PYTHONPATH=$PWD/alt2 timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "one_token_rings or batched_decode or long_k_on_the_16_row" 2>&1 | tee "$OUT/s59a_tests.log" | tail -2 ;;
     s58q)  # (fifty-eighth session) s58a in about five minutes, for a short budget: fewer ring tests, one round
            gputests s58q 240 "one_token_rings or batched_decode or register_rings or ring_steady_state"
            abbench s58q-m 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192 --m 1,2,4,8 --weight int4 \

@@ -365,6 +365,35 @@ def test_prefill_split_counts_for_the_planners_tiles():
     assert L.split_for(G.WG_16_NARROW, 1, 128, 64, 16) == 2 and L.split_for(G.WG_16_NARROW, 1, 256, 64, 16) == 1
 
 
+def test_ring_launches_split_k_within_one_wave():
+    """A register ring's launch splits K for at most ``occupancy`` CTAs per SM in all, as many slices as fit
+    (rounded down, Launcher.stream_split): a rounding up past one wave left a few CTAs of a second wave that could
+    not draw the bandwidth the first did (H100, M = 1: 3072x8192, 96 tiles of 32 rows split three ways for 264
+    places, 10.7 us; two ways 6.5)."""
+    import types
+
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia.mma_sync_kernel import resident_ctas
+
+    L = G.Launcher.__new__(G.Launcher)
+    L.sm_count, L.stream_ctas_per_sm, L.smem_per_sm = 132, 1, 233472
+    rec = G.Recipe(bits=4, wfloat=False, offset=8)
+    L.packed = types.SimpleNamespace(recipe=rec)
+    for t0 in (G.DECODE_INT4_LONG_K, G.DECODE_INT4_SHORT_K, G.replace(G.DECODE_INT4_SHORT_K, stages=8),
+               G.DECODE_INT4_WIDE):
+        t = G.fit_tile(t0, rec, 232448, 8192)
+        places = resident_ctas(rec, t, None) * L.sm_count
+        assert places == 264, t
+        ks = 8192 // t.bk
+        for n_tiles in range(1, 600):
+            s = -(-ks // L.stream_split(t, 1, 1, n_tiles, ks, 16))
+            assert n_tiles * s <= max(places, n_tiles), (t, n_tiles, s)
+            # (a slice more would not fit, but where slices of whole fold chunks or the cap of 16 stop it)
+            assert n_tiles * (s + 1) > places or s == 16 or -(-ks // (s + 1)) == -(-ks // s), (t, n_tiles, s)
+        split = {n: -(-ks // L.stream_split(t, 1, 1, n, ks, 16)) for n in (96, 160, 256)}
+        assert split == {96: 2, 160: 1, 256: 1}, (t, split)
+
+
 def test_stream_split_keeps_every_slice_within_the_activation_cap():
     """A stream launch's K slices: none empty, and each slice's activations within
     STREAM_SMEM_CAP (rounding the slice count must not push a slice over it; seen
@@ -864,9 +893,10 @@ def test_loop_spans_of_a_listing():
 def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
     """The kernels the planner picks for 1-8 tokens of the common low-bit formats (int4 in groups of 16-128 and per
     channel, uint4 with zero points, int3, int2, MXFP4, NVFP4) on layers of 4096-14336 rows over a short K, on the
-    H200, A100 and L40S, hold no local-memory load or store in any loop. A session's sweep of 662 such kernels
-    found 43 that did on these targets (the short-K int4 ring of eight slots, the 3-bit register-streaming tiles
-    of three CTAs per SM on sm_80 and sm_89); at most 8 bytes spilled once outside the loops remain."""
+    H200, A100 and L40S, and on 4096 rows over a long K on the H200 (long_k_one_ring), hold no local-memory load or
+    store in any loop. A session's sweep of 662 such kernels found 43 that did on these targets (the short-K int4
+    ring of eight slots, the 3-bit register-streaming tiles of three CTAs per SM on sm_80 and sm_89); at most 8
+    bytes spilled once outside the loops remain."""
     rt = Runtime(cache_dir=tmp_path)
     schemes = [WeightScheme("int4", "group", g) for g in (16, 32, 64, 128)] + [
         WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 16, zero_point="int"),
@@ -875,13 +905,14 @@ def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
     picks = {}
     for dev in ("h200", "a100", "l40s"):
         for scheme in schemes:
-            for n in (4096, 8192, 14336):
-                p = humming.plan(LayerSpec(n, 4096, scheme), dev)
+            for n, k in ((4096, 4096), (8192, 4096), (14336, 4096)) + (((4096, 14336),) if dev == "h200" else ()):
+                p = humming.plan(LayerSpec(n, k, scheme), dev)
                 for m in (1, 8):
-                    picks.setdefault(p.kernel(m), (dev, scheme.describe(), n, m))
+                    picks.setdefault(p.kernel(m), (dev, scheme.describe(), f"{n}x{k}", m))
         for scheme in schemes[:4]:  # (bf16: the short-K ring of eight slots spilled on sm_89 where fp16 did not)
-            p = humming.plan(LayerSpec(4096, 4096, scheme, ActivationScheme("bf16"), out_dtype="bf16"), dev)
-            picks.setdefault(p.kernel(1), (dev, scheme.describe() + " bf16", 4096, 1))
+            for k in (4096, 14336) if dev == "h200" else (4096,):
+                p = humming.plan(LayerSpec(4096, k, scheme, ActivationScheme("bf16"), out_dtype="bf16"), dev)
+                picks.setdefault(p.kernel(1), (dev, scheme.describe() + " bf16", f"4096x{k}", 1))
     rt.warmup(list(picks), executor="thread")
     for spec, what in picks.items():
         kern = rt.kernel(spec)

@@ -399,6 +399,17 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
                                                      ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
     assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)
     assert bf("h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)  # (bf16: Hopper alone)
+    # (one token over a long K on Hopper, on at most two 16-row CTAs per SM: the 16-row ring, long_k_one_ring, as
+    # short_k_ring shapes it; groups of 16-64, wider layers, 2-8 tokens, MoE layers and older GPUs keep their rings)
+    deep16, g128 = G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES), WeightScheme("int4", "group", 128)
+    assert one(g128, 4096, 14336) == deep16 == one(g128, 1024, 8192, "h100") == one(
+        WeightScheme("uint4", "group", 128, zero_point="int"), 4096 + 128, 11008)
+    assert one(ch4, 4096, 14336) == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 2048, 8192)
+    assert one(g64, 4096, 14336) == G.DECODE_INT4_LONG_K == one(g32, 2048, 8192) == one(g128, 4096 + 129, 14336)
+    assert one(g128, 4096, 14336, "a100") == G.DECODE_INT4_LONG_K == tile(4096, 14336, 2, "h200")
+    assert one(g128, 8192, 8192) == G.DECODE_INT4_LONG_K
+    moe = plan(LayerSpec(4096, 14336, g128, num_experts=8), "h200")
+    assert G.tile_from_config(moe.tuning[0].config) != deep16
     assert one(g2, 14336, 4096) == G.DECODE_INT4_WIDE == one(ch2, 14336, 4096)  # (a 64-row CTA per SM)
     assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
     assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)

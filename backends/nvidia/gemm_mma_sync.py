@@ -972,6 +972,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
             if short4:
                 nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))
+            elif hi == 1 and nominal == DECODE_INT4_LONG_K and long_k_one_ring(layer, recipe, kp, sms, caps):
+                nominal = short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
@@ -1133,6 +1135,26 @@ def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
     if not recipe.gscale or recipe.group % 64 == 0 or tile.wn >= 4:
         return tile
     return split_warps(tile, 2 * tile.wn)
+
+
+#: One token of int4 codes over a long K on Hopper, on layers of at most two 16-row CTAs per SM: the short-K ring
+#: of 16 rows and one warp per K run (short_k_ring's form: eight slots for groups of 128 columns, else four), where
+#: DECODE_INT4_LONG_K's 32-row CTAs split K twice as many ways. H100, M = 1, through the bench, us, DECODE_INT4_LONG_K
+#: before -> this ring with the launches' split rounded down (Launcher.stream_split; gpu_run.sh s59b, s59a): int4 g128
+#: fp16 1024x8192 6.0 -> 5.17, 1536x8192 7.42 -> 4.61, 2048x8192 6.46 -> 5.25, 2560x8192 7.03 -> 6.10, 3072x8192
+#: 10.7 -> 6.5, 4096x8192 7.9 -> 7.46, 4224x8192 8.0 -> 7.6, 1024x14336 7.1 -> 6.3, 4096x14336 12.1 -> 12.0-12.1
+#: (four slots 11.8-11.9); bf16 2048x8192 6.44 -> 5.54, 4096x14336 12.3 -> 12.3 (four slots 12.7); per channel
+#: 6.65 -> 5.61, 12.4 -> 12.1. Groups of 64 and 32 lost (uint4 g64 with zero points, 4096x14336: 15.0 -> 18.2; int4
+#: g32 13.4 -> 18.9), and so did wider layers (8192x8192 kernel alone, s58w: 14.35 -> 15.72). 2-8 tokens keep their
+#: rings (not measured).
+LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2
+
+
+def long_k_one_ring(layer, recipe: Recipe, kp: int, sms: int | None, caps) -> bool:
+    """Whether one token of this layer takes the 16-row ring of one warp per K run over its long K (above)."""
+    return (caps.has("wgmma") and not layer.is_moe and recipe.bits == 4 and raw_codes(recipe) and kp > 4096
+            and bool(sms) and padded_n(layer.n) // 16 <= LONG_K_ONE_RING_MAX_CTAS_PER_SM * sms
+            and (not recipe.gscale or recipe.group % 128 == 0))
 
 
 def shape_mid_tile(tile: Tile, n: int, sms: int | None) -> Tile:

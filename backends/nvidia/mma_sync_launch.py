@@ -412,10 +412,14 @@ class Launcher:
         tiles = m_tiles * n_tiles
         if tile.stream < 3:
             want = -(-ctas * self.sm_count // tiles)
-        else:  # about `occupancy` CTAs per SM, rounded: every slice pays the activation staging and the
+        else:  # at most `occupancy` CTAs per SM, rounded down: every slice pays the activation staging and the
             # ring prologue, so a split for fewer wasted waves loses (H200, M=1: 28672x8192 split 5 ways
-            # 45 -> 75 us, 14336x4096 split 7 ways 15 -> 26 us)
-            want = max(1, (ctas * self.sm_count + tiles // 2) // tiles)
+            # 45 -> 75 us, 14336x4096 split 7 ways 15 -> 26 us), and the few CTAs of a second wave cannot draw the
+            # bandwidth the first did (H100, int4 g128, through the bench, rounded to the nearest -> down, us:
+            # 3072x8192 on DECODE_INT4_LONG_K, 96 tiles split three ways for 264 places, M = 1 / 4 / 8 10.7 /
+            # 11.2 / 12.0 -> 6.5 / 7.4 / 7.8; 5120x8192, 160 tiles two ways, 13.8 / 14.4 / 15.4 -> 9.8 / 10.5 /
+            # 11.8; 1536x8192 on the 16-row ring, 96 tiles, 7.6 -> 4.6; gpu_run.sh s59b)
+            want = max(1, ctas * self.sm_count // tiles)
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
