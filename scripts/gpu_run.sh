@@ -1353,17 +1353,14 @@ batched_decode or register_rings"
              | tee "$OUT/s59c_moe.log" | grep -E "^E  .*(Error|\()|passed|failed"; rc=$((rc | PIPESTATUS[0]))
            gputests s59c 150 "long_k_on_the_16_row or one_token_rings or batched_decode" ;;
     s59b)  # (fifty-ninth session) this tree (long_k_one_ring: one token of int4 codes in groups of 128 or more, or per
-           # channel, over a long K on the 16-row ring on Hopper) against old3/ (`mkdir old3 && git archive f167f69
-           # backends/nvidia | tar -x -C old3`) and alt/: this tree with ring launches split K floor(occupancy x SMs
-           # / tiles) ways, not rounded (s59a: a rounding up past one wave of CTAs -- 96 tiles split three ways, 288
-           # CTAs for 264 places -- took 3072x8192 to 10.7 us where one pass of the 16-row ring took 6.5); then the
-           # long-K ring's GPU tests on this tree
-           alt_after '            want = max(1, (ctas * self.sm_count + tiles // 2) // tiles)' \
-'            want = max(1, ctas * self.sm_count // tiles)
-'
-           abbench s59b-1 2 "new alt old" 120 "^(== |1 )|rror" --shapes \
+           # channel, over a long K on the 16-row ring on Hopper; ring launches split K floor(occupancy x SMs / tiles)
+           # ways, not rounded to the nearest: a rounding up past one wave of CTAs -- 96 tiles split three ways, 288
+           # CTAs for 264 places -- took 3072x8192 to 10.7 us) against old3/ (`mkdir old3 && git archive f167f69
+           # backends/nvidia | tar -x -C old3`), alternated twice; then the long-K ring's GPU tests. (Its first run,
+           # on the H100, had the rule in the tree and the rounding down as alt/: the figures in docs/perf-notes.md.)
+           abbench s59b-1 2 "new old" 120 "^(== |1 )|rror" --shapes \
              1024x8192,1536x8192,2048x8192,2560x8192,3072x8192,5120x8192,4096x14336 --m 1 --weight int4 --group-size 128
-           abbench s59b-4 1 "new alt old" 120 "^(== |[0-9]+ )|rror" --shapes 3072x8192,5120x8192,2560x8192 --m 2,4,8 \
+           abbench s59b-4 1 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 3072x8192,5120x8192,2560x8192 --m 2,4,8 \
              --weight int4 --group-size 128
            gputests s59b 150 "long_k_on_the_16_row or one_token_rings_of_2" ;;
     s59a)  # (fifty-ninth session) one token of int4 codes over a long K on Hopper, on layers of at most two 16-row
@@ -1372,6 +1369,7 @@ batched_decode or register_rings"
            # form (eight slots for groups of 128; groups of 16 / 32 keep two warps along N). Against this tree through
            # the bench, alternated twice (int4 g128 fp16, narrower layers too), once for bf16, per channel, g64
            # zero points and g32; then the one-token ring GPU tests on alt2/
+           # (Ran on f167f69's planner; since the rule is in the tree (long_k_one_ring) its alt/ trees no longer parse.)
            a='                nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))'
            c='        if hi == 1 and caps.has("wgmma") and nominal == DECODE_INT4_LONG_K and kp > 4096 and sms and padded_n(layer.n) // 16 <= 2 * sms:'
            alt_after "$a" "$c
@@ -1403,6 +1401,7 @@ batched_decode or register_rings"
            # K, no split) for int4 layers of at most 2 x 16 x SMs rows over a long K (DECODE_INT4_LONG_K's layers), where
            # s58w found it 9 % faster kernel alone (H100, 4096x14336): alt/ (this tree with that rule) against this
            # tree through the bench, alternated twice; then the one-token ring GPU tests on alt/
+           # (Ran on f167f69; the rule is in the tree since (long_k_one_ring), and this alt/ no longer parses.)
            alt_after '                nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))' \
 '        if hi == 1 and t.stream and nominal == DECODE_INT4_LONG_K and sms and padded_n(layer.n) // 16 <= 2 * sms:
             nominal = Tile(8, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2)
