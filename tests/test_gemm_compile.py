@@ -893,7 +893,7 @@ def test_loop_spans_of_a_listing():
 def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
     """The kernels the planner picks for 1-8 tokens of the common low-bit formats (int4 in groups of 16-128 and per
     channel, uint4 with zero points, int3, int2, MXFP4, NVFP4) on layers of 4096-14336 rows over a short K, on the
-    H200, A100 and L40S, and on 4096 rows over a long K on the H200 (long_k_one_ring), hold no local-memory load or
+    H200, A100 and L40S, and on 4096 rows over a long K on the H200 (long_k_16_row_ring), hold no local-memory load or
     store in any loop. A session's sweep of 662 such kernels found 43 that did on these targets (the short-K int4
     ring of eight slots, the 3-bit register-streaming tiles of three CTAs per SM on sm_80 and sm_89); at most 8
     bytes spilled once outside the loops remain."""

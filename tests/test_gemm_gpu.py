@@ -374,12 +374,15 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_through_the_planner(
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4096 + 40, 8192 + 128),
                                         (WeightScheme("int4", "group", 256), 2048 - 24, 14336 + 256),
                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), 3072 + 8, 5120 + 64),
-                                        (WeightScheme("uint4", "group", 128, zero_point="int"), 4224, 11008)],
+                                        (WeightScheme("uint4", "group", 128, zero_point="int"), 4224, 11008),
+                                        (WeightScheme("int4", "group", 128), 1536 - 24, 5120 + 128),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 1000, 8192 + 64)],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_one_token_over_a_long_k_on_the_16_row_ring(scheme, n, k, act):
     """One token of int4 codes over a long K on layers of at most two 16-row CTAs per SM, through the planner on
-    the H200: the ring of 16 rows and one warp per K run (long_k_one_ring), odd N and K, groups of 128 and 256,
-    zero points, per channel, with the tokens around it (other tiles)."""
+    the H200: the ring of 16 rows and one warp per K run (long_k_16_row_ring), odd N and K, groups of 128 and 256,
+    zero points, per channel, with the tokens around it (other tiles; 2-6 tokens on it too where the layer has at
+    most one such CTA per SM)."""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
@@ -387,7 +390,9 @@ def test_one_token_over_a_long_k_on_the_16_row_ring(scheme, n, k, act):
     p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
     tile = G.tile_from_config(p.tuning[0].config)
     assert (tile.bn, tile.wn, tile.wk, tile.stream) == (16, 1, 8, 4), tile
-    run_and_check(qw, act, ms=(1, 2, 5))
+    if n <= 2048:  # (one 16-row CTA per SM: 2-6 tokens take it too)
+        assert G.tile_from_config(p.tuning_for(6).config) == tile, p.tuning
+    run_and_check(qw, act, ms=(1, 2, 4, 6, 7))
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

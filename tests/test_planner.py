@@ -399,7 +399,7 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
                                                      ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
     assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)
     assert bf("h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)  # (bf16: Hopper alone)
-    # (one token over a long K on Hopper, on at most two 16-row CTAs per SM: the 16-row ring, long_k_one_ring, as
+    # (one token over a long K on Hopper, on at most two 16-row CTAs per SM: the 16-row ring, long_k_16_row_ring, as
     # short_k_ring shapes it; groups of 16-64, wider layers, 2-8 tokens, MoE layers and older GPUs keep their rings)
     deep16, g128 = G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES), WeightScheme("int4", "group", 128)
     assert one(g128, 4096, 14336) == deep16 == one(g128, 1024, 8192, "h100") == one(
@@ -410,6 +410,12 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert one(g128, 8192, 8192) == G.DECODE_INT4_LONG_K
     moe = plan(LayerSpec(4096, 14336, g128, num_experts=8), "h200")
     assert G.tile_from_config(moe.tuning[0].config) != deep16
+    # (... and 2-6 tokens where the layer has at most one 16-row CTA per SM: 2048 rows, not 2112 (padded to 2176);
+    # 7-8 tokens keep the window ring, groups of 64 their ring)
+    assert tile(2048, 8192, 2, "h200") == deep16 == tile(1024, 14336, 6, "h200") == tile(1536, 5120, 4, "h100")
+    assert tile(2112, 8192, 2, "h200") == G.DECODE_INT4_LONG_K == tile(1024, 8192, 2, "h200", g64)
+    assert tile(1024, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW and tile(2048, 8192, 2, "a100") != deep16
+    assert tile(1024, 4096, 2, "h200") == G.DECODE_INT4_LONG_K  # (short K: the long-K ring, gpu_sweep.py r4)
     assert one(g2, 14336, 4096) == G.DECODE_INT4_WIDE == one(ch2, 14336, 4096)  # (a 64-row CTA per SM)
     assert one(g2, 8192, 4096) == G.DECODE_INT2_LONG_K == one(ch2, 8192, 3712)  # (fills two CTAs per SM)
     assert one(g2, 4096, 4096) == G.DECODE_INT3 == one(ch2, 2048, 4096)         # (one CTA of 16 warps per SM)

@@ -506,7 +506,8 @@ def wide_layer(layer, sms: int | None) -> bool:
 def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | None:
     """The register ring of the Hopper decode range starting at ``lo`` tokens (2 to RING_DECODE_MAX; see
     above), or None where the warpgroup tiles take it: int4 codes that go into the MMA raw (the layer's
-    one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K) and 2-bit codes in groups of 64 or more over
+    one-token ring is DECODE_INT4_WIDE, _LONG_K or _SHORT_K; up to RING_LONG_MAX tokens on narrow layers over
+    a long K, the 16-row ring: long_k_16_row_ring) and 2-bit codes in groups of 64 or more over
     more than 4096 columns (DECODE_INT2_LONG_K), on layers of at most 16384 rows, from RING_LONG_MAX + 1
     tokens over a long K with a window of activations (DECODE_INT4_LONG_K_WINDOW); 3-bit codes up to
     RING3_TOKENS tokens where ring3 says so: ring3_tile at that many tokens, on layers of at most
@@ -529,6 +530,8 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
         return None
     if wide_layer(layer, sms):
         return DECODE_INT4_WIDE
+    if int4 and long_k_16_row_ring(layer, recipe, kp, sms, tokens=lo):  # (2 to RING_LONG_MAX tokens, narrow layers)
+        return short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
     if lo <= RING_LONG_MAX or kp <= 4096:
         return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
     return DECODE_INT4_LONG_K_WINDOW  # (DECODE_INT2_LONG_K's shape too)
@@ -972,7 +975,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = shape_stream_tile(nominal, layer.n, kp, sms)
             if short4:
                 nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))
-            elif hi == 1 and nominal == DECODE_INT4_LONG_K and long_k_one_ring(layer, recipe, kp, sms, caps):
+            elif (hi == 1 and nominal == DECODE_INT4_LONG_K and caps.has("wgmma")
+                  and long_k_16_row_ring(layer, recipe, kp, sms)):
                 nominal = short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
@@ -1150,10 +1154,22 @@ def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
 LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2
 
 
-def long_k_one_ring(layer, recipe: Recipe, kp: int, sms: int | None, caps) -> bool:
-    """Whether one token of this layer takes the 16-row ring of one warp per K run over its long K (above)."""
-    return (caps.has("wgmma") and not layer.is_moe and recipe.bits == 4 and raw_codes(recipe) and kp > 4096
-            and bool(sms) and padded_n(layer.n) // 16 <= LONG_K_ONE_RING_MAX_CTAS_PER_SM * sms
+#: ... and 2 to RING_LONG_MAX tokens of such layers with at most one 16-row CTA per SM (at most 2112 rows on 132
+#: SMs), where DECODE_INT4_LONG_K took them before. H100, int4 g128 fp16, K = 8192, through the bench, two rounds
+#: alike, us, M = 2 / 4 / 6, DECODE_INT4_LONG_K -> this ring (gpu_run.sh s59e): 1024 rows 6.13 / 6.47 / 6.53 -> 5.50 /
+#: 5.94 / 6.38, 1536 6.30 / 6.50 / 6.69 -> 4.72 / 5.11 / 5.56, 2048 6.62 / 6.78 / 6.94 -> 5.51 / 5.90 / 6.39. Wider
+#: layers lost at six tokens (3072 rows 7.61 -> 7.84, 4096 8.40 -> 8.92: each CTA stages all its tokens' K, so the
+#: activations read from L2 grow with the CTAs), and 4096x14336 from four (12.6 -> 18.0: four tokens' K outgrew a
+#: CTA's share of shared memory, so the launch split K into a second wave).
+LONG_K_FEW_RING_MAX_CTAS_PER_SM = 1
+
+
+def long_k_16_row_ring(layer, recipe: Recipe, kp: int, sms: int | None, tokens: int = 1) -> bool:
+    """Whether ``tokens`` tokens (1, or 2 to RING_LONG_MAX) of this layer take the 16-row ring of one warp per K run
+    over its long K on Hopper (above; the caller checks the chip)."""
+    per_sm = LONG_K_ONE_RING_MAX_CTAS_PER_SM if tokens == 1 else LONG_K_FEW_RING_MAX_CTAS_PER_SM
+    return (not layer.is_moe and recipe.bits == 4 and raw_codes(recipe) and kp > 4096 and tokens <= RING_LONG_MAX
+            and bool(sms) and padded_n(layer.n) // 16 <= per_sm * sms
             and (not recipe.gscale or recipe.group % 128 == 0))
 
 
