@@ -1326,22 +1326,28 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s60a)  # (sixtieth session) 2-6 tokens over a long K on the 16-row ring, layers of at most one 16-row CTA per SM
-           # (long_k_16_row_ring): the GPU tests; this tree against old3/ (`mkdir old3 && git archive eaed702
-           # backends/nvidia | tar -x -C old3`) through the bench, alternated twice, on the K and formats s59e did not
-           # run; alt/: 7-8 tokens on the ring too (where the window ring takes them), against this tree
-           gputests s60a 300 "long_k_on_the_16_row or batched_decode"
-           abbench s60a-k 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1024x14336,2048x14336,1536x5120,2048x5120 \
-             --m 2,3,4,6 --weight int4 --group-size 128
-           abbench s60a-bf 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 1024x8192,2048x8192 --m 2,4,6 \
+    s60a)  # (sixtieth session) this tree against old3/ (`mkdir old3 && git archive eaed702 backends/nvidia | tar -x
+           # -C old3`): (1) 2-6 tokens over a long K on the 16-row ring, layers of at most one 16-row CTA per SM
+           # (long_k_16_row_ring), on the K and formats s59e did not run; (2) a window of activations where a ring's
+           # slice of the range's last token count outgrows RING_XTURN_CAP at one wave (ring_needs_window: the long-K
+           # ring at 2-6 tokens over K > 8192 on more than 4224 rows, the wide ring at 7-8). The GPU tests first;
+           # alt/: 7-8 tokens on the 16-row ring too, against this tree
+           gputests s60a 300 "long_k_on_the_16_row or batched_decode or keep_a_window"
+           abbench s60a-win 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824 \
+             --m 2,4,6 --weight int4 --group-size 128
+           abbench s60a-wide 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 14336x8192,10240x8192,10240x14336 \
+             --m 2,6,7,8 --weight int4 --group-size 128
+           abbench s60a-k 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1024x14336,2048x14336,1536x5120,2048x5120 \
+             --m 2,4,6 --weight int4 --group-size 128
+           abbench s60a-bf 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 2048x8192,8192x14336 --m 2,4,6 \
              --weight int4 --group-size 128 --act bf16
-           abbench s60a-ch 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 1024x8192,2048x8192 --m 2,4,6 \
+           abbench s60a-ch 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 2048x8192,8192x14336 --m 2,4,6 \
              --weight int4 --group-size 0 --scale-fmt fp32
-           alt_after '        return DECODE_INT4_WIDE' \
+           alt_after '    hi = RING_LONG_MAX if lo <= RING_LONG_MAX else RING_DECODE_MAX  # (the range'"'"'s last token count)' \
 '    if int4 and lo > RING_LONG_MAX and padded_n(layer.n) // 16 <= sms and long_k_16_row_ring(layer, recipe, kp, sms):
         return short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
 '
-           abbench s60a-w 2 "new alt" 120 "^(== |[0-9]+ )|rror" --shapes 1024x8192,2048x8192,1024x14336,1536x5120 \
+           abbench s60a-w 1 "new alt" 120 "^(== |[0-9]+ )|rror" --shapes 1024x8192,2048x8192,1024x14336 \
              --m 7,8 --weight int4 --group-size 128 ;;
     s59e)  # (fifty-ninth session, for the next call) 2-6 tokens over a long K on the 16-row ring where one token takes
            # it (long_k_one_ring's layers; decode_ring_tile gives them DECODE_INT4_LONG_K): alt/ against this tree

@@ -420,6 +420,29 @@ def test_batched_decode_through_the_planner(scheme, n, k, act):
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k,ms", [(WeightScheme("int4", "group", 128), 8192 + 40, 14336 + 128, (2, 4, 6, 7)),
+                                           (WeightScheme("int4", "channel", scale_fmt="fp32"), 5120, 13824, (3, 5)),
+                                           (WeightScheme("int2", "group", 128), 8192, 11008 + 256, (2, 6)),
+                                           (WeightScheme("int4", "group", 128), 14336 - 40, 8192 + 128, (6, 7, 8)),
+                                           (WeightScheme("uint4", "group", 128, zero_point="int"), 10240, 11008,
+                                            (2, 8))],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_rings_keep_a_window_where_the_tokens_outgrow_the_slice(scheme, n, k, ms, act):
+    """2-8 tokens over a long K where the register ring's slice of activations for the range's last token count
+    outgrows its cap at one wave of CTAs (ring_needs_window): the long-K ring (2-6 tokens) and the wide ring (2-8)
+    with a window of two turns, through the planner, odd N and K, int4 / int2 codes, zero points, per channel."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
+    for m in ms:
+        tile = G.tile_from_config(p.tuning_for(m).config)
+        assert tile.stream and tile.xwin == 2, (m, p.tuning)
+    run_and_check(qw, act, ms=ms)
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("e4m3", "channel", scale_fmt="fp32"), 28672 + 64, 1024 + 64),
                                         (WeightScheme("int8", "group", 128), 28672, 1152),
                                         (WeightScheme("int8", "channel", scale_fmt="fp32"), 14336, 2048 + 64)],

@@ -378,6 +378,12 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     # (7-8 tokens over a long K: the long-K ring keeps a window of activations instead of splitting K for them)
     assert tile(8192, 8192, 7, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(4096, 14336, 8, "h200")
     assert G.DECODE_INT4_LONG_K_WINDOW == dataclasses.replace(G.DECODE_INT4_LONG_K, xwin=2)
+    # (... and 2-6 tokens where six tokens' slice of activations outgrows RING_XTURN_CAP at one wave of CTAs, and the
+    # wide ring's 7-8 over 8192 columns: ring_needs_window; where the slices fit, no window)
+    assert tile(8192, 14336, 2, "h200") == G.DECODE_INT4_LONG_K_WINDOW == tile(8192, 28672, 6, "h200")
+    assert tile(4096, 14336, 6, "h200") == G.DECODE_INT4_LONG_K == tile(8192, 8192, 6, "h200")
+    assert tile(14336, 8192, 7, "h200") == dataclasses.replace(G.DECODE_INT4_WIDE, xwin=2) == tile(10240, 14336, 2, "h200")
+    assert tile(14336, 8192, 6, "h200") == G.DECODE_INT4_WIDE == tile(14336, 4096, 8, "h200")
     # (one token over a short K: the warps along K; 16 rows of fp16 groups of 128 keep eight slots)
     assert tile(4096, 4096, 1, "h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)
     # (... four register slots, any scales: eight spilled; groups of 16 and 32: twice the rows, short_k_ring; 2-bit

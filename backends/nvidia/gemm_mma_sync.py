@@ -528,13 +528,30 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     int2 = recipe.bits == 2 and not recipe.wfloat and kp > 4096 and bool(recipe.gscale) and recipe.group % 64 == 0
     if not (int4 or int2):
         return None
+    if int4 and long_k_16_row_ring(layer, recipe, kp, sms, tokens=lo):
+        return short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)  # (2 to RING_LONG_MAX tokens, narrow layers)
+    hi = RING_LONG_MAX if lo <= RING_LONG_MAX else RING_DECODE_MAX  # (the range's last token count)
     if wide_layer(layer, sms):
-        return DECODE_INT4_WIDE
-    if int4 and long_k_16_row_ring(layer, recipe, kp, sms, tokens=lo):  # (2 to RING_LONG_MAX tokens, narrow layers)
-        return short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
-    if lo <= RING_LONG_MAX or kp <= 4096:
+        return replace(DECODE_INT4_WIDE, xwin=2) if ring_needs_window(DECODE_INT4_WIDE, layer, kp, sms, hi) else DECODE_INT4_WIDE
+    if kp <= 4096 or (lo <= RING_LONG_MAX and not ring_needs_window(DECODE_INT4_LONG_K, layer, kp, sms, hi)):
         return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
     return DECODE_INT4_LONG_K_WINDOW  # (DECODE_INT2_LONG_K's shape too)
+
+
+#: A window of activations wherever a range's last token count would otherwise split K past one wave: the long-K
+#: ring's slice of 2-6 tokens fits RING_XTURN_CAP over a K of 8192 (RING_LONG_MAX), not over a longer one on layers
+#: of more than 132 32-row CTAs (8192x14336: four tokens' 14336 columns are 112 KB, so the launch split K in two,
+#: 512 CTAs for 264 places; 8192x28672 from two tokens), nor the wide ring's 7-8 tokens over 8192 columns
+#: (14336x8192: 128 KB, 448 CTAs). The window's cost where the slices are the same: 1-2 % (DECODE_INT4_LONG_K_WINDOW).
+def ring_needs_window(tile: Tile, layer, kp: int, sms: int | None, tokens: int) -> bool:
+    """Whether ``tokens`` rows of 16-bit activations over the K slice of a one-wave launch of this ring (``occupancy``
+    CTAs per SM, as Launcher.stream_split splits it) outgrow RING_XTURN_CAP, so that without a window of them the
+    launch would split K further, past one wave (above)."""
+    if not sms:
+        return False
+    tiles = -(-padded_n(layer.n) // tile.bn)
+    slices = max(1, tile.occupancy * sms // tiles)
+    return tokens * -(-kp // slices) * 2 > RING_XTURN_CAP
 
 
 def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
