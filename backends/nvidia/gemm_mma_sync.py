@@ -546,8 +546,9 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
 def ring_needs_window(tile: Tile, layer, kp: int, sms: int | None, tokens: int) -> bool:
     """Whether ``tokens`` rows of 16-bit activations over the K slice of a one-wave launch of this ring (``occupancy``
     CTAs per SM, as Launcher.stream_split splits it) outgrow RING_XTURN_CAP, so that without a window of them the
-    launch would split K further, past one wave (above)."""
-    if not sms:
+    launch would split K further, past one wave (above). MoE layers: not measured (their launches hold every routed
+    block's CTAs), no."""
+    if not sms or layer.is_moe:
         return False
     tiles = -(-padded_n(layer.n) // tile.bn)
     slices = max(1, tile.occupancy * sms // tiles)
