@@ -1329,7 +1329,8 @@ batched_decode or register_rings"
     s60b)  # (sixtieth session) ring_needs_window as refined after s60a (a window only where its launch takes no more
            # rounds of CTAs per K than the split); alt/: s60a's rule (a window wherever the slice outgrows the cap)
            # against this tree, alternated twice, where the two differ. (No GPU tests: the plans of s60a's tested
-           # layers are the same on both trees, compared on the CPU.)
+           # layers are the same on both trees, compared on the CPU.) Ran on 0413445: the rounds rule lost, the tree
+           # went back to the plain rule, and this alt/'s anchor is gone (perf notes, sixtieth session).
            alt_after '    fit = -(-tokens * kp * 2 // RING_XTURN_CAP)  # (the slices whose activations fit without one)' \
 '    return fit > want
 '

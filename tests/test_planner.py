@@ -384,9 +384,9 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 6, "h200") == G.DECODE_INT4_LONG_K == tile(8192, 8192, 6, "h200")
     assert tile(14336, 8192, 7, "h200") == dataclasses.replace(G.DECODE_INT4_WIDE, xwin=2) == tile(10240, 14336, 2, "h200")
     assert tile(14336, 8192, 6, "h200") == G.DECODE_INT4_WIDE == tile(14336, 4096, 8, "h200")
-    # (no window where the split takes fewer rounds of CTAs per K: 10240x14336 at 8 tokens, 480 CTAs of a third of K
-    # in two rounds against 160 of all of it in one; 5120x28672 at 6, 640 CTAs of a quarter in three)
-    assert tile(10240, 14336, 8, "h200") == G.DECODE_INT4_WIDE and tile(5120, 28672, 6, "h200") == G.DECODE_INT4_LONG_K
+    assert tile(5120, 27648, 4, "h200") == G.DECODE_INT4_LONG_K_WINDOW and tile(5120, 27648, 4, "a100").xwin == 0
+    moe8 = plan(LayerSpec(8192, 14336, WeightScheme("int4", "group", 128), num_experts=8), "h200")
+    assert G.tile_from_config(moe8.tuning_for(4).config).xwin == 0  # (MoE layers: not measured, no window)
     # (one token over a short K: the warps along K; 16 rows of fp16 groups of 128 keep eight slots)
     assert tile(4096, 4096, 1, "h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)
     # (... four register slots, any scales: eight spilled; groups of 16 and 32: twice the rows, short_k_ring; 2-bit

@@ -538,32 +538,31 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
     return DECODE_INT4_LONG_K_WINDOW  # (DECODE_INT2_LONG_K's shape too)
 
 
-#: A window of activations where a range's last token count would otherwise split K for them past one wave, into
-#: as many or more rounds of CTAs per slice: the long-K ring's slice of 2-6 tokens fits RING_XTURN_CAP over a K of
-#: 8192 (RING_LONG_MAX), not over a longer one on layers of more than 132 32-row CTAs (8192x14336: four tokens'
-#: 14336 columns are 112 KB, so the launch split K in two, 512 CTAs for 264 places), nor the wide ring's 7-8 tokens
-#: over 8192 columns (14336x8192: 128 KB, 448 CTAs). H100, int4 g128 fp16, through the bench, two rounds alike, us,
-#: split -> window (gpu_run.sh s60a): 8192x14336 M = 4 / 6 25.6 / 26.0 -> 21.6 / 21.9 (bf16 and per channel alike);
-#: 8192x28672 M = 2 / 4 / 6 51.3 / 47.9 / 49.4 -> 50.1 / 43.0 / 43.5; 5120x13824 M = 4 / 6 21.3 / 21.9 -> 17.0 / 17.9;
-#: the wide ring: 14336x8192 M = 7 / 8 25.8 -> 22.0, 10240x8192 23.8 -> 18.8, 10240x14336 M = 6 37.5 -> 31.6. Where
-#: the split takes fewer rounds per slice it kept up: 10240x14336 M = 7 / 8, 480 CTAs of a third of K each (two
-#: rounds, 2/3 of a K) against the window's 160 of the whole K (one round, a whole K), 30.8 against 31.7. And where
-#: the slices fit either way, the window costs 1-2 % (5120x13824 M = 2 16.1 -> 16.3; DECODE_INT4_LONG_K_WINDOW).
+#: A window of activations where a range's last token count would otherwise split K for them past one wave: the
+#: long-K ring's slice of 2-6 tokens fits RING_XTURN_CAP over a K of 8192 (RING_LONG_MAX), not over a longer one on
+#: layers of more than 132 32-row CTAs (8192x14336: four tokens' 14336 columns are 112 KB, so the launch split K in
+#: two, 512 CTAs for 264 places), nor the wide ring's 7-8 tokens over 8192 columns (14336x8192: 128 KB, 448 CTAs).
+#: H100, int4 g128 fp16, through the bench, two rounds alike, us, split -> window (gpu_run.sh s60a, s60b):
+#: 8192x14336 M = 4 / 6 25.6 / 26.0 -> 21.6 / 21.9 (bf16 and per channel alike); 8192x28672 M = 2 / 4 / 6 51.3 /
+#: 47.9 / 49.4 -> 50.1 / 43.0 / 43.5; 5120x13824 M = 4 / 6 21.3 / 21.9 -> 17.0 / 17.9; 5120x27648 M = 2 / 4 / 6 37.2 /
+#: 30.0 / 35.0 -> 33.0 / 31.3 / 32.9; 6144x28672 43.2 / 41.8 / 37.7 -> 40.6 / 35.2 / 36.3; the wide ring: 14336x8192
+#: M = 7 / 8 25.8 -> 22.0, 10240x8192 23.8 -> 18.8, 10240x14336 M = 6 37.5 -> 31.6, 10240x18432 M = 2 / 4 / 6 45.2 /
+#: 46.1 / 37.5 -> 45.5 / 39.4 / 39.8. Lost: 10240x14336 M = 8, 31.0 -> 32.0 (split three ways: 480 CTAs of a third
+#: of K in two rounds, against the window's 160 of the whole K in one), and single token counts above where the
+#: split took fewer rounds (5120x27648 M = 4, 10240x18432 M = 6); a rule by rounds of CTAs per K at the range's last
+#: token count (s60b's tree) lost more than it saved (5120x27648 M = 2 33.0 -> 37.2, 6144x28672 M = 4 35.2 -> 41.8,
+#: 10240x18432 M = 4 39.4 -> 46.1). Where the slices fit either way, no window (it costs 1-2 %: 5120x13824 M = 2,
+#: 16.1 -> 16.3; DECODE_INT4_LONG_K_WINDOW).
 def ring_needs_window(tile: Tile, layer, kp: int, sms: int | None, tokens: int) -> bool:
     """Whether ``tokens`` rows of 16-bit activations over the K slice of a one-wave launch of this ring (``occupancy``
     CTAs per SM, as Launcher.stream_split splits it) outgrow RING_XTURN_CAP, so that without a window of them the
-    launch would split K further, and the window's launch takes no more rounds of CTAs per K than that split (above).
-    MoE layers: not measured (their launches hold every routed block's CTAs), no."""
+    launch would split K further, past one wave (above). MoE layers: not measured (their launches hold every routed
+    block's CTAs), no."""
     if not sms or layer.is_moe:
         return False
     tiles = -(-padded_n(layer.n) // tile.bn)
-    places = tile.occupancy * sms
-    want = max(1, places // tiles)  # (the slices of a one-wave launch; the window's)
-    fit = -(-tokens * kp * 2 // RING_XTURN_CAP)  # (the slices whose activations fit without one)
-    if fit <= want:
-        return False
-    # rounds of CTAs per K: ceil(CTAs / places) / slices, the window's against the split's
-    return -(-tiles * want // places) * fit <= -(-tiles * fit // places) * want
+    want = max(1, tile.occupancy * sms // tiles)  # (the slices of a one-wave launch; the window's)
+    return -(-tokens * kp * 2 // RING_XTURN_CAP) > want  # (the slices whose activations fit without one)
 
 
 def wgmma_decode_from(layer, recipe: "Recipe", sms: int | None = None) -> int:
