@@ -837,7 +837,8 @@ def test_one_token_rings_of_one_warp_per_run_copy_row_0_alone(tmp_path):
     cases = [("H200", per_channel, "fp16", None, 1), ("H200", g128, "fp16", None, 2), ("A100", g128, "bf16", None, 1),
              ("L40S", per_channel, "bf16", 8, 1), ("H200", g128, "bf16", None, 14)]
     for dev, scheme, act, experts, copies in cases:
-        layer = LayerSpec(4096, 4096, scheme, ActivationScheme(act), out_dtype=act,
+        n = 3456 if dev == "A100" else 4096  # (the A100's 108 SMs: 16-row CTAs within one wave, shape_stream_tile)
+        layer = LayerSpec(n, 4096, scheme, ActivationScheme(act), out_dtype=act,
                           **({"num_experts": experts} if experts else {}))
         spec = humming.plan(layer, dev).kernel(1)
         cfg = dict(spec.config)

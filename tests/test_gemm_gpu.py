@@ -371,6 +371,27 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_through_the_planner(
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4608 - 40, 3584),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 5120, 4096 - 64),
+                                        (WeightScheme("uint4", "group", 64, zero_point="int"), 9216 + 8, 3072),
+                                        (WeightScheme("int4", "group", 128), 10240, 4096 - 128)],
+                         ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
+def test_one_token_short_k_rings_within_one_wave(scheme, n, k, act):
+    """One token over a short K on layers whose nearest count of two CTAs per SM lies past it (shape_stream_tile):
+    the rows that keep the CTAs within one wave (32 or 64 per CTA), through the planner, odd N and K, groups of 128
+    and 64, zero points, per channel, with the tokens around it."""
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia.mma_sync_kernel import padded_n
+
+    w = torch.randn(n, k, device="cuda") * 0.02
+    qw = R.quantize(w, scheme, bias=torch.randn(n, device="cuda"))
+    p = plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt, bias=True), "h200")
+    tile = G.tile_from_config(p.tuning[0].config)
+    assert tile.stream and tile.bn >= 32 and padded_n(n) // tile.bn <= 2 * 132, tile
+    run_and_check(qw, act, ms=(1, 2, 5))
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4096 + 40, 8192 + 128),
                                         (WeightScheme("int4", "group", 256), 2048 - 24, 14336 + 256),
                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), 3072 + 8, 5120 + 64),

@@ -395,15 +395,19 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     ch4, ch2, g2 = (WeightScheme("int4", "channel", scale_fmt="fp32"), WeightScheme("int2", "channel", scale_fmt="fp32"),
                     WeightScheme("int2", "group", 128))
     assert G.DECODE_INT4_SHORT_K.stages == 4 and G.DECODE_INT4_SHORT_K.wn * G.DECODE_INT4_SHORT_K.wk == 8
-    assert one(ch4, 4096, 4096) == G.DECODE_INT4_SHORT_K == one(ch4, 4096, 2048, "a100")
+    assert one(ch4, 4096, 4096) == G.DECODE_INT4_SHORT_K == one(ch4, 3456, 2048, "a100")
+    # (the tile count nearest two CTAs per SM within one wave: the A100's 108 SMs take 4096 rows in 128 32-row CTAs,
+    # not 256 of 16 rows for 216 places; 5120 rows on 132 SMs, 160 of 32 rows)
+    assert one(ch4, 4096, 2048, "a100") == G.split_warps(G.DECODE_INT4_SHORT_K, 2) == one(ch4, 5120, 4096)
     ring32, ring64 = (G.split_warps(G.DECODE_INT4_SHORT_K, w) for w in (2, 4))
     assert ring32.bn == 32 and ring32.wk == 4 and ring32.bk == 256 and ring64.bk == 128
     g16, g32, g64 = (WeightScheme("int4", "group", g) for g in (16, 32, 64))
     assert one(g16, 4096, 4096) == ring32 == one(g32, 4096, 2048) == one(WeightScheme("uint4", "group", 16,
                                                                                         zero_point="int"), 4096, 4096)
     assert one(g16, 8192, 4096) == ring64 == one(g32, 8192, 4096) and one(g64, 4096, 4096) == G.DECODE_INT4_SHORT_K
-    # (the A100's 108 SMs make 8192 rows a wide layer: DECODE_INT4_WIDE as shape_stream_tile shapes it, any group)
-    assert one(g64, 8192, 4096) == ring32 == one(g16, 8192, 4096, "a100")
+    # (the A100's 108 SMs make 8192 rows a wide layer: DECODE_INT4_WIDE as shape_stream_tile shapes it, any group: 128
+    # CTAs of 64 rows within its 216 places, not 256 of 32)
+    assert one(g64, 8192, 4096) == ring32 and one(g16, 8192, 4096, "a100") == ring64 == one(g64, 8192, 4096, "a100")
     bf = lambda dev: G.tile_from_config(plan(LayerSpec(4096, 4096, WeightScheme("int4", "group", 128),  # noqa: E731
                                                      ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
     assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)

@@ -1129,14 +1129,23 @@ def half_group_byte_tile(tile: Tile) -> Tile:
 def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
     """A stream tile over a short K (at most 4096 columns: short runs per warp)
     splits its warps between N and K so that the layer has about two CTAs per SM
-    (BN of 16, 32 or 64 rows, the same number of warps). Longer K, or an unknown
+    (BN of 16, 32 or 64 rows, the same number of warps): the count nearest that among
+    those within it (one wave), where there is one. Longer K, or an unknown
     SM count, keeps the tile. (H200 sweep, int4 g128, M=1: 4096x4096 is fastest
-    with BN=16, 14336x4096 with BN=64, 8192x8192 and 28672x8192 with the default 32.)"""
+    with BN=16, 14336x4096 with BN=64, 8192x8192 and 28672x8192 with the default 32.
+    The nearest count past two per SM left a partial second wave: H100, int4 g128 fp16, M=1,
+    through the bench, two rounds alike, us, the nearest -> within (gpu_run.sh s60c): 4608x3584
+    288 16-row CTAs for 264 places 6.34 -> 5.21 with 144 of 32 rows, 5120x4096 6.77 -> 5.66,
+    9216x3072 288 of 32 rows 8.77 -> 7.39 with 144 of 64, 10240x4096 320 -> 160, 11.35 -> 9.65;
+    4096x4096, 6144x4096 and 14336x4096 kept their tiles. 5120x4096 has the A100 4096x4096's
+    ratio, 256 CTAs for 216 places, which moves the same way: not measured on an A100.)"""
     if not tile.stream or kp > 4096 or not sms:
         return tile
     warps = tile.wn * tile.wk
     np_ = padded_n(n)
-    wn = min((w for w in (1, 2, 4) if warps % w == 0), key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
+    options = [w for w in (1, 2, 4) if warps % w == 0]
+    within = [w for w in options if np_ // (16 * w) <= 2 * sms] or options
+    wn = min(within, key=lambda w: (abs(np_ / (16 * w) - 2 * sms), w != tile.wn))
     return split_warps(tile, wn)
 
 
