@@ -532,7 +532,8 @@ def decode_ring_tile(lo: int, layer, recipe: "Recipe", kp: int, sms: int | None)
         return short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)  # (2 to RING_LONG_MAX tokens, narrow layers)
     hi = RING_LONG_MAX if lo <= RING_LONG_MAX else RING_DECODE_MAX  # (the range's last token count)
     if wide_layer(layer, sms):
-        return replace(DECODE_INT4_WIDE, xwin=2) if ring_needs_window(DECODE_INT4_WIDE, layer, kp, sms, hi) else DECODE_INT4_WIDE
+        window = ring_needs_window(DECODE_INT4_WIDE, layer, kp, sms, hi)
+        return replace(DECODE_INT4_WIDE, xwin=2) if window else DECODE_INT4_WIDE
     if kp <= 4096 or (lo <= RING_LONG_MAX and not ring_needs_window(DECODE_INT4_LONG_K, layer, kp, sms, hi)):
         return DECODE_INT2_LONG_K if int2 else DECODE_INT4_LONG_K
     return DECODE_INT4_LONG_K_WINDOW  # (DECODE_INT2_LONG_K's shape too)
@@ -1191,13 +1192,17 @@ def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
 LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2
 
 
-#: ... and 2 to RING_LONG_MAX tokens of such layers with at most one 16-row CTA per SM (at most 2112 rows on 132
-#: SMs), where DECODE_INT4_LONG_K took them before. H100, int4 g128 fp16, K = 8192, through the bench, two rounds
-#: alike, us, M = 2 / 4 / 6, DECODE_INT4_LONG_K -> this ring (gpu_run.sh s59e): 1024 rows 6.13 / 6.47 / 6.53 -> 5.50 /
-#: 5.94 / 6.38, 1536 6.30 / 6.50 / 6.69 -> 4.72 / 5.11 / 5.56, 2048 6.62 / 6.78 / 6.94 -> 5.51 / 5.90 / 6.39. Wider
-#: layers lost at six tokens (3072 rows 7.61 -> 7.84, 4096 8.40 -> 8.92: each CTA stages all its tokens' K, so the
-#: activations read from L2 grow with the CTAs), and 4096x14336 from four (12.6 -> 18.0: four tokens' K outgrew a
-#: CTA's share of shared memory, so the launch split K into a second wave).
+#: ... and 2 to RING_LONG_MAX tokens of such layers with at most one 16-row CTA per SM (at most 2048 rows on 132
+#: SMs, padded_n), where DECODE_INT4_LONG_K took them before. H100, int4 g128 fp16, K = 8192, through the bench, two
+#: rounds alike, us, M = 2 / 4 / 6, DECODE_INT4_LONG_K -> this ring (gpu_run.sh s59e): 1024 rows 6.13 / 6.47 / 6.53 ->
+#: 5.50 / 5.94 / 6.38, 1536 6.30 / 6.50 / 6.69 -> 4.72 / 5.11 / 5.56, 2048 6.62 / 6.78 / 6.94 -> 5.51 / 5.90 / 6.39;
+#: one round (s60a): 2048x14336 9.00 / 9.19 / 9.45 -> 8.23 / 8.67 / 9.36, 1536x5120 5.39 / 5.54 / 5.60 -> 4.09 / 4.40 /
+#: 4.76, bf16 2048x8192 6.68 / 6.81 / 6.97 -> 5.81 / 6.36 / 6.98, per channel 6.88 / 7.03 / 7.21 -> 5.88 / 6.11 /
+#: 6.44; 1024x14336 7.31 / 7.62 / 7.75 -> 7.08 / 7.58 / 8.01. Wider layers lost at six tokens (3072 rows 7.61 ->
+#: 7.84, 4096 8.40 -> 8.92: each CTA stages all its tokens' K, so the activations read from L2 grow with the CTAs),
+#: and 4096x14336 from four (12.6 -> 18.0: four tokens' K outgrew a CTA's share of shared memory, so the launch split
+#: K into a second wave). 7-8 tokens on it were mixed (s60a: 2048x8192 7.16 -> 6.61-6.86, 1024x14336 7.98 ->
+#: 8.28-8.45): the window ring keeps them.
 LONG_K_FEW_RING_MAX_CTAS_PER_SM = 1
 
 
