@@ -25,7 +25,8 @@ from .mma_sync_pack import (byte_flip, byte_operand_limits, code_offset, CVT_DEQ
     fp8_split_enabled, fp8_split_limits, group_columns,
     group_padding_note, int_fp8, int_fp8_limits, kernel_group, kernel_layer, _op8, OP8_OF, pack_moe_weight,
     pack_weight, PackedWeight, recipe_for)
-from .mma_sync_launch import (CLUSTER_MAX_CTAS_PER_SM, cluster_fit_enabled, cluster_max_ctas_per_sm, Launcher)
+from .mma_sync_launch import (CLUSTER_MAX_CTAS_PER_SM, cluster_fit_enabled, cluster_max_ctas_per_sm, Launcher,
+                              ring_wave_slices)
 
 # (what this module re-exports: the public names of the three above; its own follow)
 __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "code_offset", "CLUSTER_MAX_CTAS_PER_SM", "cluster_fit_enabled",
@@ -561,8 +562,7 @@ def ring_needs_window(tile: Tile, layer, kp: int, sms: int | None, tokens: int) 
     block's CTAs), no."""
     if not sms or layer.is_moe:
         return False
-    tiles = -(-padded_n(layer.n) // tile.bn)
-    want = max(1, tile.occupancy * sms // tiles)  # (the slices of a one-wave launch; the window's)
+    want = ring_wave_slices(tile.occupancy, sms, -(-padded_n(layer.n) // tile.bn))  # (the window's slices)
     return -(-tokens * kp * 2 // RING_XTURN_CAP) > want  # (the slices whose activations fit without one)
 
 

@@ -112,6 +112,12 @@ def _resident_blocks(lp, threads: int) -> int:
         return 0
 
 
+def ring_wave_slices(ctas_per_sm: int, sm_count: int, tiles: int) -> int:
+    """K slices of a ring launch of ``tiles`` tiles: as many as ``ctas_per_sm`` CTAs per SM hold in one wave,
+    rounded down (Launcher.stream_split; the planner's ring_needs_window asks the same)."""
+    return max(1, ctas_per_sm * sm_count // tiles)
+
+
 class Launcher:
     """Runs one prepared weight: picks the tile for M, compiles it on first use,
     keeps one LaunchPlan per tile, and splits K when the tiles alone cannot
@@ -419,7 +425,7 @@ class Launcher:
             # 3072x8192 on DECODE_INT4_LONG_K, 96 tiles split three ways for 264 places, M = 1 / 4 / 8 10.7 /
             # 11.2 / 12.0 -> 6.5 / 7.4 / 7.8; 5120x8192, 160 tiles two ways, 13.8 / 14.4 / 15.4 -> 9.8 / 10.5 /
             # 11.8; 1536x8192 on the 16-row ring, 96 tiles, 7.6 -> 4.6; gpu_run.sh s59b)
-            want = max(1, ctas * self.sm_count // tiles)
+            want = ring_wave_slices(ctas, self.sm_count, tiles)
         s = max(1, min(max(want, fit), ksteps))
         if max_split > 1:
             s = min(s, max(max_split, fit))
