@@ -36,7 +36,8 @@ __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "code_offset", "CLUST
     "HEADER", "kernel_group", "kernel_layer", "kernel_spec", "Launcher", "lean_stream",
     "min_blocks", "OP8_NAMES", "OP8_OF", "op8_unit", "pack_moe_weight", "pack_weight", "PackedWeight", "PAD_K",
     "PAD_N", "padded_k", "padded_n", "PARAMS", "raw_codes", "Recipe", "recipe_for", "resident_ctas",
-    "ring_fold_period", "ring_slice_step", "ring_slot_bytes", "RING_X_CAP", "RING_XTURN_CAP", "scale_acc",
+    "ring_fold_period", "ring_slice_step", "ring_slot_bytes", "ring_wave_slices", "RING_X_CAP", "RING_XTURN_CAP",
+    "scale_acc",
     "smem_bytes", "STATIC_SMEM_BYTES", "stream_red_bytes", "stream_ring_bytes", "stream_smem", "STREAM_SMEM_CAP",
     "stream_work_regs", "stream_x_cap", "Tile", "tma_box_rows", "TMAP_OFFSET", "wg_fold", "WG_INT_SLICE",
     "wgmma_operands", "x_turns", "x_window_blocks"]
