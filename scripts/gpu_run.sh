@@ -98,6 +98,7 @@ open(hits[0], "w").write(s.replace(a, a + os.environ["CODE"], 1))
 PY
 }
 rc=0
+S61=4096x4096,3584x3584,2048x8192,3072x4096,1024x8192,4096x8192,2048x4096,4096x14336,4608x3584,5120x5120
 for part in "${@:-all}"; do
   case "$part" in
     tiles) python3 scripts/gpu_tiles.py --quick --json "$OUT/tiles.json" 2>&1 | tee "$OUT/tiles.log"; rc=$((rc | PIPESTATUS[0])) ;;
@@ -1326,6 +1327,52 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s61d)  # (sixty-first session) 16-token warpgroup launches programmatic however their CTAs could crowd
+           # (PDL_CROWDED_BM): the GPU tests of the launch chain and the fitted splits, then this tree against old3/
+           # (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C old3`) through the bench: other weight
+           # formats where the launch crowds, bf16, and the issue's layers (uncrowded: unchanged), once each
+           gputests s61d 300 "programmatic_dependent_launch_chain or fitted_to_clusters or folded_group_scales"
+           for w in "e4m3 --group-size 0 --scale-fmt fp32" "int8 --group-size 0 --scale-fmt fp32" \
+                    "uint4 --group-size 64 --zero-point int" "int3 --group-size 128" "e2m1 --group-size 32 --scale-fmt e8m0" \
+                    "int4 --group-size 128 --act bf16" "int4 --group-size 0 --scale-fmt fp32"; do
+             abbench "s61d-$(echo $w | cut -d' ' -f1-3 | tr -d ' -')" 1 "new old" 120 "^(== |[0-9]+ )|rror" \
+               --shapes 4096x4096,2048x8192,2048x4096 --m 9,16 --weight $w
+           done
+           abbench s61d-issue 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 14336x4096,4096x14336,8192x8192,28672x8192 \
+             --m 9,16 --weight int4 --group-size 128 ;;
+    s61c)  # (sixty-first session; ran on the ring rule's tree, since dropped, as was HUMMING_RING16 and this alt's
+           # anchor) 9-16 tokens on narrow layers through the bench: RING_16 (this tree) against the
+           # warpgroup tile (HUMMING_RING16=0), launched as the launcher does and, alt/, programmatically however its
+           # CTAs could crowd (s61b: the tile lost where its launch went plainly, 4096x4096 and 2048x8192); then M=17
+           # / 32 to check alt/ leaves the 32-token tiles alone
+           alt_after '            fit > 0 and tile.bm < FIT_MIN_TOKENS)' '        pdl_ok = pdl_ok or tile.bm <= 16
+'
+           for r in 1 2; do
+             abbench s61c-ring$r 1 "new" 150 "^(== |[0-9]+ )|rror" --shapes $S61 --m 9,16 --weight int4 --group-size 128
+             HUMMING_RING16=0 abbench s61c-wg$r 1 "new alt" 150 "^(== |[0-9]+ )|rror" --shapes $S61 --m 9,16 \
+               --weight int4 --group-size 128
+           done
+           HUMMING_RING16=0 abbench s61c-32 1 "new alt" 150 "^(== |[0-9]+ )|rror" --shapes 4096x4096,2048x8192 --m 17,32 \
+             --weight int4 --group-size 128 ;;
+    s61b)  # (sixty-first session; ran on a planner rule since dropped, ring_16_tokens: the new tree there was the ring)
+           # RING_16 (ring_16_tokens: 9-16 tokens on layers of at most one 32-row CTA per SM)
+           # through the bench: this tree against old3/ (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C
+           # old3`), alternated twice; bf16 and per channel once; then its neighbours kernel alone (group s16b)
+           abbench s61b 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 4096x4096,3584x3584,2048x8192,4096x14336 \
+             --m 9,12,16 --weight int4 --group-size 128
+           abbench s61b-bf 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 4096x4096,4096x14336 --m 16 \
+             --weight int4 --group-size 128 --act bf16
+           abbench s61b-ch 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 4096x4096,4096x14336 --m 16 \
+             --weight int4 --group-size 0 --scale-fmt fp32
+           timeout 240 python3 scripts/gpu_sweep.py --shapes 4096x14336,4096x4096,1024x8192,3072x4096,4096x11008,6144x4096 \
+             --m 16 --groups s16b --rounds 3 --json "$OUT/s61b.json" 2>&1 | tee "$OUT/s61b.log" | cut -c1-230 ;;
+    s61a)  # (sixty-first session) 9-16 tokens on small layers, kernel alone (gpu_sweep.py group s16): the planner's
+           # warpgroup tile (WG_16_DEEP) against 16-token register rings, with and without a window; then the same
+           # in bf16 on two layers. On an H200 the s60e part follows (the command line runs it where the GPU is one).
+           timeout 300 python3 scripts/gpu_sweep.py --shapes 4096x4096,6144x4096,3584x3584,4608x3584,5120x5120,2048x8192,14336x4096 \
+             --m 9,16 --groups s16 --rounds 4 --json "$OUT/s61a.json" 2>&1 | tee "$OUT/s61a.log" | cut -c1-230
+           timeout 120 python3 scripts/gpu_sweep.py --shapes 4096x4096,5120x5120 --m 16 --groups s16 --rounds 3 --bf16 \
+             --json "$OUT/s61a-bf.json" 2>&1 | tee "$OUT/s61a-bf.log" | cut -c1-230 ;;
     s60e)  # (sixtieth session, for an H200) this tree against old3/ (`mkdir old3 && git archive eaed702 backends/nvidia
            # | tar -x -C old3`) once, where the session's three rules move plans: one token over a short K (one wave),
            # 2-6 tokens on the 16-row ring, the windows; then the GPU tests of s60a and s60d

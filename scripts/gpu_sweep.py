@@ -25,6 +25,7 @@ from humming.scheme import ActivationScheme, WeightScheme
 from humming_nvidia import gemm_mma_sync as G, mma_sync_launch
 
 T = G.Tile
+R16 = T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=1, xwin=3)  # (a 16-token ring, one CTA per SM: s16, s16b)
 GROUPS = {
     # the current default first (the baseline), then the variants
     "decode": [T(8, 32, 256, 1, 2, 4, 4, stream=1, occupancy=3), T(8, 16, 512, 1, 1, 8, 4, stream=1, occupancy=3),
@@ -378,6 +379,18 @@ GROUPS = {
             T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=2), T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2, xwin=2),
             T(16, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1, xwin=2), T(16, 128, 128, 1, 8, 2, 4, stream=4, occupancy=1, xwin=2),
             T(16, 64, 256, 1, 4, 4, 4, stream=4, occupancy=1)],
+    # 9-16 tokens on small layers (K <= 5120, at most 6144 rows; r16 / x16 ran only the issue's larger ones): the
+    # planner's warpgroup tile against register rings of two 8-token columns per warp, with and without a window
+    "s16": [G.replace(G.WG_16_DEEP, fold=1), T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2),
+            T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=2, xwin=2), T(16, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2),
+            T(16, 16, 512, 1, 1, 8, 4, stream=4, occupancy=2, xwin=2), T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=2),
+            T(16, 16, 256, 1, 1, 4, 4, stream=4, occupancy=4), T(16, 32, 256, 1, 2, 4, 4, stream=4, occupancy=1, xwin=3),
+            G.replace(G.WG_16_NARROW, fold=1)],
+    # s16's winner on layers of at most one 32-row CTA per SM (kernel alone; through the bench it lost to the
+    # warpgroup tile launched programmatically: perf notes, sixty-first session) against its neighbours
+    "s16b": [G.replace(G.WG_16_DEEP, fold=1), R16, G.replace(R16, xwin=2), G.replace(R16, xwin=4),
+             T(16, 64, 128, 1, 4, 2, 4, stream=4, occupancy=1, xwin=3), T(16, 16, 512, 1, 1, 8, 4, stream=4, occupancy=1, xwin=3),
+             G.replace(R16, stages=6, xwin=2), G.replace(G.WG_16_DEEP_TWO, fold=1)],
     # 1-8 tokens: the planner's register rings with and without an activation window (xwin: no K split for the
     # activations' shared memory), and the eight-token warpgroup tile
     "xw8": [G.DECODE_INT4_LONG_K, G.replace(G.DECODE_INT4_LONG_K, xwin=2), G.DECODE_INT4_WIDE,

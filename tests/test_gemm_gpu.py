@@ -1350,7 +1350,7 @@ def test_cuda_graph_capture_and_replay():
 @pytest.mark.parametrize("n,m,k", [(8192, 1, 4096), (8192, 3, 4096), (8192, 16, 4096), (8192, 64, 4096),
                                    (8192, 300, 4096), (28672, 1, 4096), (28672, 8, 4096), (28672, 16, 4096),
                                    (28672, 64, 4096), (8192, 16, 8192), (8192, 64, 8192), (4096, 128, 2048),
-                                   (4096, 256, 4096)])
+                                   (4096, 256, 4096), (4096, 16, 4096), (2048, 9, 8192), (2048, 12, 4096)])
 def test_programmatic_dependent_launch_chain(n, m, k):
     """On Hopper each GEMM after a layer's first launches with programmatic dependent launch (the
     register rings, and the cp.async warpgroup tiles whose CTAs spread evenly over the SMs: the
@@ -1412,6 +1412,11 @@ def test_programmatic_dependent_launch_chain(n, m, k):
             if grid[0] * grid[1] * grid[2] <= torch.cuda.get_device_properties(dev).multi_processor_count:
                 crowded = pw.launcher.stream_k_ctas(pw.launcher.tile_for(m), lp) >= 2
                 assert crowded == (m == 128) and not (crowded and pdl_ok), (grid, crowded, pdl_ok)
+    if 9 <= m <= 16 and torch.cuda.get_device_capability(dev)[0] == 9:  # (16-token warpgroup tiles: programmatic
+        # even where their CTAs could crowd an SM, PDL_CROWDED_BM -- 4096x4096's four K slices of 64 tiles, 256 CTAs)
+        for pw in (p1, p2):
+            lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
+            assert dict(lp.kernel.spec.config)["WG"] and lp.pdl and pdl_ok, grid
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):

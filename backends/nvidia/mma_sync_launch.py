@@ -89,6 +89,16 @@ FIT_MAX_SLICE_K = 4096
 FIT_16_MAX_SLICE_K = 2048
 
 
+# Dense warpgroup launches of 16-token tiles (9-16 tokens) of 16-bit operands go programmatically even where their
+# CTAs could crowd an SM (Launcher.crowded): the crowding cost the 8-token decode tiles and the 64-256-token ones
+# (Launcher.crowded's figures), and the 16-token ones lost more by the plain launch. H100, int4 g128 fp16, through
+# the bench, two rounds alike, us, M = 9 / 16, plain -> programmatic (gpu_run.sh s61c): 4096x4096 7.91 / 7.92-8.01
+# -> 6.22 / 6.26-6.35 (four K slices of 64 tiles, 256 CTAs, three resident per SM), 2048x8192 8.18-8.23 / 8.29-8.30
+# -> 6.42 / 6.55, 2048x4096 6.41 / 6.57 -> 4.57 / 4.75; the uncrowded launches alike (3584x3584, 3072x4096,
+# 1024x8192, 4096x8192, 4096x14336, 4608x3584, 5120x5120). Byte operands and MoE launches: not measured, kept.
+PDL_CROWDED_BM = 16
+
+
 def cluster_fit_enabled() -> bool:
     """Whether launchers take Launcher.cluster_fit_split's slices (``HUMMING_CLUSTER_FIT``, on unless 0/off)."""
     return os.environ.get("HUMMING_CLUSTER_FIT", "1").lower() not in ("0", "off", "false", "no")
@@ -300,9 +310,11 @@ class Launcher:
             if ctr is None or ctr.numel() < m_tiles * n_tiles:
                 ctr = torch.zeros(max(m_tiles * n_tiles, 256), dtype=torch.int32, device=pw.w.device)
                 self._counters[tile] = ctr
-        # (a fitted launch of 16-token tiles goes programmatically however its CTAs could crowd: FIT_16)
+        # (a fitted launch of 16-token tiles goes programmatically however its CTAs could crowd: FIT_16; so does
+        # any dense launch of 16-token tiles of 16-bit operands: PDL_CROWDED_BM)
         pdl_ok = not (tile.wgmma and self.crowded(tile, lp, n_tiles * m_tiles * split)) or (
-            fit > 0 and tile.bm < FIT_MIN_TOKENS)
+            fit > 0 and tile.bm < FIT_MIN_TOKENS) or (
+            tile.bm == PDL_CROWDED_BM and not pw.recipe.op8 and not pw.experts)
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
 
