@@ -1327,6 +1327,50 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s61h)  # (sixty-first session) narrow_16_tokens (17-64 tokens of narrow layers on the 16-token tile): its GPU test
+           # and the launch chain's, then this tree against old3/ (`mkdir old3 && git archive 4e0cc8f backends/nvidia |
+           # tar -x -C old3`) through the bench on other narrow layers and formats, once
+           gputests s61h 300 "narrow_layers_run or programmatic_dependent_launch_chain"
+           abbench s61h-i4 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1280x8192,1536x4096,1024x3584,2048x5120 \
+             --m 17,32,48,64 --weight int4 --group-size 128
+           for w in "uint4 --group-size 64 --zero-point int" "int4 --group-size 128 --act bf16" "e2m1 --group-size 32 --scale-fmt e8m0"; do
+             abbench "s61h-$(echo $w | cut -d' ' -f1,3,5,6 | tr -d ' -')" 1 "new old" 120 "^(== |[0-9]+ )|rror" \
+               --shapes 1024x4096,2048x8192,1280x8192 --m 17,32,64 --weight $w
+           done ;;
+    s61g)  # (sixty-first session; ran: its alt is narrow_16_tokens' measurement) after s61f (17-32 tokens on the 16-token tile won on 2048 rows only): 17-64 tokens on
+           # it on layers of at most 3072 rows, alt/ against this tree, alternated twice
+           alt_after '    two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)' \
+'    if 9 <= lo <= 64 and can_fold(recipe) and layer.n <= 3072:
+        return replace(WG_16_DEEP, fold=1)
+'
+           abbench s61g 2 "new alt" 150 "^(== |[0-9]+ )|rror" \
+             --shapes 1024x4096,2048x4096,2048x8192,1024x8192,3072x4096,2560x8192,2048x14336 --m 17,32,48,64 \
+             --weight int4 --group-size 128 ;;
+    s61f)  # (sixty-first session; ran) 17-32 tokens on the 16-token warpgroup tiles (two M tiles; programmatic since
+           # PDL_CROWDED_BM) where the group scales fold: alt/ against this tree, alternated twice
+           alt_after '    two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)' \
+'    if 9 <= lo <= 32 and can_fold(recipe):
+        return replace(WG_16_DEEP_TWO if layer.n > WG_16_TWO_FROM_N else WG_16_DEEP, fold=1)
+'
+           abbench s61f 2 "new alt" 150 "^(== |[0-9]+ )|rror" \
+             --shapes 4096x4096,2048x8192,2048x4096,3584x3584,8192x8192,4096x14336,14336x4096 --m 17,24,32 \
+             --weight int4 --group-size 128 ;;
+    s61e)  # (sixty-first session) PDL_CROWDED_BM's neighbours through the bench: alt/, byte operands' 16-token tiles
+           # programmatic too (W4A8, W8A8, fp8), against this tree; alt2/, the 32-token tiles of 16-bit operands (M = 17
+           # to 64), against this tree
+           alt_after '            tile.bm == PDL_CROWDED_BM and not pw.recipe.op8 and not pw.experts)' \
+             '        pdl_ok = pdl_ok or (tile.bm == 16 and not pw.experts)
+'
+           alt_after '            tile.bm == PDL_CROWDED_BM and not pw.recipe.op8 and not pw.experts)' \
+             '        pdl_ok = pdl_ok or (tile.bm == 32 and not pw.recipe.op8 and not pw.experts)
+' alt2
+           for w in "int4 --group-size 128 --act int8" "int8 --group-size 0 --scale-fmt fp32 --act int8" \
+                    "e4m3 --group-size 0 --scale-fmt fp32 --act e4m3"; do
+             abbench "s61e-$(echo $w | cut -d' ' -f1,6,7 | tr -d ' -')" 1 "new alt" 120 "^(== |[0-9]+ )|rror" \
+               --shapes 4096x4096,2048x8192,2048x4096,8192x8192 --m 9,16 --weight $w
+           done
+           abbench s61e-32 2 "new alt2" 150 "^(== |[0-9]+ )|rror" \
+             --shapes 4096x4096,2048x8192,2048x4096,3584x3584,8192x8192,4096x14336 --m 17,32,48,64 --weight int4 --group-size 128 ;;
     s61d)  # (sixty-first session) 16-token warpgroup launches programmatic however their CTAs could crowd
            # (PDL_CROWDED_BM): the GPU tests of the launch chain and the fitted splits, then this tree against old3/
            # (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C old3`) through the bench: other weight

@@ -700,14 +700,40 @@ def stream_k_enabled() -> bool:
     return os.environ.get("HUMMING_STREAM_K", "0").lower() in ("1", "on", "true", "yes")
 
 
-def warpgroup_tile(lo: int, layer, recipe: "Recipe") -> Tile:
+#: 17-32 tokens on layers of at most NARROW_16_ROWS_PER_SM rows per SM (2640 on 132 SMs), and 33-64 on those of at
+#: most NARROW_16_64_ROWS_PER_SM (1056), over a K of at most NARROW_16_MAX_K, with group scales that fold: the 16-token
+#: tile (WG_16_DEEP) in two or four M tiles, where the 32-token tiles took them. H100, int4 g128 fp16, through the
+#: bench, two rounds alike, us, M = 17 / 32 / 48 / 64 (gpu_run.sh s61f, s61g; the 16-token launches programmatic,
+#: PDL_CROWDED_BM): 1024x4096 5.67 / 5.86-5.89 / 6.50-6.57 / 6.82-6.84 -> 4.63-4.67 / 4.57-4.64 / 5.21-5.26 / 5.78-5.79,
+#: 1024x8192 7.28-7.30 / 7.53 / 8.92 / 9.18-9.25 -> 6.15 / 6.22-6.25 / 7.66-7.69 / 8.26-8.29; M = 17 / 32: 2048x4096
+#: 8.33 / 8.85-8.90 -> 5.84 / 5.90-5.93, 2048x8192 9.89-9.94 / 10.5 -> 8.41 / 8.57, 2560x8192 10.4 / 10.9-11.0 -> 9.36
+#: / 9.48-9.50. Lost: 3072x4096 at 17-32 (5.77 -> 7.30), the 2048-2560-row layers at 64 tokens (2048x8192 12.1 ->
+#: 13.3) and 2048 at 48 about even; wider layers at 17-32 (4096x4096 8.63 -> 8.93, 3584x3584 6.06 -> 7.89, 8192x8192
+#: 20.0 -> 28.3), a longer K (2048x14336: 12.4 -> 12.8 at 17, 16.0 -> 18.7 at 48).
+NARROW_16_ROWS_PER_SM = 20
+NARROW_16_64_ROWS_PER_SM = 8
+NARROW_16_MAX_K = 8192
+
+
+def narrow_16_tokens(layer, recipe: "Recipe", sms: int | None) -> int:
+    """The most tokens of a Hopper layer's 16-bit warpgroup ranges that take the 16-token tile (above): 64, 32, or 16
+    (the tile's own range) where ``sms`` is unknown, on MoE layers (not measured), without folding group scales."""
+    if not sms or layer.is_moe or recipe.op8 or not can_fold(recipe) or layer.k > NARROW_16_MAX_K:
+        return 16
+    return (64 if layer.n <= NARROW_16_64_ROWS_PER_SM * sms else 32 if layer.n <= NARROW_16_ROWS_PER_SM * sms
+            else 16)
+
+
+def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> Tile:
     """The warpgroup tile of the M range starting at ``lo`` (16-bit operands: from
     wgmma_decode_from's token count on), with the group scales folded per block where it pays
-    (FOLD_MAX_BM)."""
+    (FOLD_MAX_BM); ``sms``: the GPU's SM count where known (narrow_16_tokens)."""
     if recipe.op8:
         return byte_wgmma_tile(wgmma_tile(max(lo, 9), layer.n, heavy_dequant(recipe), layer.k), recipe, lo,
                                layer.n, layer.k)
     two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)
+    if 9 <= lo <= narrow_16_tokens(layer, recipe, sms):
+        lo = 9  # (the 16-token tile, in M tiles of 16)
     if lo <= 8:
         tile = WG_DECODE_8BIT if recipe.bits == 8 else WG_DECODE_TWO if two else WG_DECODE
     elif lo <= 16 and can_fold(recipe):
@@ -946,7 +972,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
     out = []
     ranges = DEFAULT_RANGES
     wg = wgmma_ok(recipe, caps)
-    if wg and warpgroup_tile(9, layer, recipe) != warpgroup_tile(17, layer, recipe):  # two warpgroup tiles
+    if wg and warpgroup_tile(9, layer, recipe, sms) != warpgroup_tile(17, layer, recipe, sms):  # two warpgroup tiles
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((9, 16, t), (17, 32, t)) if (lo, hi) == (9, 32) else ((lo, hi, t),)))
     if wg:  # (wgmma_tile's tiles of 16-bit operands and byte_wgmma_tile's above 256 tokens, the K split of 129-256
@@ -1022,7 +1048,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
         if wg and lo >= dec:
-            nominal = warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe)
+            nominal = warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe, sms)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
