@@ -1327,7 +1327,15 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s61h)  # (sixty-first session) narrow_16_tokens (17-64 tokens of narrow layers on the 16-token tile): its GPU test
+    s61i)  # (sixty-first session) narrow_16_tokens at 8 rows per SM: its GPU test and the launch chain's, this tree
+           # against old3/ (`mkdir old3 && git archive 4e0cc8f backends/nvidia | tar -x -C old3`) through the bench
+           # (512-1024 rows take the 16-token tile at 17-64 tokens; 1280 and 1536 rows keep theirs), then the issue's rows
+           gputests s61i 300 "narrow_layers_run or programmatic_dependent_launch_chain"
+           abbench s61i 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 512x3584,512x4096,768x4096,1024x4096,1280x8192,1536x4096 \
+             --m 17,32,48,64 --weight int4 --group-size 128
+           int4rows s61i ;;
+    s61h)  # (sixty-first session; ran on 4e8ce01's rule of 20 rows per SM, since narrowed to 8: its test's layers
+           # changed) narrow_16_tokens (17-64 tokens of narrow layers on the 16-token tile): its GPU test
            # and the launch chain's, then this tree against old3/ (`mkdir old3 && git archive 4e0cc8f backends/nvidia |
            # tar -x -C old3`) through the bench on other narrow layers and formats, once
            gputests s61h 300 "narrow_layers_run or programmatic_dependent_launch_chain"
