@@ -1327,6 +1327,26 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s61j)  # (sixty-first session) why the 32-token tiles ran slow on 2048x4096 and fast on 1536x4096 (s61h): the
+           # launches' clusters as the driver holds them (gpu_pdl_probe.py), then alt/: where a split's clusters do not
+           # all fit at once (the sums went through the workspace), the most slices whose clusters do, against this tree
+           timeout 120 python3 scripts/gpu_pdl_probe.py --formats int4 --m 16,17,32,64 \
+             --shapes 1024x4096,1280x8192,1536x4096,2048x4096,2048x8192,2560x8192,3072x4096,8192x8192 2>&1 \
+             | tee "$OUT/s61j-probe.log"
+           alt_after '            cz = 1  # (the workspace)' \
+'            if tile.wgmma and not pw.recipe.op8 and tile.bm <= FIT_MAX_TOKENS and self.cluster_fit:
+                for c in range(split - 1, 1, -1):
+                    kc = -(-ksteps // c)
+                    sc = -(-ksteps // kc)
+                    if (m_tiles * n_tiles * sc <= self.cluster_max_per_sm * self.sm_count
+                            and _resident_clusters(lp, smem, sc) >= m_tiles * n_tiles):
+                        split = cz = sc
+                        kps = kc
+                        break
+'
+           abbench s61j 1 "new alt" 150 "^(== |[0-9]+ )|rror" \
+             --shapes 2048x4096,2048x8192,2560x8192,1280x8192,1536x4096,3072x4096,4096x4096,8192x8192 --m 16,17,32,48,64 \
+             --weight int4 --group-size 128 ;;
     s61i)  # (sixty-first session) narrow_16_tokens at 8 rows per SM: its GPU test and the launch chain's, this tree
            # against old3/ (`mkdir old3 && git archive 4e0cc8f backends/nvidia | tar -x -C old3`) through the bench
            # (512-1024 rows take the 16-token tile at 17-64 tokens; 1280 and 1536 rows keep theirs), then the issue's rows
