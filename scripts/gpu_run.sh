@@ -1327,7 +1327,12 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s61j)  # (sixty-first session) why the 32-token tiles ran slow on 2048x4096 and fast on 1536x4096 (s61h): the
+    s61k)  # (sixty-first session) cluster_fallback_split: its GPU test and narrow_16_tokens', then this tree against
+           # old3/ (`mkdir old3 && git archive b4c324f backends/nvidia | tar -x -C old3`, the commit before it) once
+           gputests s61k 150 "falls_back_to_clusters or narrow_layers_run"
+           abbench s61k 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 14336x4096,4096x14336,8192x8192,4096x4096,2048x4096 \
+             --m 16,32,64 --weight int4 --group-size 128 ;;
+    s61j)  # (sixty-first session; ran: its alt, at three slices or more, is cluster_fallback_split) why the 32-token tiles ran slow on 2048x4096 and fast on 1536x4096 (s61h): the
            # launches' clusters as the driver holds them (gpu_pdl_probe.py), then alt/: where a split's clusters do not
            # all fit at once (the sums went through the workspace), the most slices whose clusters do, against this tree
            timeout 120 python3 scripts/gpu_pdl_probe.py --formats int4 --m 16,17,32,64 \

@@ -1446,6 +1446,21 @@ def test_split_k_fits_clusters_where_the_workspace_would_sum(monkeypatch):
     monkeypatch.setenv("HUMMING_CLUSTER_FIT", "0")
     assert G.Launcher(pw, [(1, None, G.WG_64_TMA)], 132, cluster_split=8).cluster_fit_split(
         None, G.WG_64_TMA, 128, 64, 3, 0) == 0
+    # (... and where the driver cannot hold every cluster of a split that clusters may hold: the most slices, three or
+    # more, whose clusters it holds, Launcher.cluster_fallback_split; the H100's counts for a 100 KB tile)
+    held_by = {2: 132, 3: 79, 4: 62, 5: 47, 6: 39, 7: 32, 8: 30}
+    monkeypatch.setattr(LM, "_resident_clusters", lambda lp, smem, cz: held_by[cz])
+    monkeypatch.delenv("HUMMING_CLUSTER_FIT")
+    back = G.Launcher(pw, [(1, None, G.WG_32_DEEP)], 132, cluster_split=8).cluster_fallback_split
+    assert back(None, G.WG_32_DEEP, 32, 16, 8, 0) == 6   # (2048x4096: 16 steps, 8 -> 6 slices of three)
+    assert back(None, G.WG_32_DEEP, 32, 32, 8, 0) == 7   # (2048x8192)
+    assert back(None, G.WG_32_DEEP, 40, 32, 6, 0) == 5   # (2560x8192: six hold 39 clusters, five 47)
+    assert back(None, G.WG_32_DEEP, 64, 16, 4, 0) == 3   # (4096x4096)
+    assert back(None, G.WG_32_DEEP, 80, 32, 3, 0) == 0   # (two slices lost: 2560x8192 at 64 tokens)
+    assert back(None, G.WG_32_DEEP, 90, 32, 4, 0) == 0   # (three hold 79 clusters)
+    assert back(None, G.WG_32_DEEP, 48, 32, 6, 0) == 4   # (five hold 47)
+    assert back(None, G.WG_128, 32, 16, 8, 0) == 0 and back(None, G.TILE_16, 32, 16, 8, 0) == 0
+    assert L8.cluster_fallback_split(None, G.WG_32_DEEP, 32, 16, 8, 0) == 0  # (byte operands)
 
 
 def test_cluster_tiles_machine_code(tmp_path):

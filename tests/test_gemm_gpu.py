@@ -1189,6 +1189,30 @@ def test_split_k_in_clusters(bf16):
     assert wide._shape(1)[1][2] > 8 and wide._shape(1)[7] == 1  # (more slices than a cluster: the workspace)
 
 
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("n,k", [(2048 - 40, 4096 - 128), (2048, 8192 + 128), (4096 - 64, 4096)])
+def test_split_k_falls_back_to_clusters_the_gpu_holds(n, k, act):
+    """A split warpgroup launch whose clusters the driver cannot all hold at once sums in fewer slices' clusters, at
+    least three, where the driver holds those (Launcher.cluster_fallback_split): 32 tiles of 64 rows at 17-32 tokens
+    on the H100 / H200 split eight ways, whose 32 clusters of eight 100 KB CTAs do not fit (30 do). Through the
+    planner for this GPU, outputs poisoned, against reference.py; each launch's clusters all resident."""
+    from humming_nvidia import mma_sync_launch as LM
+
+    if torch.cuda.get_device_properties(0).major != 9:
+        pytest.skip("clusters of warpgroup tiles: sm_90 only")
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, WeightScheme("int4", "group", 128))
+    run_and_check(qw, act, ms=(17, 24, 32))
+    from humming.ops import prepare_weight
+
+    pw = prepare_weight(qw, activation=act, out_dtype="bf16" if act.fmt == "bf16" else "fp16")
+    for m in (17, 32):
+        lp, grid, smem, *_, cz, _ = pw.launcher._shape(m)
+        tiles = grid[0] * grid[1]
+        assert grid[2] > 1 and cz == grid[2] and LM._resident_clusters(lp, smem, cz) >= tiles, (m, grid, cz)
+        if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+            assert LM._resident_clusters(lp, smem, 8) < tiles or grid[2] < 8, (m, grid)  # (as measured: 30 of 8)
+
+
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
 def test_split_k_fitted_to_clusters(bf16, monkeypatch):
     """A warpgroup launch of at most 64 tokens per tile whose K split would put more CTAs on the GPU than clusters

@@ -99,6 +99,17 @@ FIT_16_MAX_SLICE_K = 2048
 PDL_CROWDED_BM = 16
 
 
+# Where the driver cannot hold every cluster of a split launch's slices at once (clusters of eight 100 KB CTAs: 30 on
+# the H100, so 32 tiles of 64 rows split eight ways summed through the workspace), the most slices, at least
+# CLUSTER_FALLBACK_MIN_SLICES, whose clusters it holds (Launcher.cluster_fallback_split). H100, int4 g128 fp16,
+# through the bench, us, M = 17 / 32, workspace -> fewer slices in clusters (gpu_run.sh s61j, gpu_pdl_probe.py for
+# the clusters): 2048x4096 (8 -> 6) 8.30 / 8.88 -> 5.18 / 5.59, 2048x8192 (8 -> 7) 9.87 / 10.5 -> 7.37 / 7.94, 2560x8192
+# (6 -> 5) 10.4 / 10.9 -> 8.13 / 8.59, 4096x4096 (4 -> 3) 8.49 / 8.86 -> 7.16 / 7.78; the launches whose clusters fit
+# alike (1280x8192, 1536x4096, 3072x4096, 8192x8192). Two slices lost: 2560x8192 at 48 / 64 tokens (3 -> 2) 13.5 /
+# 13.6 -> 15.2 / 15.4.
+CLUSTER_FALLBACK_MIN_SLICES = 3
+
+
 def cluster_fit_enabled() -> bool:
     """Whether launchers take Launcher.cluster_fit_split's slices (``HUMMING_CLUSTER_FIT``, on unless 0/off)."""
     return os.environ.get("HUMMING_CLUSTER_FIT", "1").lower() not in ("0", "off", "false", "no")
@@ -296,9 +307,14 @@ class Launcher:
             smem = lp.kernel.spec.smem_bytes
         ctr = None
         cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
-        if cz > 1 and (m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count
-                       or _resident_clusters(lp, smem, cz) < m_tiles * n_tiles):
-            cz = 1  # (the workspace)
+        if cz > 1 and m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count:
+            cz = 1  # (the workspace, or cluster_fit_split's slices below)
+        elif cz > 1 and _resident_clusters(lp, smem, cz) < m_tiles * n_tiles:
+            cz = 1  # (the workspace, unless fewer slices' clusters all fit: CLUSTER_FALLBACK_MIN_SLICES)
+            fall = self.cluster_fallback_split(lp, tile, m_tiles * n_tiles, ksteps, split, smem)
+            if fall:
+                split = cz = fall
+                kps = -(-ksteps // split)
         fit = 0
         if split > 1 and cz == 1 and not tile.stream:
             fit = self.cluster_fit_split(lp, tile, m_tiles * n_tiles, ksteps, split, smem)
@@ -338,6 +354,21 @@ class Launcher:
         if kps * tile.bk * pw.recipe.ku > most:
             return 0
         return s if _resident_clusters(lp, smem, s) >= tiles else 0
+
+    def cluster_fallback_split(self, lp, tile: Tile, tiles: int, ksteps: int, split: int, smem: int) -> int:
+        """The K slices a warpgroup launch of 16-bit operands and at most FIT_MAX_TOKENS tokens per tile takes where
+        the driver cannot hold all the clusters of its ``split`` slices at once (so they would sum through the
+        workspace): the most slices, fewer than ``split`` and at least CLUSTER_FALLBACK_MIN_SLICES, whose clusters it
+        holds (within the clusters' CTAs per SM), summed in them; 0 where none (or not such a launch)."""
+        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
+                and self.packed.recipe.op8 == 0):
+            return 0
+        for c in range(split - 1, CLUSTER_FALLBACK_MIN_SLICES - 1, -1):
+            s = -(-ksteps // -(-ksteps // c))  # (no empty slices)
+            if (s >= CLUSTER_FALLBACK_MIN_SLICES and tiles * s <= self.cluster_max_per_sm * self.sm_count
+                    and _resident_clusters(lp, smem, s) >= tiles):
+                return s
+        return 0
 
     def crowded(self, tile: Tile, lp, ctas: int) -> bool:
         """Whether a warpgroup launch of ``ctas`` CTAs (K slices included) would let an SM hold more of them at
