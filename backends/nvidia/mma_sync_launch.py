@@ -106,7 +106,8 @@ PDL_CROWDED_BM = 16
 # the clusters): 2048x4096 (8 -> 6) 8.30 / 8.88 -> 5.18 / 5.59, 2048x8192 (8 -> 7) 9.87 / 10.5 -> 7.37 / 7.94, 2560x8192
 # (6 -> 5) 10.4 / 10.9 -> 8.13 / 8.59, 4096x4096 (4 -> 3) 8.49 / 8.86 -> 7.16 / 7.78; the launches whose clusters fit
 # alike (1280x8192, 1536x4096, 3072x4096, 8192x8192). Two slices lost: 2560x8192 at 48 / 64 tokens (3 -> 2) 13.5 /
-# 13.6 -> 15.2 / 15.4.
+# 13.6 -> 15.2 / 15.4; and so did slices past FIT_MAX_SLICE_K columns, as cluster_fit_split's: 4096x14336 M=32 (4 -> 3
+# slices of 4779 columns) 17.7 -> 19.4 (s61k), so the fallback keeps that limit.
 CLUSTER_FALLBACK_MIN_SLICES = 3
 
 
@@ -359,12 +360,17 @@ class Launcher:
         """The K slices a warpgroup launch of 16-bit operands and at most FIT_MAX_TOKENS tokens per tile takes where
         the driver cannot hold all the clusters of its ``split`` slices at once (so they would sum through the
         workspace): the most slices, fewer than ``split`` and at least CLUSTER_FALLBACK_MIN_SLICES, whose clusters it
-        holds (within the clusters' CTAs per SM), summed in them; 0 where none (or not such a launch)."""
+        holds (within the clusters' CTAs per SM), summed in them, each of at most FIT_MAX_SLICE_K columns
+        (FIT_16_MAX_SLICE_K for 16-token tiles), as cluster_fit_split's; 0 where none (or not such a launch)."""
         if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
                 and self.packed.recipe.op8 == 0):
             return 0
+        most = FIT_MAX_SLICE_K if tile.bm >= FIT_MIN_TOKENS else FIT_16_MAX_SLICE_K
         for c in range(split - 1, CLUSTER_FALLBACK_MIN_SLICES - 1, -1):
-            s = -(-ksteps // -(-ksteps // c))  # (no empty slices)
+            kps = -(-ksteps // c)
+            s = -(-ksteps // kps)  # (no empty slices)
+            if kps * tile.bk * self.packed.recipe.ku > most:
+                return 0  # (fewer slices are longer still)
             if (s >= CLUSTER_FALLBACK_MIN_SLICES and tiles * s <= self.cluster_max_per_sm * self.sm_count
                     and _resident_clusters(lp, smem, s) >= tiles):
                 return s
