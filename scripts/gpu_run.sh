@@ -1327,7 +1327,8 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s61l)  # (sixty-first session) cluster_fallback_split within FIT_MAX_SLICE_K: its GPU test, then this tree against
+    s61l)  # (sixty-first session; ran on bf1eaa9: slices of at most 4096 columns, since 2048, CLUSTER_FALLBACK_MAX_SLICE_K;
+           # the test's and the bench's launches are the same under both) cluster_fallback_split: its GPU test, then this tree against
            # old3/ (`mkdir old3 && git archive b4c324f backends/nvidia | tar -x -C old3`) once at 32 tokens
            gputests s61l 100 "falls_back_to_clusters"
            abbench s61l 1 "new old" 100 "^(== |[0-9]+ )|rror" --shapes 4096x14336,2048x4096,2048x8192 --m 32 \

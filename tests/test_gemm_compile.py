@@ -1459,7 +1459,9 @@ def test_split_k_fits_clusters_where_the_workspace_would_sum(monkeypatch):
     assert back(None, G.WG_32_DEEP, 80, 32, 3, 0) == 0   # (two slices lost: 2560x8192 at 64 tokens)
     assert back(None, G.WG_32_DEEP, 90, 32, 4, 0) == 0   # (three hold 79 clusters)
     assert back(None, G.WG_32_DEEP, 48, 32, 6, 0) == 4   # (five hold 47)
-    assert back(None, G.WG_32_DEEP, 64, 56, 4, 0) == 0   # (4096x14336: three slices of 19 steps, past 4096 columns)
+    assert back(None, G.WG_32_DEEP, 64, 56, 4, 0) == 0   # (4096x14336: three slices of 19 steps, 4864 columns)
+    assert back(None, G.WG_32_DEEP, 64, 32, 4, 0) == 0   # (4096x8192: three of 11, 2816 columns: not measured)
+    assert back(None, G.WG_32_DEEP, 48, 32, 5, 0) == 4   # (3072x8192: four of 8, 2048 columns)
     assert back(None, G.WG_128, 32, 16, 8, 0) == 0 and back(None, G.TILE_16, 32, 16, 8, 0) == 0
     assert L8.cluster_fallback_split(None, G.WG_32_DEEP, 32, 16, 8, 0) == 0  # (byte operands)
 

@@ -95,7 +95,14 @@ FIT_16_MAX_SLICE_K = 2048
 # the bench, two rounds alike, us, M = 9 / 16, plain -> programmatic (gpu_run.sh s61c): 4096x4096 7.91 / 7.92-8.01
 # -> 6.22 / 6.26-6.35 (four K slices of 64 tiles, 256 CTAs, three resident per SM), 2048x8192 8.18-8.23 / 8.29-8.30
 # -> 6.42 / 6.55, 2048x4096 6.41 / 6.57 -> 4.57 / 4.75; the uncrowded launches alike (3584x3584, 3072x4096,
-# 1024x8192, 4096x8192, 4096x14336, 4608x3584, 5120x5120). Byte operands and MoE launches: not measured, kept.
+# 1024x8192, 4096x8192, 4096x14336, 4608x3584, 5120x5120, and the issue's 14336x4096, 8192x8192, 28672x8192). Other
+# codes, one round (s61d), M = 16 on 4096x4096 / 2048x8192 / 2048x4096: bf16 8.19 / 8.54 / 6.68 -> 6.39 / 6.67 /
+# 4.77, int4 per channel 7.43 / 8.13 / 6.36 -> 6.55 / 7.65 / 5.55, uint4 g64 with zero points 8.91 / 9.28 / 6.98 ->
+# 7.01 / 7.31 / 5.07, int3 g128 7.87 / 8.10 / 6.34 -> 6.10 / 6.42 / 4.70, MXFP4 8.31 / 8.94 / 6.66 -> 7.37 / 8.40 /
+# 5.83; on 2048x8192 / 2048x4096 (4096x4096 uncrowded) e4m3 per channel 10.5 / 7.64 -> 8.92 / 5.91, int8 per
+# channel 10.4 / 7.67 -> 8.96 / 5.98. Byte operands' 16-token tiles launched so were alike (s61e: W4A8, W8A8, fp8;
+# not taken), 32-token tiles lost 2-30 % (s61e: 2048x8192 M = 48 / 64 11.9 / 12.1 -> 12.9 / 13.1, 3584x3584 10.0 /
+# 10.3 -> 13.1 / 13.0, 8192x8192 M = 17 / 32 20.0 / 20.3 -> 21.8 / 22.0); MoE launches: not measured, kept.
 PDL_CROWDED_BM = 16
 
 
@@ -106,9 +113,11 @@ PDL_CROWDED_BM = 16
 # the clusters): 2048x4096 (8 -> 6) 8.30 / 8.88 -> 5.18 / 5.59, 2048x8192 (8 -> 7) 9.87 / 10.5 -> 7.37 / 7.94, 2560x8192
 # (6 -> 5) 10.4 / 10.9 -> 8.13 / 8.59, 4096x4096 (4 -> 3) 8.49 / 8.86 -> 7.16 / 7.78; the launches whose clusters fit
 # alike (1280x8192, 1536x4096, 3072x4096, 8192x8192). Two slices lost: 2560x8192 at 48 / 64 tokens (3 -> 2) 13.5 /
-# 13.6 -> 15.2 / 15.4; and so did slices past FIT_MAX_SLICE_K columns, as cluster_fit_split's: 4096x14336 M=32 (4 -> 3
-# slices of 4779 columns) 17.7 -> 19.4 (s61k), so the fallback keeps that limit.
+# 13.6 -> 15.2 / 15.4; and so did long slices: 4096x14336 M=32 (4 -> 3 slices of 19 steps, 4864 columns) 17.7 -> 19.4
+# (s61k). The slices of the wins spanned 768-1792 columns (2048x4096: six of 768); so at most
+# CLUSTER_FALLBACK_MAX_SLICE_K (4096x8192's three of 2816 columns, between the two, keep the workspace: not measured).
 CLUSTER_FALLBACK_MIN_SLICES = 3
+CLUSTER_FALLBACK_MAX_SLICE_K = 2048
 
 
 def cluster_fit_enabled() -> bool:
@@ -158,7 +167,8 @@ class Launcher:
     cp.async warpgroup tiles (not TMA) launch so too (issuing their first stages' weight copies
     before the wait where the launch does not split K), unless an SM could hold more than its even
     share of their CTAs (``crowded``; grids of no more CTAs than SMs included, wherever two fit on an
-    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly. (Split
+    SM): launched early, such CTAs land on the SMs as the previous kernel's leave, unevenly -- except the dense
+    16-token tiles of 16-bit operands, which lost more by the plain launch (PDL_CROWDED_BM). (Split
     launches went plainly until the twenty-seventh session, after the twenty-first measured losses of
     up to 13 %; measured again through the bench's units of five calls, the uncrowded ones gain: int4
     g128 M=16 14336x4096 13.9 -> 12.9 us, 4096x14336 15.5 -> 14.6, 8192x8192 16.0 -> 15.6; e4m3 per channel M=1
@@ -360,16 +370,15 @@ class Launcher:
         """The K slices a warpgroup launch of 16-bit operands and at most FIT_MAX_TOKENS tokens per tile takes where
         the driver cannot hold all the clusters of its ``split`` slices at once (so they would sum through the
         workspace): the most slices, fewer than ``split`` and at least CLUSTER_FALLBACK_MIN_SLICES, whose clusters it
-        holds (within the clusters' CTAs per SM), summed in them, each of at most FIT_MAX_SLICE_K columns
-        (FIT_16_MAX_SLICE_K for 16-token tiles), as cluster_fit_split's; 0 where none (or not such a launch)."""
+        holds (within the clusters' CTAs per SM), summed in them, each of at most CLUSTER_FALLBACK_MAX_SLICE_K
+        columns; 0 where none (or not such a launch)."""
         if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
                 and self.packed.recipe.op8 == 0):
             return 0
-        most = FIT_MAX_SLICE_K if tile.bm >= FIT_MIN_TOKENS else FIT_16_MAX_SLICE_K
         for c in range(split - 1, CLUSTER_FALLBACK_MIN_SLICES - 1, -1):
             kps = -(-ksteps // c)
             s = -(-ksteps // kps)  # (no empty slices)
-            if kps * tile.bk * self.packed.recipe.ku > most:
+            if kps * tile.bk * self.packed.recipe.ku > CLUSTER_FALLBACK_MAX_SLICE_K:
                 return 0  # (fewer slices are longer still)
             if (s >= CLUSTER_FALLBACK_MIN_SLICES and tiles * s <= self.cluster_max_per_sm * self.sm_count
                     and _resident_clusters(lp, smem, s) >= tiles):
