@@ -1327,6 +1327,18 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s61m)  # (sixty-first session, for the next call: an H200, or the H100 for the unmeasured rows) this tree against
+           # old3/ (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C old3`) once: 9-16 tokens launched
+           # programmatically (PDL_CROWDED_BM), 17-64 on narrow layers (narrow_16_tokens), the cluster fallback at 17-32
+           # (cluster_fallback_split), measured on the H100 and, unmeasured, 3072x8192 / 2048x14336 / 4096x5120 /
+           # 2048x2048 / 4096x2048, where the fallback moves their launches too (CPU emulation); then the session's tests
+           abbench s61m-9 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 4096x4096,2048x8192,2048x4096,3584x3584 \
+             --m 9,16 --weight int4 --group-size 128
+           abbench s61m-17 1 "new old" 200 "^(== |[0-9]+ )|rror" \
+             --shapes 512x3584,1024x4096,2048x4096,2048x8192,2560x8192,4096x4096,3072x8192,2048x14336,4096x5120,2048x2048,4096x2048 \
+             --m 17,32,64 --weight int4 --group-size 128
+           gputests s61m 400 "programmatic_dependent_launch_chain or narrow_layers_run or falls_back_to_clusters or \
+fitted_to_clusters" ;;
     s61l)  # (sixty-first session; ran on bf1eaa9: slices of at most 4096 columns, since 2048, CLUSTER_FALLBACK_MAX_SLICE_K;
            # the test's and the bench's launches are the same under both) cluster_fallback_split: its GPU test, then this tree against
            # old3/ (`mkdir old3 && git archive b4c324f backends/nvidia | tar -x -C old3`) once at 32 tokens

@@ -121,7 +121,8 @@ CLUSTER_FALLBACK_MAX_SLICE_K = 2048
 
 
 def cluster_fit_enabled() -> bool:
-    """Whether launchers take Launcher.cluster_fit_split's slices (``HUMMING_CLUSTER_FIT``, on unless 0/off)."""
+    """Whether launchers take Launcher.cluster_fit_split's and cluster_fallback_split's slices (``HUMMING_CLUSTER_FIT``, on
+    unless 0/off)."""
     return os.environ.get("HUMMING_CLUSTER_FIT", "1").lower() not in ("0", "off", "false", "no")
 
 
