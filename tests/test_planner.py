@@ -458,11 +458,14 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(28672, 8192, 64, "h200") == G.WG_64 and tile(14336, 4096, 33, "h200") == G.WG_64_TMA
     assert tile(8192, 8192, 64, "h200") == G.WG_64_TMA and G.WG_64_TMA.tma and G.WG_64_TMA.chains == 2
     assert tile(4096, 14336, 64, "h200") == G.WG_64_TMA and tile(2048, 8192, 64, "h200") == fold(G.WG_32_NARROW)
-    # (17-64 tokens on layers of at most 8 rows per SM over a K of at most 8192, with folding group scales: the 16-token
-    # tile in M tiles of 16, narrow_16_tokens; not per channel, on MoE layers, over a longer K, nor on the A100)
+    # (17-64 tokens of 4-bit integer codes on layers of at most 8 rows per SM over a K of at most 8192, with folding
+    # group scales: the 16-token tile in M tiles of 16, narrow_16_tokens; not per channel, for 2- or 3-bit codes, on MoE
+    # layers, over a longer K, nor on the A100)
     assert tile(1024, 8192, 17, "h200") == fold(G.WG_16_DEEP) == tile(1056, 4096, 32, "h100") == tile(512, 3584, 64, "h200")
     assert tile(1120, 8192, 17, "h200").bm == 32 and tile(2048, 4096, 33, "h200").bm == 32  # (8.5 rows per SM)
     assert tile(1024, 8192 + 128, 17, "h200").bm == 32 and tile(1024, 4096, 17, "h200", ch4).bm != 16
+    assert tile(1024, 4096, 24, "h200", WeightScheme("int3", "group", 128)).bm != 16 != tile(1024, 4096, 24, "h200", g2).bm
+    assert tile(1024, 4096, 64, "h200", WeightScheme("uint4", "group", 64, zero_point="int")) == fold(G.WG_16_DEEP)
     assert G.tile_from_config(plan(LayerSpec(1024, 4096, g128, num_experts=8), "h200").tuning_for(24).config).bm != 16
     assert not tile(1024, 4096, 24, "a100").wgmma and tile(1024, 4096, 24, "sm_90a").bm == 32  # (no SM count)
     assert tile(4096, 2048, 100, "h200") == G.WG_64_NARROW and tile(28672, 8192, 100, "h200") == G.WG_128

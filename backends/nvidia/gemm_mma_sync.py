@@ -700,26 +700,29 @@ def stream_k_enabled() -> bool:
     return os.environ.get("HUMMING_STREAM_K", "0").lower() in ("1", "on", "true", "yes")
 
 
-#: 17-64 tokens on layers of at most NARROW_16_ROWS_PER_SM rows per SM (1056 on 132 SMs) over a K of at most
-#: NARROW_16_MAX_K, with group scales that fold: the 16-token tile (WG_16_DEEP) in two to four M tiles, where the
-#: 32-token tiles took them. H100, through the bench, us, M = 17 / 32 / 48 / 64, the 32-token tile -> the 16-token one
-#: (gpu_run.sh s61g two rounds alike, s61h; the 16-token launches programmatic, PDL_CROWDED_BM): int4 g128 fp16
-#: 1024x4096 5.67 / 5.86-5.89 / 6.50-6.57 / 6.82-6.84 -> 4.63-4.67 / 4.57-4.64 / 5.21-5.26 / 5.78-5.79, 1024x8192 7.28-7.30
-#: / 7.53 / 8.92 / 9.18-9.25 -> 6.15 / 6.22-6.25 / 7.66-7.69 / 8.26-8.29, 1024x3584 5.50 / 5.79 / 5.87 / 6.03 -> 4.44 /
-#: 4.54 / 4.92 / 5.15; bf16 1024x4096 M = 17 / 32 / 64 5.83 / 6.04 / 7.03 -> 4.66 / 4.81 / 6.05; uint4 g64 with zero
-#: points 6.16 / 6.35 / 7.28 -> 4.96 / 5.10 / 6.71. Wider layers were mixed at 17-32 tokens and lost at 64: 2048x4096
-#: 8.33 / 8.85 -> 5.84 / 5.90, 2048x8192 9.89 / 10.5 -> 8.41 / 8.57, 2560x8192 10.4 / 10.9 -> 9.36 / 9.48, but
-#: 1280x8192 5.92 / 6.36 -> 7.05 / 7.02, 1536x4096 4.55 / 4.97 -> 5.22 / 5.31, 3072x4096 5.77 / 6.13 -> 7.30 / 7.41,
-#: 2048x5120 5.79 / 6.30 -> 5.98 / 6.17; 2048x8192 M=64 12.1 -> 13.3; so they keep the 32-token tiles (what makes the
-#: 32-token tile slow on 2048x4096 and fast on 1536x4096 was not found). A longer K lost (2048x14336 M=48 16.0 -> 18.7).
+#: 17-64 tokens of 4-bit integer codes on layers of at most NARROW_16_ROWS_PER_SM rows per SM (1056 on 132 SMs) over a
+#: K of at most NARROW_16_MAX_K, with group scales that fold: the 16-token tile (WG_16_DEEP) in two to four M tiles,
+#: where the 32-token tiles took them (measured over K = 3584-8192). H100, through the bench, us, M = 17 / 32 / 48 /
+#: 64, the 32-token tile -> the 16-token one (gpu_run.sh s61g two rounds alike, s61h, s61i; the 16-token launches
+#: programmatic, PDL_CROWDED_BM): int4 g128 fp16 512x3584 4.70 / 4.84 / 5.61 / 5.79 -> 3.90 / 4.16 / 4.33 / 4.50,
+#: 1024x4096 5.60-5.67 / 5.86-5.89 / 6.50-6.57 / 6.82-6.86 -> 4.56-4.67 / 4.57-4.64 / 5.21-5.29 / 5.78-5.84, 1024x8192
+#: 7.28-7.30 / 7.53 / 8.92 / 9.18-9.25 -> 6.15 / 6.22-6.25 / 7.66-7.69 / 8.26-8.29, 1024x3584 5.50 / 5.79 / 5.87 / 6.03
+#: -> 4.44 / 4.54 / 4.92 / 5.15; bf16 1024x4096 M = 17 / 32 / 64 5.83 / 6.04 / 7.03 -> 4.66 / 4.81 / 6.05; uint4 g64
+#: with zero points 6.16 / 6.35 / 7.28 -> 4.96 / 5.10 / 6.71. Wider layers lost at 17-32 tokens where the 32-token
+#: launch's clusters fit (1280x8192 5.92 / 6.36 -> 7.05 / 7.02, 1536x4096 4.55 / 4.97 -> 5.22 / 5.31, 3072x4096 5.77 /
+#: 6.13 -> 7.30 / 7.41) and won where they did not (2048x4096 8.33 / 8.85 -> 5.84 / 5.90), which the 32-token tile
+#: wins since (5.18 / 5.55-5.59: Launcher.cluster_fallback_split); at 64 tokens they lost (2048x8192 12.1 -> 13.3), and
+#: so did a longer K (2048x14336 M=48 16.0 -> 18.7).
 NARROW_16_ROWS_PER_SM = 8
 NARROW_16_MAX_K = 8192
 
 
 def narrow_16_tokens(layer, recipe: "Recipe", sms: int | None) -> int:
     """The most tokens of a Hopper layer's 16-bit warpgroup ranges that take the 16-token tile (above): 64, or 16 (the
-    tile's own range) where ``sms`` is unknown, on MoE layers (not measured), without folding group scales."""
-    if not sms or layer.is_moe or recipe.op8 or not can_fold(recipe) or layer.k > NARROW_16_MAX_K:
+    tile's own range) where ``sms`` is unknown, on MoE layers, for codes other than 4-bit integers (not measured: each
+    M tile dequantizes the weights again, and 2-, 3- and 8-bit codes cost more to), without folding group scales."""
+    if (not sms or layer.is_moe or recipe.op8 or not can_fold(recipe) or layer.k > NARROW_16_MAX_K
+            or recipe.bits != 4 or recipe.wfloat):
         return 16
     return 64 if layer.n <= NARROW_16_ROWS_PER_SM * sms else 16
 
