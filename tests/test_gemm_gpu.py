@@ -1194,8 +1194,9 @@ def test_split_k_in_clusters(bf16):
 def test_split_k_falls_back_to_clusters_the_gpu_holds(n, k, act):
     """A split warpgroup launch whose clusters the driver cannot all hold at once sums in fewer slices' clusters, at
     least three, where the driver holds those (Launcher.cluster_fallback_split): 32 tiles of 64 rows at 17-32 tokens
-    on the H100 / H200 split eight ways, whose 32 clusters of eight 100 KB CTAs do not fit (30 do). Through the
-    planner for this GPU, outputs poisoned, against reference.py; each launch's clusters all resident."""
+    on the H100 / H200 split eight ways, whose 32 clusters of eight 100 KB CTAs do not fit (30 do: six slices), and 64
+    tiles split four ways (three); over 8320 columns the seven slices' clusters fit as they are. Through the planner
+    for this GPU, outputs poisoned, against reference.py; each launch's clusters all resident."""
     from humming_nvidia import mma_sync_launch as LM
 
     if torch.cuda.get_device_properties(0).major != 9:
@@ -1294,9 +1295,9 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
                                         (WeightScheme("uint4", "group", 128, zero_point="int"), 776, 4096 + 128)],
                          ids=["int4-g128-1000", "uint4-g64-zp-1024", "int4-g64-520", "uint4-g128-zp-776"])
 def test_narrow_layers_run_17_64_tokens_on_the_16_token_tile(scheme, n, k, act):
-    """17-64 tokens of layers of at most NARROW_16_ROWS_PER_SM rows per SM on Hopper: the 16-token warpgroup tile in
-    two to four M tiles (narrow_16_tokens), the last one partly past M; through the planner for this GPU, against
-    reference.py, outputs poisoned."""
+    """17-64 tokens of 4-bit integer codes on layers of at most NARROW_16_ROWS_PER_SM rows per SM on Hopper: the
+    16-token warpgroup tile in two to four M tiles (narrow_16_tokens), the last one partly past M; through the planner
+    for this GPU, against reference.py, outputs poisoned."""
     from humming_nvidia import gemm_mma_sync as G
 
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)

@@ -322,7 +322,7 @@ class Launcher:
         if cz > 1 and m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count:
             cz = 1  # (the workspace, or cluster_fit_split's slices below)
         elif cz > 1 and _resident_clusters(lp, smem, cz) < m_tiles * n_tiles:
-            cz = 1  # (the workspace, unless fewer slices' clusters all fit: CLUSTER_FALLBACK_MIN_SLICES)
+            cz = 1  # (the workspace, unless fewer slices' clusters all fit: cluster_fallback_split)
             fall = self.cluster_fallback_split(lp, tile, m_tiles * n_tiles, ksteps, split, smem)
             if fall:
                 split = cz = fall
