@@ -346,6 +346,13 @@ class Launcher:
         return (lp, (n_tiles, m_tiles, split), smem, kps, split * m * pw.np_ if ctr is not None else 0, ctr,
                 tma_box_rows(tile, m) if tile.tma else 0, cz, pdl_ok)
 
+    def _refits_clusters(self, tile: Tile, tiles: int) -> bool:
+        """Whether a split launch of ``tiles`` tiles may change its K slices to sum them in clusters
+        (cluster_fit_split, cluster_fallback_split): warpgroup tiles of at most FIT_MAX_TOKENS tokens and 16-bit
+        operands (byte operands: not measured so), with HUMMING_CLUSTER_FIT on."""
+        return bool(self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
+                    and self.packed.recipe.op8 == 0)
+
     def cluster_fit_split(self, lp, tile: Tile, tiles: int, ksteps: int, split: int, smem: int) -> int:
         """The K slices a warpgroup launch of ``tiles`` tiles splitting ``split`` ways through the
         workspace takes instead -- as many as clusters may hold (at most ``cluster_max_per_sm`` CTAs per SM and
@@ -353,8 +360,7 @@ class Launcher:
         tokens or of byte operands, fewer than two such slices, no fewer than now, slices of more than
         FIT_MAX_SLICE_K columns (FIT_16_MAX_SLICE_K below FIT_MIN_TOKENS tokens), or clusters the GPU does not
         hold at once."""
-        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
-                and self.packed.recipe.op8 == 0):  # (byte operands: not measured so)
+        if not self._refits_clusters(tile, tiles):
             return 0
         most = FIT_MAX_SLICE_K if tile.bm >= FIT_MIN_TOKENS else FIT_16_MAX_SLICE_K
         s = min(int(self.cluster_max_per_sm * self.sm_count) // tiles, self.cluster_split, ksteps)
@@ -373,8 +379,7 @@ class Launcher:
         workspace): the most slices, fewer than ``split`` and at least CLUSTER_FALLBACK_MIN_SLICES, whose clusters it
         holds (within the clusters' CTAs per SM), summed in them, each of at most CLUSTER_FALLBACK_MAX_SLICE_K
         columns; 0 where none (or not such a launch)."""
-        if not (self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
-                and self.packed.recipe.op8 == 0):
+        if not self._refits_clusters(tile, tiles):
             return 0
         for c in range(split - 1, CLUSTER_FALLBACK_MIN_SLICES - 1, -1):
             kps = -(-ksteps // c)
