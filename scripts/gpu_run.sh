@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1327,6 +1327,36 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s62c)  # (sixty-second session) the issue's int4 rows with cuBLAS under the bench's new default (each method's
+           # first point warmed 50 ms, FIRST_WARMUP_S) and the old method (--first-warmup-s 0), alternated twice; then
+           # the other widths at M=1 on 8192x8192 (new default)
+           for r in 1 2; do
+             for w in new 0; do
+               fw=(); [ "$w" = 0 ] && fw=(--first-warmup-s 0)
+               timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+                 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit "${fw[@]}" \
+                 --out "$OUT/s62c-$w-$r" 2>&1 | tee "$OUT/s62c-$w-$r.log" | grep -E "^(== |1 |64 )|stream "
+             done
+           done
+           widths s62c-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128" ;;
+    s62b)  # (sixty-second session) the issue's int4 rows with cuBLAS (int4rows' command) without and with a warm-up of
+           # 25 ms per point, alternated twice: whether the warm-up moves only the first point of each shape and method
+           for r in 1 2; do
+             for w in 0 0.025; do
+               timeout 150 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+                 --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+                 --warmup-s $w --out "$OUT/s62b-w${w//./_}-$r" 2>&1 | tee "$OUT/s62b-w${w//./_}-$r.log" \
+                 | grep -E "^(== |1 |64 )|stream "
+             done
+           done ;;
+    s62a)  # (sixty-second session) the first point of a shape: 28672x8192 int4 g128, one kernel and grid for 1-8
+           # tokens; the bench times its M values in ascending order, so each run's first point is its smallest M:
+           # M = 1, 8 / M = 2, 8 / M = 1, 8 after a warm-up of 25 ms per point, humming alone
+           for v in "1,8 0" "2,8 0" "1,8 0.025"; do
+             timeout 100 humming bench --shapes 28672x8192 --m "${v% *}" --weight int4 --group-size 128 \
+               --methods humming --repeats 3 --no-plot --no-jit --warmup-s "${v#* }" --out "$OUT/s62a-${v//[, .]/_}" 2>&1 \
+               | tee "$OUT/s62a-${v//[, .]/_}.log" | grep -E "^(== |[0-9]+ )|stream "
+           done ;;
     s61m)  # (sixty-first session, for the next call: an H200, or the H100 for the unmeasured rows) this tree against
            # old3/ (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C old3`) once: 9-16 tokens launched
            # programmatically (PDL_CROWDED_BM), 17-64 on narrow layers (narrow_16_tokens), the cluster fallback at 17-32

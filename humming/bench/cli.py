@@ -56,6 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument("--warmup-s", type=float, default=0.0,
                    help="seconds of untimed replays before each point's repeats (default 0: the timed repeats "
                         "start a few replays after the checks; 0.1 times the sustained state)")
+    g.add_argument("--first-warmup-s", type=float, default=None,
+                   help="seconds of untimed replays, at the least, before each method's first point and each "
+                        "ceiling: they follow host work that leaves the GPU idle (default 0.05; 0 for the method "
+                        "of the figures taken before the sixty-second session)")
     g.add_argument("--quick", action="store_true", help="fewer M values and repeats")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--device", default="cuda")
@@ -145,7 +149,7 @@ def run(args) -> int:
     from .report import format_summary, format_table, plot_report, write_json
     from .runner import BenchOptions, Progress, count_points, run_bench
     from .stream import stream_spec, target_of
-    from .timing import CudaGraphTimer, MIN_REPEATS, host_overhead_us
+    from .timing import CudaGraphTimer, FIRST_WARMUP_S, MIN_REPEATS, host_overhead_us
     from .workloads import DEFAULT_M, QUICK_M, parse_m_list
 
     try:
@@ -169,14 +173,15 @@ def run(args) -> int:
     out_dir = Path(args.out or f"bench-results/{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
     timer = CudaGraphTimer(device)
     options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed, min_calls=max(1, args.min_calls),
-                           warmup_s=max(0.0, args.warmup_s))
+                           warmup_s=max(0.0, args.warmup_s),
+                           first_warmup_s=FIRST_WARMUP_S if args.first_warmup_s is None else max(0.0, args.first_warmup_s))
     sleep_cycles = 200_000_000  # ~0.1 s at H200 clocks: longer than any 200 eager calls take to issue
     host = None if args.no_jit else (lambda call: host_overhead_us(
         call, hold=lambda: torch.cuda._sleep(sleep_cycles), sync=torch.cuda.synchronize))
     total = count_points(workloads, methods, ms)
     report = run_bench(workloads, methods, options, device=device, timer=timer,
                        ceilings=DeviceCeilings(device, timer, repeats, min_calls=options.min_calls,
-                                               warmup_s=options.warmup_s),
+                                               warmup_s=options.warmup_s, first_warmup_s=options.first_warmup_s),
                        external=external, host_overhead=host,
                        compile_figures=None if args.no_jit else (lambda spec: bench_compile(spec, repeats=3)),
                        jit_specs=[("stream-read kernel", stream_spec(target_of(device)))],

@@ -22,7 +22,7 @@ import torch
 from ..errors import DeviceError, UnsupportedError
 from . import schema
 from .methods import Instance, Method, WorkloadData
-from .timing import MIN_CALLS, WARMUP_S, copies_for, time_calls
+from .timing import FIRST_WARMUP_S, MIN_CALLS, WARMUP_S, copies_for, time_calls
 from .workloads import Workload
 
 __all__ = ["BenchOptions", "ExternalSpec", "Progress", "run_bench", "count_points", "check_instance", "sample_rows",
@@ -40,6 +40,7 @@ class BenchOptions:
     l2_bytes: int | None = None  # default: the ceilings' (the device's)
     min_calls: int = MIN_CALLS  # calls per timed unit at the least (timing.MIN_CALLS)
     warmup_s: float = WARMUP_S  # untimed replays before each point's repeats (timing.WARMUP_S)
+    first_warmup_s: float = FIRST_WARMUP_S  # ... at the least before each method's first point (timing.FIRST_WARMUP_S)
 
 
 @dataclass
@@ -205,8 +206,9 @@ def _run_method(report, wl, data, method, options, timer, l2, host_overhead, pro
     _collect_spec(prepared, wl, method, min(options.ms), specs)
     _tuning_note(report, prepared, wl, method)
     try:
-        for m in options.ms:
-            status = _run_point(wl, m, method, prepared, options, timer, add)
+        for i, m in enumerate(options.ms):  # (the first point comes after the preparation: warmed longer)
+            warm = max(options.warmup_s, options.first_warmup_s) if i == 0 else options.warmup_s
+            status = _run_point(wl, m, method, prepared, options, timer, add, warm)
             if status == "ok" and host_overhead is not None and m == min(options.ms) \
                     and report["workloads"][0]["name"] == wl.name:
                 _host_figure(report, wl, m, method, prepared, host_overhead)
@@ -215,7 +217,7 @@ def _run_method(report, wl, data, method, options, timer, l2, host_overhead, pro
         prepared.close()
 
 
-def _run_point(wl, m, method, prepared, options, timer, add) -> str:
+def _run_point(wl, m, method, prepared, options, timer, add, warmup_s: float) -> str:
     try:
         inst = prepared.instance(m)
         err = check_instance(inst, m, options.check_rows)
@@ -225,7 +227,7 @@ def _run_point(wl, m, method, prepared, options, timer, add) -> str:
             add(m, "wrong", f"{what} against humming.reference (tolerance {method.tol:g}); not timed", **common)
             return "wrong"
         meas = time_calls(inst.calls, timer, repeats=options.repeats, target_s=options.target_s,
-                          min_calls=options.min_calls, warmup_s=options.warmup_s)
+                          min_calls=options.min_calls, warmup_s=warmup_s)
         add(m, "ok", None, measurement=meas, **common)
         return "ok"
     except UnsupportedError as e:
@@ -282,7 +284,7 @@ def _external_request(ext: ExternalSpec, workloads, options: BenchOptions, l2: i
                       for wl in workloads],
         "ms": list(options.ms), "repeats": options.repeats, "seed": options.seed, "target_s": options.target_s,
         "check_rows": options.check_rows, "max_copies": options.max_copies, "l2_bytes": l2,
-        "min_calls": options.min_calls, "warmup_s": options.warmup_s,
+        "min_calls": options.min_calls, "warmup_s": options.warmup_s, "first_warmup_s": options.first_warmup_s,
     }
 
 

@@ -21,7 +21,16 @@ One measurement of a method at one shape:
    first tens of milliseconds of replays after idle differ from sustained
    replay on the H200: 28672x8192 int4 at M=1 runs ~3 % slower in them, at
    M=16 and 64 5 % and 14 % faster (cuBLAS the same in both); a warm-up of 0.1 s
-   times the sustained state, with repeats within 0.5 % of each other;
+   times the sustained state, with repeats within 0.5 % of each other. The
+   first point of each method (and each ceiling) is replayed untimed for at
+   least ``first_warmup_s`` (``FIRST_WARMUP_S``; ``humming bench
+   --first-warmup-s``): it comes after the method's preparation, host work of
+   up to seconds with the GPU idle, and the first tens of milliseconds of
+   replays after that run slow (H100, int4 g128 28672x8192: M=1, the first
+   point, 49.5 us over all three repeats, 43.1 after 25 ms of replays, where
+   M=8 right after it, the same kernel and grid, read 43.7; the stream time,
+   measured after every point, is timed in the warm state). The later points
+   follow without the GPU idling and keep the default;
 4. that is done ``repeats`` (>= 3) times; the result is the median time per call
    and the spread (min, max) over the repeats.
 
@@ -37,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 __all__ = ["Timer", "CudaGraphTimer", "Measurement", "copies_for", "time_calls", "host_overhead_us",
-           "MIN_REPEATS", "MIN_CALLS", "WARMUP_S"]
+           "MIN_REPEATS", "MIN_CALLS", "WARMUP_S", "FIRST_WARMUP_S"]
 
 MIN_REPEATS = 3
 #: calls per captured unit at the least (the copies' list repeated whole): what a layer of 3 x L2 / 5
@@ -45,6 +54,9 @@ MIN_REPEATS = 3
 MIN_CALLS = 5
 #: seconds of untimed replays before the timed repeats by default (see the module docstring, step 3)
 WARMUP_S = 0.0
+#: seconds of untimed replays before the first point of a method or a ceiling, whatever ``WARMUP_S`` (see the
+#: module docstring, step 3; sixty-second session, ``gpu_run.sh s62a`` / ``s62b``)
+FIRST_WARMUP_S = 0.05
 
 
 class Timer(Protocol):

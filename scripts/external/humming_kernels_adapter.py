@@ -298,7 +298,8 @@ class Workload:
                 continue
             meas = self.timing.time_calls(calls, self.timer, repeats=req["repeats"], target_s=req["target_s"],
                                           min_calls=req.get("min_calls", self.timing.MIN_CALLS),
-                                          warmup_s=req.get("warmup_s", self.timing.WARMUP_S))
+                                          warmup_s=max(req.get("warmup_s", self.timing.WARMUP_S),
+                                                       req.get("first_warmup_s", 0.0) if m == ms[0] else 0.0))
             self.timer.release()
             self.row(m, "ok", measurement=meas, **common)
             self.log(f"{wl['name']} M={m}: {meas.median_us:.1f} us")
