@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1327,7 +1327,61 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s62c)  # (sixty-second session) the issue's int4 rows with cuBLAS under the bench's new default (each method's
+    s62i)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) 33-64 tokens on the TMA tile split for three CTAs per SM (alt: ctas_for 3; 128
+           # tiles of 8192x8192 in 384 CTAs where 396 fit) against this tree (two), through the bench, twice
+           alt_after '        the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""' \
+'        if tile.wgmma and tile.tma:
+            return 3
+'
+           abbench s62i 2 "new alt" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336,6144x8192 \
+             --m 48,64 --weight int4 --group-size 128 ;;
+    s62g)  # (sixty-second session, for an H200: the issue's table under the bench's new default, each method's first
+           # point warmed 50 ms) the int4 rows with cuBLAS, the other widths at M=1 on 8192x8192, then the same int4
+           # rows by the old method (--first-warmup-s 0) for the comparison
+           int4rows s62g
+           widths s62g-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128"
+           timeout 200 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 1,8,16,64 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --first-warmup-s 0 --out "$OUT/s62g-old" 2>&1 | tee "$OUT/s62g-old.log" | grep -E "^(== |1 |64 )|stream " ;;
+    s62h)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) the harness's GPU tests after the first-point warm-up
+           timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_bench_stream.py tests/test_bench_gpu.py tests/test_bench_workloads.py \
+             2>&1 | tee "$OUT/s62h_tests.log" | tail -3; rc=$((rc | PIPESTATUS[0])) ;;
+    s62f)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) 9-16 tokens: the 128-row 16-token tile from 4097 rows (alt: WG_16_TWO_FROM_N =
+           # 4096) and three 16-token CTAs per SM (alt2: ctas_for 3), against this tree, through the bench, twice
+           alt_after 'WG_16_TWO_FROM_N = 8192' 'WG_16_TWO_FROM_N = 4096
+'
+           alt_after '        the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""' \
+'        if tile.wgmma and tile.threads <= 128 and tile.bm == 16:
+            return 3
+' alt2
+           abbench s62f 2 "new alt alt2" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,6144x4096,5120x8192,4096x14336,14336x4096 \
+             --m 9,16 --weight int4 --group-size 128 ;;
+    s62e)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) MoE of more than 512 rows per expert on 16-bit operands: the 256-token tile's
+           # cp.async twin (it spills 8 bytes on sm_90a for int2, int4 g64, int3 g16-32) against WG_128 (alt), through
+           # the bench, top-2 of 8 experts (M / 4 rows per expert)
+           alt_after "    cp.async stages, 65.8 / 258 for the 128-token one with TMA; half_block_groups' figures).\"\"\"" \
+'    if tile.wgmma and tile.bm == 256 and not recipe.op8:
+        return fit_tile(WG_128, recipe, max_smem, kp)
+'
+           for w in int4:128 int2:128 int4:64; do
+             abbench "s62e-${w/:/-}" 1 "new alt" 200 "^(== |[0-9]+ )|rror" \
+               --moe-shapes 8x2x1536x2048,8x2x4096x4096,8x2x14336x4096 --m 4096,8192 --weight "${w%%:*}" \
+               --group-size "${w##*:}"
+           done ;;
+    s62d)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) 33-64 tokens on layers of more than 4096 rows over a K of 4096 or more: the folded
+           # 32-token tiles in two M tiles (alt: WG_32_DEEP, WG_32_DEEP_TWO above 16384 rows; alt2: WG_32_DEEP_TWO
+           # everywhere) against this tree (WG_64_TMA / WG_64), through the bench, alternated twice
+           alt_after '    two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)' \
+'    if 33 <= lo <= 64 and can_fold(recipe) and layer.n > 4096 and layer.k >= 4096 and not layer.is_moe:
+        return replace(WG_32_DEEP_TWO if layer.n > 16384 else WG_32_DEEP, fold=1)
+'
+           alt_after '    two = layer.n > 8192 or (layer.n <= 4096 and layer.k >= 12288)  # (as WG_16_TWO: two 64-row wgmmas)' \
+'    if 33 <= lo <= 64 and can_fold(recipe) and layer.n > 4096 and layer.k >= 4096 and not layer.is_moe:
+        return replace(WG_32_DEEP_TWO, fold=1)
+' alt2
+           abbench s62d 2 "new alt alt2" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,28672x8192,14336x4096,6144x4096,5120x8192 \
+             --m 33,48,64 --weight int4 --group-size 128 ;;
+    s62c)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) the issue's int4 rows with cuBLAS under the bench's new default (each method's
            # first point warmed 50 ms, FIRST_WARMUP_S) and the old method (--first-warmup-s 0), alternated twice; then
            # the other widths at M=1 on 8192x8192 (new default)
            for r in 1 2; do
@@ -1339,7 +1393,7 @@ batched_decode or register_rings"
              done
            done
            widths s62c-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128" ;;
-    s62b)  # (sixty-second session) the issue's int4 rows with cuBLAS (int4rows' command) without and with a warm-up of
+    s62b)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) the issue's int4 rows with cuBLAS (int4rows' command) without and with a warm-up of
            # 25 ms per point, alternated twice: whether the warm-up moves only the first point of each shape and method
            for r in 1 2; do
              for w in 0 0.025; do
@@ -1349,7 +1403,7 @@ batched_decode or register_rings"
                  | grep -E "^(== |1 |64 )|stream "
              done
            done ;;
-    s62a)  # (sixty-second session) the first point of a shape: 28672x8192 int4 g128, one kernel and grid for 1-8
+    s62a)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) the first point of a shape: 28672x8192 int4 g128, one kernel and grid for 1-8
            # tokens; the bench times its M values in ascending order, so each run's first point is its smallest M:
            # M = 1, 8 / M = 2, 8 / M = 1, 8 after a warm-up of 25 ms per point, humming alone
            for v in "1,8 0" "2,8 0" "1,8 0.025"; do
@@ -1357,7 +1411,7 @@ batched_decode or register_rings"
                --methods humming --repeats 3 --no-plot --no-jit --warmup-s "${v#* }" --out "$OUT/s62a-${v//[, .]/_}" 2>&1 \
                | tee "$OUT/s62a-${v//[, .]/_}.log" | grep -E "^(== |[0-9]+ )|stream "
            done ;;
-    s61m)  # (sixty-first session, for the next call: an H200, or the H100 for the unmeasured rows) this tree against
+    s61m)  # (sixty-first session; ran in the sixty-second on the H100: 32 tests passed, the rows in docs/perf-notes.md) this tree against
            # old3/ (`mkdir old3 && git archive 56fa5fb backends/nvidia | tar -x -C old3`) once: 9-16 tokens launched
            # programmatically (PDL_CROWDED_BM), 17-64 on narrow layers (narrow_16_tokens), the cluster fallback at 17-32
            # (cluster_fallback_split), measured on the H100 and, unmeasured, 3072x8192 / 2048x14336 / 4096x5120 /
