@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1327,6 +1327,48 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s62l)  # (sixty-second session) IDLE_SPLIT_16 and split_for's one wave for tiles of one CTA per SM: their GPU tests, 120
+           # random layers through the planner, then this tree against old3/ (`mkdir old3 && git archive e407141
+           # backends/nvidia | tar -x -C old3`) on the weak layers of s62j in other codes, once
+           gputests s62l 300 "narrow_layers_split_k or wide_token_ranges or large_shapes_split_k_and_tails"
+           HUMMING_FUZZ_SEEDS=120 timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k "through_the_planner" 2>&1 | tee "$OUT/s62l_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0]))
+           for w in int4:128 uint4:64:int e4m3:0; do
+             IFS=: read -r f g z <<<"$w"
+             abbench "s62l-$f" 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1536x7168,2048x4096,2560x4096,1024x4096 \
+               --m 129,256,1024,2048 --weight "$f" --group-size "$g" --zero-point "${z:-none}"
+           done
+           abbench s62l-bf16 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1536x7168,2048x4096 --m 129,256,1024,2048 \
+             --weight int4 --group-size 128 --act bf16 ;;
+    s62k)  # (sixty-second session) large M on narrow layers, whose grids leave SMs idle (s62j: deepseek-v3 q_a
+           # 1536x7168 at M=1024 0.41x cuBLAS fp16, qwen3 o 2048x4096 0.52x): alt splits K there too -- 16-bit operands'
+           # ranges above 64 tokens whose first M's grid fills at most half the SMs carry split_k -- and the launcher
+           # splits a one-CTA-per-SM warpgroup tile only as far as one wave holds (floor, not ceil); alt2: the planner
+           # part alone; grids by gpu_pdl_probe.py, then the bench against this tree
+           alt_after '                idle = wide and lo <= 256 and sms and 2 * tiles <= sms' \
+'                if not recipe.op8 and sms and 2 * tiles <= sms and nominal.bm > SPLIT_K_BM:
+                    idle = True
+'
+           cp -r alt alt2
+           ANCHOR='        want = -(-ctas * self.sm_count // tiles)' CODE='        if ctas == 1 and tile.wgmma:
+            want = max(1, self.sm_count // tiles)
+' python3 - <<'PY'
+import os
+a = os.environ["ANCHOR"] + "\n"
+p = "alt/humming_nvidia/mma_sync_launch.py"
+s = open(p).read()
+assert a in s
+open(p, "w").write(s.replace(a, a + os.environ["CODE"], 1))
+PY
+           PYTHONPATH=$PWD/alt timeout 120 python3 scripts/gpu_pdl_probe.py --formats int4 --m 129,200,256,513,1024,2048 \
+             --shapes 1536x7168,2048x4096,4096x4096,1024x4096,3072x4096 2>&1 | tee "$OUT/s62k-probe.log" | tail -40
+           abbench s62k 1 "new alt alt2" 200 "^(== |[0-9]+ )|rror" --shapes 1536x7168,2048x4096,4096x4096,1024x4096,3072x4096 \
+             --m 129,200,256,513,1024,2048 --weight int4 --group-size 128 ;;
+    s62j)  # (sixty-second session) where humming stands on serving layers: llama3-70b, deepseek-v3 and qwen3-30b-a3b's
+           # dense layers, int4 g128, humming and cuBLAS fp16 at 1-4096 tokens
+           timeout 560 humming bench --preset llama3-70b,deepseek-v3,qwen3-30b-a3b --kind dense --m 1,4,16,32,64,128,256,1024,4096 \
+             --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
+             --out "$OUT/s62j" 2>&1 | tee "$OUT/s62j.log" | tail -4 ;;
     s62i)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) 33-64 tokens on the TMA tile split for three CTAs per SM (alt: ctas_for 3; 128
            # tiles of 8192x8192 in 384 CTAs where 396 fit) against this tree (two), through the bench, twice
            alt_after '        the eight-warp tiles and 64 tokens lose with two, up to 30 %.)"""' \

@@ -365,6 +365,45 @@ def test_prefill_split_counts_for_the_planners_tiles():
     assert L.split_for(G.WG_16_NARROW, 1, 128, 64, 16) == 2 and L.split_for(G.WG_16_NARROW, 1, 256, 64, 16) == 1
 
 
+def test_narrow_layers_split_k_above_64_tokens_within_one_wave():
+    """Dense layers of 16-bit operands whose grid leaves half the SMs idle at a range's first M split K above 64
+    tokens too (IDLE_SPLIT_16: split_k = SMs // tiles at the range's first M); the launcher splits a warpgroup tile of
+    one CTA per SM into the SMs over the tiles rounded down, never past one wave; byte operands, MoE layers and
+    layers whose grid fills keep their ranges."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    int4 = WeightScheme("int4", "group", 128)
+
+    def big(n, k, scheme=int4, act=ActivationScheme("fp16"), e=0):
+        p = humming.plan(LayerSpec(n, k, scheme, act, num_experts=e), "h100")
+        return {r.lo: (G.tile_from_config(r.config), r.config.get("split_k")) for r in p.tuning if r.lo > 64}
+
+    r = big(1536, 7168)  # (deepseek-v3's q_a: 12 tiles of 128 rows, 3 M tiles at the ranges' first M)
+    assert r[129] == (G.WG_64, 3) and r[257] == (G.WG_64, 2) and r[513][0].bm == 256 and r[513][1] == 3, r
+    assert big(2048, 4096)[513][1] == 2 and big(1024, 4096)[513][1] == 5
+    assert all(s is None for lo, (t, s) in big(4096, 4096).items() if lo > 256)  # (a grid that fills)
+    assert all(s is None for lo, (t, s) in big(1536, 7168, e=8).items() if lo > 128)  # (MoE)
+    w4a8 = big(1536, 7168, act=ActivationScheme("int8", "dynamic_token"))
+    assert all(s is None for lo, (t, s) in w4a8.items() if lo > 256), w4a8
+    old, G.IDLE_SPLIT_16 = G.IDLE_SPLIT_16, False
+    try:  # (another K than above: plans are cached)
+        assert big(1536, 7040)[513][1] is None
+    finally:
+        G.IDLE_SPLIT_16 = old
+    assert big(1536, 7040 - 128)[513][1] == 3
+    L = G.Launcher.__new__(G.Launcher)
+    L.sm_count, L.ctas_per_sm, L.max_split, L.smem_per_sm = 132, None, 16, 228 * 1024
+    L.packed = types.SimpleNamespace(recipe=G.recipe_for(int4, bf16=False, out_bf16=False, caps_cp_async=True,
+                                                          k8mma=False, target="sm_90a"))
+    t256 = r[513][0]
+    assert 228 * 1024 // (G.smem_bytes(L.packed.recipe, t256) + 1024) == 1  # (one CTA per SM)
+    # 48 tiles (M=1024): two slices, not three (144 CTAs where 132 fit); 36 (M=513): three; 100: none
+    assert [L.split_for(t256, mt, 12, 56, 3) for mt in (4, 3)] == [2, 3]
+    assert L.split_for(t256, 1, 100, 56, 3) == 1
+    # a tile of two CTAs per SM keeps the rounding up: 48 tiles of WG_64 in three slices (144 CTAs, 264 fit)
+    assert L.split_for(G.WG_64, 4, 12, 56, 3) == 3
+
+
 def test_ring_launches_split_k_within_one_wave():
     """A register ring's launch splits K for at most ``occupancy`` CTAs per SM in all, as many slices as fit
     (rounded down, Launcher.stream_split): a rounding up past one wave left a few CTAs of a second wave that could

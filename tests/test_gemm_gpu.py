@@ -1281,8 +1281,9 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
     elif n <= 4096:  # (a K of 4096-8191: 32 tokens at 65-128, K split for two CTAs per SM)
         assert tiles[100][0].bm == 32 and tiles[100][1] == G.MAX_SPLIT_K, tiles
-        wide = n > 2048  # (2049-4096 rows: 128 tokens above 128, K in two slices at 129-256)
-        assert tiles[200][1] == (2 if wide else None) and tiles[200][0].bm == tiles[300][0].bm == (128 if wide else 64)
+        wide = n > 2048  # (2049-4096 rows: 128 tokens above 128, K in two slices at 129-256; at most 2048: 64
+        # tokens, K in two slices at 129-256 too, where 16 tiles x 3 leave half the SMs idle: IDLE_SPLIT_16)
+        assert tiles[200][1] == 2 and tiles[200][0].bm == tiles[300][0].bm == (128 if wide else 64)
     else:
         assert tiles[100] == (G.WG_128, 2) and tiles[200][0] == G.WG_128 and tiles[300][0] == big, tiles
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
@@ -1309,6 +1310,37 @@ def test_narrow_layers_run_17_64_tokens_on_the_16_token_tile(scheme, n, k, act):
             t = G.tile_from_config(p.tuning_for(m).config)
             assert t.wgmma and t.bm == 16, (m, t)
     run_and_check(qw, act, ms=(9, 16, 17, 24, 31, 32, 33, 48, 64))
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 1536, 7168),
+                                        (WeightScheme("uint4", "group", 64, zero_point="int"), 1000, 4096 - 64),
+                                        (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 2040, 3968),
+                                        (WeightScheme("int3", "group", 128), 1032, 4224)],
+                         ids=["int4-g128-1536", "uint4-g64-zp-1000", "e4m3-ch-2040", "int3-g128-1032"])
+def test_narrow_layers_split_k_at_large_m(scheme, n, k, act):
+    """More than 64 tokens on dense layers whose grid leaves half the SMs idle (IDLE_SPLIT_16): K split, as far as one
+    wave holds for tiles of one CTA per SM (Launcher.split_for), the slices summed in clusters or the workspace;
+    rows past M in the last M tile; through the planner for this GPU, against reference.py, outputs poisoned."""
+    from humming.ops import prepare_weight
+
+    ms = (65, 129, 200, 300, 513, 1000, 2047)
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    layer = LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16")
+    if torch.cuda.get_device_capability(0)[0] == 9:
+        L = prepare_weight(qw, layer=layer, device="cuda").launcher
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        split = []
+        for m in ms:
+            _, (n_tiles, m_tiles, slices), smem, *_ = L._shape(m)
+            tile = L.tile_for(m)
+            if tile.bm > 32 and 2 * n_tiles * m_tiles <= sms:  # (half the SMs idle unsplit)
+                assert slices > 1, (m, tile, n_tiles, m_tiles)
+                split.append(m)
+            if slices > 1 and (L.smem_per_sm or 0) // (smem + 1024) == 1:  # (one CTA per SM: one wave)
+                assert n_tiles * m_tiles * slices <= sms, (m, tile, n_tiles, m_tiles, slices)
+        assert split, "no launch split K"
+    run_and_check(qw, act, ms=ms)
 
 
 @pytest.mark.parametrize("scheme,act", [(WeightScheme("int4", "group", 128), INT8_TOK),

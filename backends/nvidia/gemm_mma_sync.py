@@ -934,6 +934,14 @@ def check_layer(layer, caps, compute) -> list[str]:
 #: from M and the SM count, up to it. Other ranges (no ``split_k``) never split.
 MAX_SPLIT_K = 16
 SPLIT_K_BM = 32
+#: 16-bit operands' warpgroup tiles of more than SPLIT_K_BM tokens split K on dense layers whose grid leaves
+#: half the SMs idle at their range's first M, whatever the range (tuning; before, only 128-256-token tiles at
+#: 129-256 tokens did). H100, int4 g128, through the bench (sixty-second session, gpu_run.sh s62k), us, M = 129 /
+#: 256 / 513 / 1024 / 2048: 1536x7168 (deepseek-v3's q_a) 34.5 / 33.7 / 77.1 / 78.7 / 83.1 -> 15.3 / 19.5 / 32.1 /
+#: 44.3 / 84.1 (cuBLAS fp16 at 1024: 32.4); 2048x4096 21.1 / 20.8 / 46.5 / 47.7 / 51.5 -> 13.2 / 12.9 / 27.2 / 28.8
+#: / 52.2; 1024x4096 21.2 / 20.8 / 46.2 / 47.3 / 47.4 -> 10.8 / 12.5 / 34.5 / 36.1 / 29.9; 3072x4096 and 4096x4096
+#: (grids that fill) unchanged
+IDLE_SPLIT_16 = True
 
 
 def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
@@ -1060,12 +1068,17 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # range's first M on (wgmma_tile's tiles of 2049-4096 rows at 129-256 tokens, and at 65-128 over a K of
             # 8192 or more, of 4097-8192 rows at 65-128; byte_wgmma_tile's 65-128 on a long K, the 8-bit TMA tile at
             # 129-256, its 128-token tiles at 65-128 on more than 4096 rows; their M tiles are as many at every M of
-            # the range), into as many K slices as one wave of one CTA per SM holds)
+            # the range), into as many K slices as one wave of one CTA per SM holds). And for 16-bit operands'
+            # tiles of more than 32 tokens on dense layers whose grid leaves half the SMs idle at the range's first
+            # M, at any M (IDLE_SPLIT_16: narrow layers at large M; the launcher splits each M's grid as far as one
+            # wave holds)
             if lo > 64:
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
                 wide = (nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
                         or (nominal.bm >= 128 and lo <= 128 and layer.n > 4096))
                 idle = wide and lo <= 256 and sms and 2 * tiles <= sms
+                idle = idle or (IDLE_SPLIT_16 and not recipe.op8 and not layer.is_moe and nominal.bm > SPLIT_K_BM
+                                and sms and 2 * tiles <= sms)
                 split = {"split_k": sms // tiles} if idle else split_config(nominal)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:

@@ -276,11 +276,14 @@ class Launcher:
         """K slices of a prefill launch: about ``ctas_for(tile)`` CTAs per SM, but (when the
         SM's shared memory is known) no more CTAs than fit on the GPU at once: a second wave
         of split tiles costs more than the split gains (H200, WG_64_TMA at M=64 on 14336x4096:
-        448 CTAs where 396 fit, 32.3 us, against 224 unsplit, 22.7)."""
+        448 CTAs where 396 fit, 32.3 us, against 224 unsplit, 22.7). That holds for warpgroup tiles
+        of one CTA per SM too: their split is the SMs over the tiles rounded down (H100, int4 g128, the
+        256-token tile on 1536x7168 at M=1024: 48 tiles in two K slices 44.3 us, in three -- 144 CTAs
+        where 132 fit -- 78.5; sixty-second session, gpu_run.sh s62k)."""
         tiles = m_tiles * n_tiles
         ctas = self.ctas_per_sm if self.ctas_per_sm is not None else self.ctas_for(tile)
         want = -(-ctas * self.sm_count // tiles)
-        if self.smem_per_sm and ctas > 1:
+        if self.smem_per_sm and (ctas > 1 or tile.wgmma):
             resident = max(1, self.smem_per_sm // (smem_bytes(self.packed.recipe, tile) + 1024)) * self.sm_count
             want = max(1, min(want, resident // tiles))
         s = max(1, min(want, self.max_split if max_split is None else max_split, ksteps))
