@@ -1327,7 +1327,7 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s62l)  # (sixty-second session) IDLE_SPLIT_16 and split_for's one wave for tiles of one CTA per SM: their GPU tests, 120
+    s62l)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) IDLE_SPLIT_16 and split_for's one wave for tiles of one CTA per SM: their GPU tests, 120
            # random layers through the planner, then this tree against old3/ (`mkdir old3 && git archive e407141
            # backends/nvidia | tar -x -C old3`) on the weak layers of s62j in other codes, once
            gputests s62l 300 "narrow_layers_split_k or wide_token_ranges or large_shapes_split_k_and_tails"
@@ -1340,7 +1340,7 @@ batched_decode or register_rings"
            done
            abbench s62l-bf16 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 1536x7168,2048x4096 --m 129,256,1024,2048 \
              --weight int4 --group-size 128 --act bf16 ;;
-    s62k)  # (sixty-second session) large M on narrow layers, whose grids leave SMs idle (s62j: deepseek-v3 q_a
+    s62k)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) large M on narrow layers, whose grids leave SMs idle (s62j: deepseek-v3 q_a
            # 1536x7168 at M=1024 0.41x cuBLAS fp16, qwen3 o 2048x4096 0.52x): alt splits K there too -- 16-bit operands'
            # ranges above 64 tokens whose first M's grid fills at most half the SMs carry split_k -- and the launcher
            # splits a one-CTA-per-SM warpgroup tile only as far as one wave holds (floor, not ceil); alt2: the planner
@@ -1364,7 +1364,7 @@ PY
              --shapes 1536x7168,2048x4096,4096x4096,1024x4096,3072x4096 2>&1 | tee "$OUT/s62k-probe.log" | tail -40
            abbench s62k 1 "new alt alt2" 200 "^(== |[0-9]+ )|rror" --shapes 1536x7168,2048x4096,4096x4096,1024x4096,3072x4096 \
              --m 129,200,256,513,1024,2048 --weight int4 --group-size 128 ;;
-    s62j)  # (sixty-second session) where humming stands on serving layers: llama3-70b, deepseek-v3 and qwen3-30b-a3b's
+    s62j)  # (sixty-second session; ran on the H100, figures in docs/perf-notes.md) where humming stands on serving layers: llama3-70b, deepseek-v3 and qwen3-30b-a3b's
            # dense layers, int4 g128, humming and cuBLAS fp16 at 1-4096 tokens
            timeout 560 humming bench --preset llama3-70b,deepseek-v3,qwen3-30b-a3b --kind dense --m 1,4,16,32,64,128,256,1024,4096 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
