@@ -575,6 +575,12 @@ def test_each_methods_first_point_is_warmed_after_its_preparation(monkeypatch):
     assert BenchOptions(ms=MS).first_warmup_s == FIRST_WARMUP_S > 0
     req = _external_request(ExternalSpec("libx", "a.py"), [DENSE], BenchOptions(ms=MS, first_warmup_s=0.07), 1 << 20)
     assert req["first_warmup_s"] == 0.07 and req["warmup_s"] == 0.0
+    import argparse
+
+    from humming.bench.cli import add_arguments
+    parse = add_arguments(argparse.ArgumentParser()).parse_args
+    assert parse(["--shapes", "64x64"]).first_warmup_s is None  # (the run takes FIRST_WARMUP_S, and records it)
+    assert parse(["--shapes", "64x64", "--first-warmup-s", "0"]).first_warmup_s == 0.0
 
 
 def test_external_adapter_runs_in_its_own_process(tmp_path):

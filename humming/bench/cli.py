@@ -175,6 +175,7 @@ def run(args) -> int:
     options = BenchOptions(ms=ms, repeats=repeats, seed=args.seed, min_calls=max(1, args.min_calls),
                            warmup_s=max(0.0, args.warmup_s),
                            first_warmup_s=FIRST_WARMUP_S if args.first_warmup_s is None else max(0.0, args.first_warmup_s))
+    args.first_warmup_s = options.first_warmup_s  # (the report's args: the value the run used)
     sleep_cycles = 200_000_000  # ~0.1 s at H200 clocks: longer than any 200 eager calls take to issue
     host = None if args.no_jit else (lambda call: host_overhead_us(
         call, hold=lambda: torch.cuda._sleep(sleep_cycles), sync=torch.cuda.synchronize))

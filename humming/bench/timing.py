@@ -30,7 +30,10 @@ One measurement of a method at one shape:
    point, 49.5 us over all three repeats, 43.1 after 25 ms of replays, where
    M=8 right after it, the same kernel and grid, read 43.7; the stream time,
    measured after every point, is timed in the warm state). The later points
-   follow without the GPU idling and keep the default;
+   follow shorter host work (the check of a few rows against the reference,
+   the graph's capture) and keep the default: at most their first repeat runs
+   slow there, and the median drops it (28672x8192 at M=8 / 16: one repeat of
+   three slow, the median as warmed);
 4. that is done ``repeats`` (>= 3) times; the result is the median time per call
    and the spread (min, max) over the repeats.
 
