@@ -1034,6 +1034,27 @@ def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path)
         assert re.search(r"IMMA\.16832|QMMA|HMMA\.16832", I.disassemble(kern.cubin)), what
 
 
+def test_moe_256_token_warpgroup_tiles_do_not_spill(tmp_path):
+    """MoE layers of more than 512 rows per expert run the 256-token warpgroup tile with cp.async stages and the
+    rows gathered from the tokens' rows (XGATHER): 128 accumulators a thread and sixteen activation chunks. Their
+    offsets were signed ints, which the compiler held sign-extended (two registers each): int2 in groups of
+    16-128, int3 in groups of 16-32 and int4 in groups of 64 spilled 8 bytes there on sm_90a (1-4 local accesses a
+    turn). Unsigned offsets (never negative), one register each: none spills."""
+    rt = Runtime(cache_dir=tmp_path)
+    picks = {}
+    for scheme, act in ((WeightScheme("int2", "group", 128), "fp16"), (WeightScheme("int4", "group", 64), "bf16"),
+                        (WeightScheme("int3", "group", 16), "fp16")):
+        p = humming.plan(LayerSpec(1536, 2048, scheme, ActivationScheme(act), out_dtype=act, num_experts=8), "h200")
+        cfg = dict(p.kernel(1024).config)
+        assert cfg["BM"] == 256 and cfg["WG"] and cfg["XGATHER"] and not cfg["TMA"], cfg
+        picks[p.kernel(1024)] = (scheme.describe(), act)
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+
+
 def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
     """The warpgroup kernels the planner picks for 65-512 tokens on the H200 (wgmma_tile's tiles of 16-bit operands
     for every code, 128 and 256 tokens, their K splits; byte_wgmma_tile's on 2049-4096 rows), for integer, float,

@@ -239,7 +239,7 @@ struct GemmMmaSync {
   // 64-token tile 1.5x slower than M = 64 on the H200: many copies of one address.)
   struct Loader {
     const u16* a_src;  // next global source of this thread's first activation chunk
-    int a_rel[A_IT];   // element offset of each chunk from a_src
+    u32 a_rel[A_IT];   // element offset of each chunk from a_src (never negative: zero-extended, one register)
     int a_col[A_IT];   // its column inside a stage
     u32 a_dst[A_IT];   // its (swizzled) byte offset in a stage
     u32 a_live;        // bit i: chunk i's row is below M
