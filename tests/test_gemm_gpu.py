@@ -1199,10 +1199,10 @@ def test_split_k_falls_back_to_clusters_the_gpu_holds(n, k, act):
     for this GPU, outputs poisoned, against reference.py; each launch's clusters all resident."""
     from humming_nvidia import mma_sync_launch as LM
 
-    if torch.cuda.get_device_properties(0).major != 9:
-        pytest.skip("clusters of warpgroup tiles: sm_90 only")
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, WeightScheme("int4", "group", 128))
     run_and_check(qw, act, ms=(17, 24, 32))
+    if torch.cuda.get_device_properties(0).major != 9:
+        return  # (clusters of warpgroup tiles exist on sm_90 only: elsewhere the results are checked, not the launches)
     from humming.ops import prepare_weight
 
     pw = prepare_weight(qw, activation=act, out_dtype="bf16" if act.fmt == "bf16" else "fp16")

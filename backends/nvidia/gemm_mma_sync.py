@@ -1076,9 +1076,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
                 tiles = -(-padded_n(layer.n) // nominal.bn) * -(-lo // nominal.bm)
                 wide = (nominal.bm >= 128 if not recipe.op8 else 2048 < layer.n <= 4096
                         or (nominal.bm >= 128 and lo <= 128 and layer.n > 4096))
-                idle = wide and lo <= 256 and sms and 2 * tiles <= sms
-                idle = idle or (IDLE_SPLIT_16 and not recipe.op8 and not layer.is_moe and nominal.bm > SPLIT_K_BM
-                                and sms and 2 * tiles <= sms)
+                any_range = IDLE_SPLIT_16 and not recipe.op8 and not layer.is_moe and nominal.bm > SPLIT_K_BM
+                idle = sms and 2 * tiles <= sms and ((wide and lo <= 256) or any_range)
                 split = {"split_k": sms // tiles} if idle else split_config(nominal)
         fitted = fit_tile(nominal, recipe, smem, kp)
         if fitted.wgmma and sms and -(-padded_n(layer.n) // fitted.bn) * -(-lo // fitted.bm) > sms:
