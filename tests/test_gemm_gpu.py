@@ -1290,6 +1290,32 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 5120, 2048),
+                                        (WeightScheme("int3", "group", 64), 6080, 4160),
+                                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 8192, 4096 - 64),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 14336 - 128, 4096 + 64)],
+                         ids=["int4-g128-qkv", "int3-g64-odd", "mxfp4", "int4-ch-wide"])
+def test_large_m_steps_by_their_waves_through_the_planner(scheme, n, k, act):
+    """Above 256 tokens, 128-token steps of M on the 128-token tile where the 256-token grid would end in a short
+    wave (wave_steps) and on the 256-token tile between them: the first and last M of such steps and one inside, rows
+    past M in the last M tile, through the planner for this GPU, against reference.py, outputs poisoned. On sm_90 with
+    132 SMs the plan has both kinds of step."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    ms = [300, 700, 1000, 1537]
+    props = torch.cuda.get_device_properties(0)
+    if torch.cuda.get_device_capability(0)[0] == 9 and props.multi_processor_count == 132:
+        p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
+        steps = [(r.lo, r.hi, G.tile_from_config(r.config)) for r in p.tuning if r.lo > 256 and r.hi is not None]
+        small = [(lo, hi) for lo, hi, t in steps if t == G.WG_128][:2]
+        large = [(lo, hi) for lo, hi, t in steps if t == G.WG_256][:2]
+        assert small and large, p.tuning
+        ms = sorted({m for lo, hi in small + large for m in (lo, (lo + hi) // 2 | 1, hi)})
+    run_and_check(qw, act, ms=ms)
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 1000, 4096 - 128),
                                         (WeightScheme("uint4", "group", 64, zero_point="int"), 1024, 8192),
                                         (WeightScheme("int4", "group", 64), 520, 3584 + 64),

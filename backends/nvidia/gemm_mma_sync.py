@@ -942,6 +942,64 @@ SPLIT_K_BM = 32
 #: / 52.2; 1024x4096 21.2 / 20.8 / 46.2 / 47.3 / 47.4 -> 10.8 / 12.5 / 34.5 / 36.1 / 29.9; 3072x4096 and 4096x4096
 #: (grids that fill) unchanged
 IDLE_SPLIT_16 = True
+#: above 256 tokens, where 16-bit operands' dense layers take the 256-token tile (WG_256), each 128-token step of M
+#: takes the 128-token tile (WG_128) where that tile's waves cost less (wave_steps): a WG_128 CTA does half a WG_256
+#: CTA's tokens, at WAVE_128_RATE of its rate, so its grid wins where the WG_256 grid ends in a short last wave.
+#: Fitted on the H100 (int4 g128, through the bench, WG_128 against WG_256, M = 1024 / 2048 / 4096, gpu_run.sh s62m):
+#: 5120x2048 49.7 / 84.1 / 170 against 55.9 / 87.3 / 152; 6144x4096 96.1 / 187 / 360 against 106 / 160 / 331;
+#: 5120x5120 112 / 187 / 384 against 126 / 192 / 327; 8192x8192 258 / 489 / 917 against 217 / 435 / 831; 7168x16384
+#: 466 / 835 against 409 / 803. With one CTA per SM (both tiles on Hopper) those are 0.82-0.92 of WG_256's rate per
+#: token at equal waves (mean 0.865). Checked at other M (s63a, two rounds against the tree without the steps): where
+#: the cost `waves x tokens per CTA / rate` is at most 0.87 of WG_256's, WG_128 won by 5-37 % (5120x2048 M = 300 /
+#: 1000 / 1600 26.6 / 55.0 / 80.7 -> 17.0 / 50.8 / 69.1 us, 6144x4096 M = 600 / 1000 / 1300 92.9 / 100 / 150 -> 59.1
+#: / 91.3 / 133, 8192x8192 M=600 196 -> 184, 14336x4096 M=300 104 -> 91.3, 28672x8192 M = 300 / 600 386 / 581 -> 368
+#: / 533, 3072x4096 M = 600 / 1300 / 2000 46.5 / 94.2 / 101 -> 29.3 / 63.7 / 90.9, 4096x4096 M = 1100 / 1300 100 / 100
+#: -> 94.7 / 93.0; MXFP4 6144x4096 M = 600 / 1300 95.8 / 150 -> 61.4 / 126); at 0.92, 2 % (14336x4096 M=1100 266 ->
+#: 261); at 0.96 from 4 % better to 4 % worse (three waves against five: 5120x2048 M = 2000 / 2048, 6144x4096 M=1600
+#: 156 -> 162, 8192x8192 M=1100, 14336x4096 M=600 and at 1300, six against ten, 315 -> 322). So a step takes WG_128
+#: where its cost is below WAVE_128_MARGIN of WG_256's; steps past WAVE_128_MAX_WAVES waves of WG_256 keep it (its
+#: last wave is then a small share)
+WAVE_128 = True
+WAVE_128_RATE = 0.865
+WAVE_128_MARGIN = 0.93
+WAVE_128_MAX_WAVES = 8
+
+
+def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None, smem: int, kp: int):
+    """``[(lo, hi, takes WG_128)]``: the M range lo..hi (``hi`` None: unbounded) cut into steps of 128 tokens where
+    its warpgroup tile is WG_256 on a dense layer of 16-bit operands whose 256-token grid fills more than half the
+    SMs at ``lo`` (narrower grids split K: IDLE_SPLIT_16), each step taking WG_128 where its waves cost less
+    (WAVE_128_RATE); the rest of the range, from where WG_256's grid is WAVE_128_MAX_WAVES waves deep, one step.
+    Otherwise ``[(lo, hi, False)]``. Steps start one past a multiple of 128, so within each both tiles' M tiles,
+    and so their waves, are constant."""
+    whole = [(lo, hi, False)]
+    if (not WAVE_128 or not sms or layer.is_moe or recipe.op8 or lo <= 256 or lo % 128 != 1
+            or warpgroup_tile(lo, layer, recipe, sms) != WG_256):
+        return whole
+    t256 = wgmma_pair(fit_tile(WG_256, recipe, smem, kp), recipe, smem)
+    t128 = wgmma_pair(fit_tile(WG_128, recipe, smem, kp), recipe, smem)
+    if t256.bm != WG_256.bm or t128.bm != WG_128.bm:  # (codes whose fitted tiles hold fewer tokens)
+        return whole
+    rows = -(-padded_n(layer.n) // WG_256.bn)
+    per_wave256 = sms * ctas_by_smem(recipe, t256, smem)
+    per_wave128 = sms * ctas_by_smem(recipe, t128, smem)
+    if 2 * rows * -(-lo // 256) <= sms:
+        return whole
+    out = []
+    a = lo
+    while hi is None or a <= hi:
+        b = a + 127
+        w256 = -(-rows * -(-b // 256) // per_wave256)
+        if w256 > WAVE_128_MAX_WAVES:
+            break
+        w128 = -(-rows * -(-b // 128) // per_wave128)
+        out.append((a, b if hi is None else min(b, hi), w128 * WG_128.bm / WG_256.bm / WAVE_128_RATE
+                                                         < WAVE_128_MARGIN * w256))
+        a = b + 1
+    if hi is None or a <= hi:
+        out.append((a, hi, False))
+    return out
+
 
 
 def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
@@ -990,6 +1048,11 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # tokens; ranges of one config merge again below)
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
+    wave_128 = set()  # (the steps of M that take WG_128 for WG_256: wave_steps)
+    if wg:
+        steps = {(lo, hi): wave_steps(lo, hi, layer, recipe, sms, smem, kp) for lo, hi, _ in ranges}
+        wave_128 = {(a, b) for cut in steps.values() for a, b, small in cut if small}
+        ranges = tuple((a, b, t) for lo, hi, t in ranges for a, b, _ in steps[(lo, hi)])
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     direct_tile = False  # (an MoE one-row tile of its own: MOE_DECODE_INT4)
     if dec > 1:  # one token on the rings; 2-8 on a warpgroup tile or the rings (decode_ring_tile)
@@ -1059,7 +1122,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
         if wg and lo >= dec:
-            nominal = warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe, sms)
+            nominal = WG_128 if (lo, hi) in wave_128 else warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer,
+                                                                            recipe, sms)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
