@@ -1333,6 +1333,11 @@ batched_decode or register_rings"
            timeout 240 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 300,600,1024,2048 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \
              --out "$OUT/s63b-cublas" 2>&1 | tee "$OUT/s63b-cublas.log" | grep -E "^(== |[0-9]+ )|rror"
+           # steps where WG_256 is one wave and WG_128 two (cost 1.16 by the model; alt: WAVE_128_MARGIN 1.2), through the bench
+           alt_after 'WAVE_128_MARGIN = 0.93' 'WAVE_128_MARGIN = 1.2
+'
+           abbench s63b 1 "new alt" 120 "^(== |[0-9]+ )|rror" --shapes 6144x4096,5120x2048,8192x4096 --m 300,450 \
+             --weight int4 --group-size 128
            if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then bash "$0" s62g; fi ;;
     s63a)  # (sixty-third session; ran on the H100, figures in docs/perf-notes.md) above 256 tokens, 128-token steps on WG_128 where WG_256's grid ends in a short wave
            # (wave_steps, first version: WAVE_128_MARGIN 0.98): the GPU tests, then this tree against old3/ (`mkdir old3 && git archive f20fd52 backends/nvidia
