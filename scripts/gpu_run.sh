@@ -1327,8 +1327,10 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s63b)  # (sixty-third session) the wave steps' GPU test on the final rule (WAVE_128_MARGIN 0.93), the issue's shapes above 256
-           # tokens with cuBLAS fp16 (the issue asks for 0.6x there), then on an H200 the issue's table (s62g)
+    s63b)  # (sixty-third session; its GPU test and its alt comparison ran on the H100 as commands of their own, figures in
+           # docs/perf-notes.md; the cuBLAS rows did not run) the wave steps' GPU test on the final rule (WAVE_128_MARGIN
+           # 0.93), the issue's shapes above 256 tokens with cuBLAS fp16 (the issue asks for 0.6x there), then on an H200
+           # the issue's table (s62g)
            gputests s63b 200 "large_m_steps_by_their_waves"
            timeout 240 humming bench --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 300,600,1024,2048 \
              --weight int4 --group-size 128 --methods humming,cublas-fp16 --repeats 3 --no-plot --no-jit \

@@ -956,9 +956,11 @@ IDLE_SPLIT_16 = True
 #: / 533, 3072x4096 M = 600 / 1300 / 2000 46.5 / 94.2 / 101 -> 29.3 / 63.7 / 90.9, 4096x4096 M = 1100 / 1300 100 / 100
 #: -> 94.7 / 93.0; MXFP4 6144x4096 M = 600 / 1300 95.8 / 150 -> 61.4 / 126); at 0.92, 2 % (14336x4096 M=1100 266 ->
 #: 261); at 0.96 from 4 % better to 4 % worse (three waves against five: 5120x2048 M = 2000 / 2048, 6144x4096 M=1600
-#: 156 -> 162, 8192x8192 M=1100, 14336x4096 M=600 and at 1300, six against ten, 315 -> 322). So a step takes WG_128
-#: where its cost is below WAVE_128_MARGIN of WG_256's; steps past WAVE_128_MAX_WAVES waves of WG_256 keep it (its
-#: last wave is then a small share)
+#: 156 -> 162, 8192x8192 M=1100, 14336x4096 M=600 and at 1300, six against ten, 315 -> 322); at 1.16 (WG_256 one
+#: wave, WG_128 two) WG_256 won by 12-20 % (s63b: 6144x4096 M = 300 / 450 47.5 / 47.9 against 56.5 / 59.5, 5120x2048
+#: M=450 27.0 against 32.0, 8192x4096 M = 300 / 450 51.0 / 52.4 against 57.4 / 59.7). So a step takes WG_128 where its
+#: cost is below WAVE_128_MARGIN of WG_256's; steps past WAVE_128_MAX_WAVES waves of WG_256 keep it (its last wave is
+#: then a small share)
 WAVE_128 = True
 WAVE_128_RATE = 0.865
 WAVE_128_MARGIN = 0.93
