@@ -982,26 +982,25 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     t128 = wgmma_pair(fit_tile(WG_128, recipe, smem, kp), recipe, smem)
     if t256.bm != WG_256.bm or t128.bm != WG_128.bm:  # (codes whose fitted tiles hold fewer tokens)
         return whole
-    rows = -(-padded_n(layer.n) // WG_256.bn)
+    n_tiles = -(-padded_n(layer.n) // WG_256.bn)
     per_wave256 = sms * ctas_by_smem(recipe, t256, smem)
     per_wave128 = sms * ctas_by_smem(recipe, t128, smem)
-    if 2 * rows * -(-lo // 256) <= sms:
+    if 2 * n_tiles * -(-lo // 256) <= sms:
         return whole
     out = []
     a = lo
     while hi is None or a <= hi:
         b = a + 127
-        w256 = -(-rows * -(-b // 256) // per_wave256)
+        w256 = -(-n_tiles * -(-b // 256) // per_wave256)
         if w256 > WAVE_128_MAX_WAVES:
             break
-        w128 = -(-rows * -(-b // 128) // per_wave128)
+        w128 = -(-n_tiles * -(-b // 128) // per_wave128)
         out.append((a, b if hi is None else min(b, hi), w128 * WG_128.bm / WG_256.bm / WAVE_128_RATE
                                                          < WAVE_128_MARGIN * w256))
         a = b + 1
     if hi is None or a <= hi:
         out.append((a, hi, False))
     return out
-
 
 
 def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
