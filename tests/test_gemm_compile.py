@@ -443,11 +443,17 @@ def test_large_m_steps_take_the_128_token_tile_by_their_waves():
     assert [tile(5120, 2048, m).bm for m in (257, 384, 385, 768, 769, 1152, 1153, 1664, 1665)] == [
         128, 128, 256, 256, 128, 128, 256, 128, 256]
     assert tile(5120, 2048, 100000) == G.WG_256  # (past WAVE_128_MAX_WAVES waves: one range)
+    qkv = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16")), "h100")
+    assert qkv.components["scheduler"].endswith("short wave: M 257-384, M 769-1152, M 1537-1664, M 2305-2432)")
     moe = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16"), num_experts=8), "h100")
     assert max(r.lo for r in moe.tuning) <= 513, moe.tuning  # (MoE: the default ranges, not cut)
+    assert "tile_by_waves" not in moe.components["scheduler"]
     zp = WeightScheme("uint4", "group", 128, zero_point="int")
     assert {tile(5120, 2048, m, zp) for m in (300, 700, 1024)} == {G.WG_128}  # (heavy dequantizers: 128 throughout)
     assert tile(2048, 4096, 1024).bm == 256  # (16 tiles of 128 rows: K split instead, IDLE_SPLIT_16)
+    e4m3 = humming.plan(LayerSpec(5120, 2048, WeightScheme("e4m3", "channel", scale_fmt="fp32"),
+                                  ActivationScheme("fp16")), "h100")
+    assert "tile_by_waves" not in e4m3.components["scheduler"]  # (8-bit codes: fitted to 128 tokens throughout)
     old, G.WAVE_128 = G.WAVE_128, False
     try:  # (another K than above: plans are cached)
         assert tile(5120, 2048 + 128, 1024) == G.WG_256

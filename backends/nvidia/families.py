@@ -135,7 +135,7 @@ class MmaSyncFamily(_NvidiaFamily):
         to the portable cluster size of slices sum them in a cluster (Launcher.cluster_split), which the
         scheduler slot says."""
         from .gemm_mma_sync import (cluster_split_limit, group_padding_note, moe_gathers_rows, moe_pdl_enabled,
-                                     scale_places)
+                                     scale_places, wave_step_labels)
 
         out = {"scales": scale_places(layer, caps, compute, tuning, scales)}
         note = group_padding_note(layer, compute)  # (scale groups the kernels pad: gemm_mma_sync.kernel_group)
@@ -195,6 +195,10 @@ class MmaSyncFamily(_NvidiaFamily):
             ranges.append("warpgroup tiles whose CTAs spread evenly")  # (decided per launch: Launcher.crowded)
         if ranges:
             sched += f" + programmatic_launch ({', '.join(ranges)})"
+        steps = wave_step_labels(layer, caps, compute, tuning)
+        if steps:  # (gemm_mma_sync.wave_steps)
+            sched += (" + tile_by_waves (the 128-token tile where the 256-token grid would end in a short wave: "
+                      + ", ".join(steps) + ")")
         if sched != components["scheduler"]:
             comps["scheduler"] = sched
         if comps:
