@@ -1003,11 +1003,10 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     return out
 
 
-
 def wave_step_labels(layer, caps, compute, tuning) -> list[str]:
     """The M steps above 256 tokens that wave_steps gives the 128-token tile, merged where they meet and kept where
     ``tuning`` (the plan's final ranges) runs a 128-token tile there; for the plan's scheduler slot."""
-    if layer.is_moe or not caps.has("wgmma"):
+    if layer.is_moe or not caps.has("wgmma") or not tuning:
         return []
     layer = kernel_layer(layer, compute)
     recipe = _sizing_recipe(layer, compute, cp_async=caps.has("cp_async"))
@@ -1025,6 +1024,7 @@ def wave_step_labels(layer, caps, compute, tuning) -> list[str]:
     by_m = {lo: tile_from_config(next((r for r in tuning if r.lo <= lo and (r.hi is None or lo <= r.hi)),
                                       tuning[-1]).config) for lo, _ in steps}
     return [f"M {lo}-{hi}" for lo, hi in steps if by_m[lo] is not None and by_m[lo].bm == WG_128.bm]
+
 
 def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
     """The recipe that sizes the tiles (``cp_async``: whether the chip has it, which sets the shared
