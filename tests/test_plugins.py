@@ -26,7 +26,8 @@ LAYER = LayerSpec(n=4096, k=4096, weight=WeightScheme("uint4", "group", 128), ac
 
 #: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
 SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
-              "warpgroup tiles whose CTAs spread evenly)")
+              "warpgroup tiles whose CTAs spread evenly) + tile_by_waves (the 128-token tile where the 256-token "
+              "grid would end in a short wave: M 513-768)")
 
 
 def _props(name, major=8, minor=0):
