@@ -463,6 +463,39 @@ def test_large_m_steps_take_the_128_token_tile_by_their_waves():
     assert tile(5120, 2048 + 256, 1024) == G.WG_128
 
 
+def test_token_fitted_warpgroup_tiles_machine_code(tmp_path, monkeypatch):
+    """Warpgroup tiles of 160, 192 and 224 tokens (WAVE_FIT: each M tile of the 256-token tile's count cut to the
+    tokens M needs) compile for sm_90a to one m64nBMk16 wgmma per k16 step of their width, without a stack or local
+    memory, in fp16 and bf16 and stream-K (WAVE_FIT 2); tiles of other widths are refused before compiling."""
+    from humming.planner.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia.mma_sync_kernel import Tile
+
+    with pytest.raises(ValueError, match="BM of 8, 16, 32, 64, 128, 160, 192, 224 or 256"):
+        Tile(96, 128, 128, 1, 8, 1, 3, wgmma=1).check()
+    rt = Runtime(cache_dir=str(tmp_path))
+    try:
+        for fit in (1, 2):
+            monkeypatch.setattr(G, "WAVE_FIT", fit)
+            clear_cache()
+            for act in ("fp16", "bf16"):
+                p = humming.plan(LayerSpec(6144, 4096, WeightScheme("int4", "group", 128), ActivationScheme(act),
+                                           out_dtype=act), "h100")
+                for m, bm in ((300, 160), (350, 192), (400, 224), (450, 256)):
+                    cfg = p.tuning_for(m).config
+                    assert (cfg["bm"], cfg.get("sk", 0)) == (bm, int(fit == 2 and bm != 256)), (fit, m, cfg)
+                    if bm == 256:
+                        continue
+                    kern = rt.kernel(p.kernel(m))
+                    sass = I.disassemble(kern.cubin)
+                    assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", sass)) == {f"64x{bm}x16"}, (fit, act, m)
+                    u = I.resource_usage(kern.cubin)["humming_entry"]
+                    assert not u["STACK"] and not u["LOCAL"], (fit, act, m, u)
+    finally:
+        monkeypatch.undo()
+        clear_cache()
+
+
 def test_ring_launches_split_k_within_one_wave():
     """A register ring's launch splits K for at most ``occupancy`` CTAs per SM in all, as many slices as fit
     (rounded down, Launcher.stream_split): a rounding up past one wave left a few CTAs of a second wave that could

@@ -1316,6 +1316,36 @@ def test_large_m_steps_by_their_waves_through_the_planner(scheme, n, k, act):
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("mode", ["fit", "fitsk", "sk1"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 6144, 4096),
+                                        (WeightScheme("int3", "group", 64), 8192 - 128, 4160)],
+                         ids=["int4-g128", "int3-g64-odd"])
+def test_large_m_steps_stream_k_or_fitted_tokens(scheme, n, k, act, mode, monkeypatch):
+    """Above 256 tokens, the steps that keep the 256-token tile run stream-K (sk1), every step does (sk2), or 257-512
+    tokens take two M tiles of 160-256 tokens (fit): the first, a middle and the last M of each range through 1664
+    tokens, rows past M, through the planner for this GPU, against reference.py, outputs poisoned."""
+    from humming.planner.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    monkeypatch.setattr(G, "WAVE_SK", {"sk1": 1, "sk2": 2}.get(mode, 0))
+    monkeypatch.setattr(G, "WAVE_FIT", {"fit": 1, "fitsk": 2}.get(mode, 0))
+    clear_cache()
+    try:
+        qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+        p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
+        ms = sorted({300, 600, 1000} | {m for r in p.tuning if r.lo > 256 and r.lo <= 1152
+                                        for m in (r.lo, (r.lo + min(r.hi or 1152, 1152)) // 2 | 1, min(r.hi or 1152, 1152))})
+        if torch.cuda.get_device_capability(0)[0] == 9:
+            cfgs = [p.tuning_for(m).config for m in ms]
+            assert any(c.get("sk") for c in cfgs) if mode != "fit" else True, p.tuning
+            assert any(c["bm"] in (160, 192, 224) for c in cfgs) if mode.startswith("fit") else True, p.tuning
+        run_and_check(qw, act, ms=ms)
+    finally:
+        monkeypatch.undo()
+        clear_cache()
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 1000, 4096 - 128),
                                         (WeightScheme("uint4", "group", 64, zero_point="int"), 1024, 8192),
                                         (WeightScheme("int4", "group", 64), 520, 3584 + 64),

@@ -965,6 +965,8 @@ WAVE_128 = True
 WAVE_128_RATE = 0.865
 WAVE_128_MARGIN = 0.93
 WAVE_128_MAX_WAVES = 8
+WAVE_FIT = 0  # (experiment: 257-512 tokens where WG_256 stays: two M tiles of the tokens M needs, 160-256; 2: stream-K)
+WAVE_SK = 0  # (experiment: 1 = the steps that keep WG_256 run it stream-K, 2 = every step does, WG_128 none)
 
 
 def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None, smem: int, kp: int):
@@ -1073,9 +1075,35 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
     wave_128 = set()  # (the steps of M that take WG_128 for WG_256: wave_steps)
+    wave_sk = set()
+    wave_fit = {}
     if wg:
         steps = {(lo, hi): wave_steps(lo, hi, layer, recipe, sms, smem, kp) for lo, hi, _ in ranges}
         wave_128 = {(a, b) for cut in steps.values() for a, b, small in cut if small}
+        if WAVE_SK:
+            wave_sk = {(a, b) for cut in steps.values() if len(cut) > 1 for a, b, small in cut
+                       if b is not None and (WAVE_SK == 2 or not small)}
+            if WAVE_SK == 2:
+                wave_128 = set()
+        if WAVE_FIT:  # (each step that keeps WG_256 in 32-token sub-steps, each M tile cut to the tokens M needs)
+            for key, cut in steps.items():
+                if len(cut) < 2:
+                    continue
+                out_cut = []
+                for a, b, small in cut:
+                    if small or b is None:
+                        out_cut.append((a, b, small))
+                        continue
+                    for x in range(a, b + 1, 32):
+                        y = min(x + 31, b)
+                        bm = -(-(-(-y // -(-y // 256))) // 32) * 32
+                        if out_cut and not out_cut[-1][2] and wave_fit.get(out_cut[-1][:2]) == bm:
+                            del wave_fit[out_cut[-1][:2]]
+                            out_cut[-1] = (out_cut[-1][0], y, False)
+                        else:
+                            out_cut.append((x, y, False))
+                        wave_fit[out_cut[-1][:2]] = bm
+                steps[key] = out_cut
         ranges = tuple((a, b, t) for lo, hi, t in ranges for a, b, _ in steps[(lo, hi)])
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     direct_tile = False  # (an MoE one-row tile of its own: MOE_DECODE_INT4)
@@ -1148,6 +1176,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if wg and lo >= dec:
             nominal = WG_128 if (lo, hi) in wave_128 else warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer,
                                                                             recipe, sms)
+            if wave_fit.get((lo, hi), 256) != 256:
+                nominal = replace(WG_256, bm=wave_fit[(lo, hi)], stages=4, sk=int(WAVE_FIT == 2))
+            if (lo, hi) in wave_sk:
+                nominal = replace(nominal, sk=1)
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's

@@ -2220,8 +2220,9 @@ struct GemmMmaSync {
   }
 
   static HUMMING_DEVICE void run_wg(const GemmParams& p) {
-    static_assert(BM == 8 || BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 256,
-                  "wgmma tiles: BM of 8, 16, 32, 64, 128 or 256 tokens");
+    static_assert(BM == 8 || BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 160 || BM == 192 || BM == 224 ||
+                      BM == 256,
+                  "wgmma tiles: BM of 8, 16, 32, 64, 128, 160, 192, 224 or 256 tokens");
     static_assert(STAGES >= 3, "wgmma tiles: at least 3 stages (refilled two behind)");
     static_assert(!SK || (!TMA && CLUSTER == 1), "stream-K: cp.async warpgroup tiles without clusters");
     extern __shared__ __align__(16) char smem_raw[];
