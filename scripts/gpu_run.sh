@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1328,10 +1328,24 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s64b)  # (sixty-fourth session) above 256 tokens: the steps that keep the 256-token tile stream-K (alt: WAVE_SK 1),
-           # every step stream-K on the 256-token tile (alt2: WAVE_SK 2), 257-512 tokens in two M tiles of 160-256
-           # tokens (old slot: WAVE_FIT 1), the same stream-K (alt3: WAVE_FIT 2), against this tree; their GPU test
-           # first, then through the bench, once
+    s64e)  # (sixty-fourth session; ran on the H100, figures in docs/perf-notes.md) above 256 tokens, 32-token steps on the
+           # tile of 128-256 tokens whose waves cost least
+           # (wave_steps with WG_FITTED): its GPU test, then this tree against old3/ (`mkdir old3 && git archive 3624109
+           # backends/nvidia | tar -x -C old3`: the 128-token steps alone) and alt/ (old3's tree with WAVE_FIT = 1: each
+           # M tile of the 256-token tile's count cut to the tokens M needs; `cp -r old3/backends/nvidia
+           # alt/humming_nvidia` and the sed) through the bench, twice alternated, then this tree with cuBLAS fp16
+           gputests s64e 120 "large_m_steps_by_their_waves"
+           abbench s64e 2 "new old alt" 60 "^(== |[0-9]+ )|rror" \
+             --shapes 6144x4096,14336x4096,5120x2048,8192x8192,4096x4096,3072x4096 --m 350,450,600,700,800,1000,1100,1400,1700 \
+             --weight int4 --group-size 128
+           timeout 80 humming bench --shapes 6144x4096,14336x4096,5120x2048,8192x8192,4096x4096,3072x4096 \
+             --m 350,450,600,700,800,1000,1100,1400,1700 --weight int4 --group-size 128 --methods humming,cublas-fp16 \
+             --repeats 3 --no-plot --no-jit --out "$OUT/s64e-cublas" 2>&1 | tee "$OUT/s64e-cublas.log" | grep -E "^(== |[0-9]+ )|rror" ;;
+    s64b)  # (sixty-fourth session; ran on the H100 on the tree of 3624109, whose switches WAVE_SK / WAVE_FIT it sets --
+           # gone since: wave_steps picks the tiles; figures in docs/perf-notes.md) above 256 tokens: the steps that keep
+           # the 256-token tile stream-K (alt: WAVE_SK 1), every step stream-K on the 256-token tile (alt2: WAVE_SK 2),
+           # each M tile of WG_256's count cut to the tokens M needs, 160-256 (old slot: WAVE_FIT 1), the same
+           # stream-K (alt3: WAVE_FIT 2), against that tree; their GPU test first, then through the bench, once
            gputests s64b 150 "stream_k_or_fitted"
            anchor='WAVE_SK = 0  # (experiment: 1 = the steps that keep WG_256 run it stream-K, 2 = every step does, WG_128 none)'
            alt_after "$anchor" 'WAVE_SK = 1
@@ -1345,7 +1359,8 @@ batched_decode or register_rings"
            abbench s64b 1 "new alt3 old alt" 75 "^(== |[0-9]+ )|rror" \
              --shapes 6144x4096,8192x4096,5120x2048,14336x4096,28672x8192 --m 300,350,400,600,800,1000 \
              --weight int4 --group-size 128 ;;
-    s64a)  # (sixty-fourth session) the issue's table in one call on whatever GPU comes: the int4 rows at 1-64 tokens
+    s64a)  # (sixty-fourth session; ran on the H100 with WAVE_FIT 1, figures in docs/perf-notes.md) the issue's table in
+           # one call on whatever GPU comes: the int4 rows at 1-64 tokens
            # with cuBLAS (the bench's default, each method's first point warmed), the other widths at M=1 on
            # 8192x8192, the wave steps' GPU test, then the issue's shapes above 256 tokens with cuBLAS fp16
            int4rows s64a

@@ -44,8 +44,10 @@ N_OF = {"int4-g128-longk": 8192}  # (and more than 4096 rows: Hopper's 16-token 
 
 #: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
 SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
-              "warpgroup tiles whose CTAs spread evenly) + tile_by_waves (the 128-token tile where the 256-token "
-              "grid would end in a short wave: M 513-768)")
+              "warpgroup tiles whose CTAs spread evenly) + tile_by_waves (fewer tokens per M tile where the "
+              "256-token grid would end in a short wave or a part-empty M tile: 160 at M 257-320, 513-640, 1537-1600; "
+              "192 at M 321-384, 641-768, 1025-1152; 224 at M 385-448, 769-896, 1153-1344, 1601-1792, 2049-2240, "
+              "2561-2688, 3073-3136)")
 
 
 @pytest.fixture(scope="module")
@@ -405,12 +407,13 @@ def test_narrow_layers_split_k_above_64_tokens_within_one_wave():
     assert L.split_for(G.WG_64, 4, 12, 56, 3) == 3
 
 
-def test_large_m_steps_take_the_128_token_tile_by_their_waves():
-    """Above 256 tokens a dense 16-bit layer's 256-token ranges are cut into 128-token steps, each taking WG_128 where
-    its waves cost less (wave_steps): the plans for the H100 pick the faster tile wherever the two measured more than
-    5 % apart (the sixty-second session's fit, s62m, and the sixty-third's checks at other M, s63a / s63b), keep
-    WG_256 for steps where it is one wave and WG_128 two, and for MoE layers, zero-point codes, grids narrower than
-    half the SMs (they split K) and with the switch off."""
+def test_large_m_steps_take_the_tile_of_the_fewest_waves():
+    """Above 256 tokens a dense 16-bit layer's 256-token ranges are cut into 32-token steps, each taking the tile of
+    128-256 tokens whose waves cost least (wave_steps): the plans for the H100 never pick the slower tile of a pair
+    measured more than 5 % apart -- WG_128 against WG_256 (the sixty-second session's fit, s62m, and the sixty-third's
+    checks, s63a / s63b), and the tiles of 160-224 tokens against WG_256 (s64b, s64c) -- and keep the 256-token tile
+    for MoE layers, zero-point codes, 8-bit codes, grids narrower than half the SMs (they split K) and with the switch
+    off."""
     from humming_nvidia import gemm_mma_sync as G
 
     int4 = WeightScheme("int4", "group", 128)
@@ -438,14 +441,25 @@ def test_large_m_steps_take_the_128_token_tile_by_their_waves():
         for m, (us128, us256) in by_m.items():
             if max(us128, us256) > 1.05 * min(us128, us256):
                 apart += 1
-                assert tile(n, k, m) == (G.WG_128 if us128 < us256 else G.WG_256), (n, k, m)
+                assert tile(n, k, m) != (G.WG_256 if us128 < us256 else G.WG_128), (n, k, m)
     assert apart == 30
-    # within a 128-token step the tile holds; qwen3's qkv (40 tiles of 128 rows) alternates by the waves
-    assert [tile(5120, 2048, m).bm for m in (257, 384, 385, 768, 769, 1152, 1153, 1664, 1665)] == [
-        128, 128, 256, 256, 128, 128, 256, 128, 256]
-    assert tile(5120, 2048, 100000) == G.WG_256  # (past WAVE_128_MAX_WAVES waves: one range)
+    # the tiles of 160-224 tokens where WG_256's M tiles are part empty, at WG_256's waves ((N, K): {M: (the fitted
+    # tile's us, WG_256's us)}, s64b / s64c): they are picked, and so is the tile of the tokens M needs
+    fitted = {(6144, 4096): {288: (33.0, 46.8), 320: (33.5, 46.9), 352: (40.4, 47.0), 416: (44.0, 47.3),
+                             448: (44.4, 48.0)},
+              (8192, 8192): {288: (72.0, 97.7), 320: (70.3, 98.5), 352: (84.7, 99.0), 416: (94.6, 100.5),
+                             448: (94.2, 100.4)},
+              (8192, 4096): {288: (36.3, 52.0), 320: (37.0, 52.1), 352: (44.8, 51.2), 416: (48.6, 52.7)},
+              (14336, 4096): {416: (97.1, 103), 448: (99.0, 107)}}
+    for (n, k), by_m in fitted.items():
+        for m, (us_fit, us256) in by_m.items():
+            assert us_fit < us256 / 1.05 and tile(n, k, m).bm == -(-m // 64) * 32, (n, k, m)
+    # within a 32-token step the tile holds; qwen3's qkv (40 tiles of 128 rows) by its waves and its last M tile
+    assert [tile(5120, 2048, m).bm for m in (257, 384, 385, 480, 481, 577, 673, 768, 769, 960, 1537, 1664)] == [
+        128, 128, 160, 160, 192, 224, 256, 256, 160, 160, 128, 128]
+    assert tile(5120, 2048, 100000) == G.WG_256  # (past WAVE_MAX_WAVES waves: one range)
     qkv = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16")), "h100")
-    assert qkv.components["scheduler"].endswith("short wave: M 257-384, M 769-1152, M 1537-1664, M 2305-2432)")
+    assert "128 at M 257-384, 1537-1664; 160 at M 385-480, 769-960" in qkv.components["scheduler"]
     moe = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16"), num_experts=8), "h100")
     assert max(r.lo for r in moe.tuning) <= 513, moe.tuning  # (MoE: the default ranges, not cut)
     assert "tile_by_waves" not in moe.components["scheduler"]
@@ -455,45 +469,33 @@ def test_large_m_steps_take_the_128_token_tile_by_their_waves():
     e4m3 = humming.plan(LayerSpec(5120, 2048, WeightScheme("e4m3", "channel", scale_fmt="fp32"),
                                   ActivationScheme("fp16")), "h100")
     assert "tile_by_waves" not in e4m3.components["scheduler"]  # (8-bit codes: fitted to 128 tokens throughout)
-    old, G.WAVE_128 = G.WAVE_128, False
+    old, G.WAVE_TILES = G.WAVE_TILES, False
     try:  # (another K than above: plans are cached)
         assert tile(5120, 2048 + 128, 1024) == G.WG_256
     finally:
-        G.WAVE_128 = old
-    assert tile(5120, 2048 + 256, 1024) == G.WG_128
+        G.WAVE_TILES = old
+    assert tile(5120, 2048 + 256, 1024).bm == 192
 
 
-def test_token_fitted_warpgroup_tiles_machine_code(tmp_path, monkeypatch):
-    """Warpgroup tiles of 160, 192 and 224 tokens (WAVE_FIT: each M tile of the 256-token tile's count cut to the
-    tokens M needs) compile for sm_90a to one m64nBMk16 wgmma per k16 step of their width, without a stack or local
-    memory, in fp16 and bf16 and stream-K (WAVE_FIT 2); tiles of other widths are refused before compiling."""
-    from humming.planner.planner import clear_cache
-    from humming_nvidia import gemm_mma_sync as G
+def test_token_fitted_warpgroup_tiles_machine_code(tmp_path):
+    """The warpgroup tiles of 160, 192 and 224 tokens that wave_steps picks (WG_FITTED) compile for sm_90a to one
+    m64nBMk16 wgmma per k16 step of their width, without a stack or local memory, in fp16 and bf16; tiles of other
+    widths are refused before compiling."""
     from humming_nvidia.mma_sync_kernel import Tile
 
     with pytest.raises(ValueError, match="BM of 8, 16, 32, 64, 128, 160, 192, 224 or 256"):
         Tile(96, 128, 128, 1, 8, 1, 3, wgmma=1).check()
     rt = Runtime(cache_dir=str(tmp_path))
-    try:
-        for fit in (1, 2):
-            monkeypatch.setattr(G, "WAVE_FIT", fit)
-            clear_cache()
-            for act in ("fp16", "bf16"):
-                p = humming.plan(LayerSpec(6144, 4096, WeightScheme("int4", "group", 128), ActivationScheme(act),
-                                           out_dtype=act), "h100")
-                for m, bm in ((300, 160), (350, 192), (400, 224), (450, 256)):
-                    cfg = p.tuning_for(m).config
-                    assert (cfg["bm"], cfg.get("sk", 0)) == (bm, int(fit == 2 and bm != 256)), (fit, m, cfg)
-                    if bm == 256:
-                        continue
-                    kern = rt.kernel(p.kernel(m))
-                    sass = I.disassemble(kern.cubin)
-                    assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", sass)) == {f"64x{bm}x16"}, (fit, act, m)
-                    u = I.resource_usage(kern.cubin)["humming_entry"]
-                    assert not u["STACK"] and not u["LOCAL"], (fit, act, m, u)
-    finally:
-        monkeypatch.undo()
-        clear_cache()
+    for scheme in (WeightScheme("int4", "group", 128), WeightScheme("e2m1", "group", 32, scale_fmt="e8m0")):
+        for act in ("fp16", "bf16"):
+            p = humming.plan(LayerSpec(6144, 4096, scheme, ActivationScheme(act), out_dtype=act), "h100")
+            for m, bm in ((300, 160), (350, 192), (400, 224)):
+                assert p.tuning_for(m).config["bm"] == bm, (m, p.tuning)
+                kern = rt.kernel(p.kernel(m))
+                sass = I.disassemble(kern.cubin)
+                assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", sass)) == {f"64x{bm}x16"}, (act, m)
+                u = I.resource_usage(kern.cubin)["humming_entry"]
+                assert not u["STACK"] and not u["LOCAL"], (scheme.describe(), act, m, u)
 
 
 def test_ring_launches_split_k_within_one_wave():
@@ -1149,9 +1151,10 @@ def test_moe_256_token_warpgroup_tiles_do_not_spill(tmp_path):
 
 def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
     """The warpgroup kernels the planner picks for 65-512 tokens on the H200 (wgmma_tile's tiles of 16-bit operands
-    for every code, 128 and 256 tokens, their K splits; byte_wgmma_tile's on 2049-4096 rows), for integer, float,
-    zero-point and 8-bit codes in fp16 and bf16, compile for sm_90a without local memory, with the warpgroup MMA of
-    their tile (HGMMA, or IGMMA / QGMMA for byte operands). W4A8 with integer zero points in groups of 64 included:
+    for every code, 128-256 tokens, wave_steps' too, their K splits; byte_wgmma_tile's on 2049-4096 rows), for
+    integer, float, zero-point and 8-bit codes in fp16 and bf16, compile for sm_90a without local memory, with the
+    warpgroup MMA of their tile (HGMMA, or IGMMA / QGMMA for byte operands). W4A8 with integer zero points in groups
+    of 64 included:
     it ran mma.sync's BYTE_TILE_LARGE, which spilled, until its warpgroup tiles folded two partial sets per block
     (the 128-token one with TMA stages, retiring each block's group before dequantizing the next: WAIT_FIRST)."""
     from humming_nvidia import gemm_mma_sync as G
@@ -1170,11 +1173,11 @@ def test_planned_65_to_512_token_warpgroup_kernels_do_not_spill(tmp_path):
         out = "fp16" if act_s.is_quantized else act_s.fmt
         for n, k in ((4096, 12288), (8192, 8192), (4096, 4096)):
             p = humming.plan(LayerSpec(n, k, scheme, act_s, out_dtype=out), "h200")
-            for m in (100, 200, 300):
+            for m in (100, 200, 300, 350, 400, 500):
                 tile = G.tile_from_config(p.tuning_for(m).config)
                 assert tile.wgmma, (scheme.describe(), n, k, m)
                 picks.setdefault(p.kernel(m), (scheme.describe(), act_s.fmt, n, k, m, tile))
-    assert {t.bm for *_, t in picks.values()} >= {64, 128, 256}
+    assert {t.bm for *_, t in picks.values()} >= {64, 128, 160, 192, 224, 256}
     rt.warmup(list(picks), executor="thread")
     for spec, what in picks.items():
         kern = rt.kernel(spec)

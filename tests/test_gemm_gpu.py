@@ -1267,8 +1267,9 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     """65-512 tokens of codes on 16-bit operands on the H200 (wgmma_tile's tiles of those ranges): 128-token CTAs
     with four and two K slices at 65-128 and 129-256 tokens on a long K of 4096 rows (two at 129-256 over any K;
     32-token CTAs split in K at 65-128 on at most 4096 rows over a shorter K of 4096 or more),
-    two slices at 65-128 tokens on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, 256-token ones
-    above 256 on 4097-8192 rows (128 tokens for zero-point codes, and at four stages for 8-bit codes: fit_tile);
+    two slices at 65-128 tokens on 4097-8192 rows, 128-token CTAs above 256 tokens on 4096 rows, at 257-320 tokens
+    on 4097-8192 rows two M tiles of 160 tokens (wave_steps; 128 tokens for zero-point codes, and at four stages for
+    8-bit codes: fit_tile);
     through the planner, rows past M in the last tile, against reference.py."""
     from humming_nvidia import gemm_mma_sync as G
 
@@ -1276,7 +1277,7 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
     p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"), "h200")
     tiles = {m: (G.tile_from_config(p.tuning_for(m).config), p.tuning_for(m).config.get("split_k"))
              for m in (100, 200, 300)}
-    big = G.WG_128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else G.WG_256
+    big = 128 if scheme.fmt in ("e4m3", "int8") or scheme.zero_point != "none" else 160  # (wave_steps: 300 of 320)
     if k > 12288:
         assert tiles[100] == (G.WG_128, 4) and tiles[200] == (G.WG_128, 2) and tiles[300] == (G.WG_128, None), tiles
     elif n <= 4096:  # (a K of 4096-8191: 32 tokens at 65-128, K split for two CTAs per SM)
@@ -1285,7 +1286,7 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
         # tokens, K in two slices at 129-256 too, where 16 tiles x 3 leave half the SMs idle: IDLE_SPLIT_16)
         assert tiles[200][1] == 2 and tiles[200][0].bm == tiles[300][0].bm == (128 if wide else 64)
     else:
-        assert tiles[100] == (G.WG_128, 2) and tiles[200][0] == G.WG_128 and tiles[300][0] == big, tiles
+        assert tiles[100] == (G.WG_128, 2) and tiles[200][0] == G.WG_128 and tiles[300][0].bm == big, tiles
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
 
 
@@ -1296,53 +1297,25 @@ def test_wide_token_ranges_through_the_planner(scheme, n, k, act):
                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), 14336 - 128, 4096 + 64)],
                          ids=["int4-g128-qkv", "int3-g64-odd", "mxfp4", "int4-ch-wide"])
 def test_large_m_steps_by_their_waves_through_the_planner(scheme, n, k, act):
-    """Above 256 tokens, 128-token steps of M on the 128-token tile where the 256-token grid would end in a short
-    wave (wave_steps) and on the 256-token tile between them: the first and last M of such steps and one inside, rows
-    past M in the last M tile, through the planner for this GPU, against reference.py, outputs poisoned. On sm_90 with
-    132 SMs the plan has both kinds of step."""
+    """Above 256 tokens, 32-token steps of M on the tile of 128, 160, 192, 224 or 256 tokens whose waves cost least
+    (wave_steps): the first and last M of the first two steps of each tile and one inside, rows past M in the last M
+    tile, through the planner for this GPU, against reference.py, outputs poisoned. On sm_90 with 132 SMs the plan
+    has the 256-token tile and at least two others, one of them of 160-224 tokens."""
     from humming_nvidia import gemm_mma_sync as G
 
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
-    ms = [300, 700, 1000, 1537]
+    ms = [300, 350, 400, 700, 1000, 1537]
     props = torch.cuda.get_device_properties(0)
     if torch.cuda.get_device_capability(0)[0] == 9 and props.multi_processor_count == 132:
         p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
-        steps = [(r.lo, r.hi, G.tile_from_config(r.config)) for r in p.tuning if r.lo > 256 and r.hi is not None]
-        small = [(lo, hi) for lo, hi, t in steps if t == G.WG_128][:2]
-        large = [(lo, hi) for lo, hi, t in steps if t == G.WG_256][:2]
-        assert small and large, p.tuning
-        ms = sorted({m for lo, hi in small + large for m in (lo, (lo + hi) // 2 | 1, hi)})
+        steps = {}
+        for r in p.tuning:
+            t = G.tile_from_config(r.config)
+            if r.lo > 256 and r.hi is not None and t.wgmma:
+                steps.setdefault(t.bm, []).append((r.lo, r.hi))
+        assert G.WG_256.bm in steps and len(steps) >= 3 and set(steps) & set(G.WAVE_FITTED_COST), p.tuning
+        ms = sorted({m for runs in steps.values() for lo, hi in runs[:2] for m in (lo, (lo + hi) // 2 | 1, hi)})
     run_and_check(qw, act, ms=ms)
-
-
-@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
-@pytest.mark.parametrize("mode", ["fit", "fitsk", "sk1"])
-@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 6144, 4096),
-                                        (WeightScheme("int3", "group", 64), 8192 - 128, 4160)],
-                         ids=["int4-g128", "int3-g64-odd"])
-def test_large_m_steps_stream_k_or_fitted_tokens(scheme, n, k, act, mode, monkeypatch):
-    """Above 256 tokens, the steps that keep the 256-token tile run stream-K (sk1), every step does (sk2), or 257-512
-    tokens take two M tiles of 160-256 tokens (fit): the first, a middle and the last M of each range through 1664
-    tokens, rows past M, through the planner for this GPU, against reference.py, outputs poisoned."""
-    from humming.planner.planner import clear_cache
-    from humming_nvidia import gemm_mma_sync as G
-
-    monkeypatch.setattr(G, "WAVE_SK", {"sk1": 1, "sk2": 2}.get(mode, 0))
-    monkeypatch.setattr(G, "WAVE_FIT", {"fit": 1, "fitsk": 2}.get(mode, 0))
-    clear_cache()
-    try:
-        qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
-        p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
-        ms = sorted({300, 600, 1000} | {m for r in p.tuning if r.lo > 256 and r.lo <= 1152
-                                        for m in (r.lo, (r.lo + min(r.hi or 1152, 1152)) // 2 | 1, min(r.hi or 1152, 1152))})
-        if torch.cuda.get_device_capability(0)[0] == 9:
-            cfgs = [p.tuning_for(m).config for m in ms]
-            assert any(c.get("sk") for c in cfgs) if mode != "fit" else True, p.tuning
-            assert any(c["bm"] in (160, 192, 224) for c in cfgs) if mode.startswith("fit") else True, p.tuning
-        run_and_check(qw, act, ms=ms)
-    finally:
-        monkeypatch.undo()
-        clear_cache()
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

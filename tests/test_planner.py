@@ -485,7 +485,8 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert tile(4096, 14336, 100, "h200") == G.WG_128 == tile(8192, 8192, 65, "h200") == tile(14336, 4096, 128, "h200")
     assert split(4096, 14336, 100) == 4 and split(8192, 8192, 128) == 2 and split(14336, 4096, 100) is None
     assert tile(4096, 4096, 256, "h200") == G.WG_128 == tile(4096, 8192, 65, "h200") and split(4096, 2048, 129) == 2
-    assert split(4096, 8192, 128) == 4 and tile(8192, 8192, 300, "h200") == G.WG_256
+    assert split(4096, 8192, 128) == 4 and tile(8192, 8192, 500, "h200") == G.WG_256
+    assert tile(8192, 8192, 300, "h200").bm == 160  # (two M tiles of the tokens 300 needs: wave_steps)
     e4, zp = WeightScheme("e4m3", "channel", scale_fmt="fp32"), WeightScheme("uint4", "group", 128, zero_point="int")
     assert split(4096, 14336, 200, e4) == 2 == split(4096, 14336, 200, WeightScheme("int3", "group", 128))
     assert split(4096, 14336, 200, zp) == 2 and split(4096, 14336, 100, zp) == 4 and split(8192, 8192, 100, zp) == 2

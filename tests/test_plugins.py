@@ -26,8 +26,10 @@ LAYER = LayerSpec(n=4096, k=4096, weight=WeightScheme("uint4", "group", 128), ac
 
 #: the H200 plan's scheduler slot for an int4 g128 layer of 8192 x 8192
 SCHED_H200 = ("split_k + cluster_sum (<= 8 slices) + programmatic_launch (M 1-6, M 7-8, "
-              "warpgroup tiles whose CTAs spread evenly) + tile_by_waves (the 128-token tile where the 256-token "
-              "grid would end in a short wave: M 513-768)")
+              "warpgroup tiles whose CTAs spread evenly) + tile_by_waves (fewer tokens per M tile where the "
+              "256-token grid would end in a short wave or a part-empty M tile: 160 at M 257-320, 513-640, 1537-1600; "
+              "192 at M 321-384, 641-768, 1025-1152; 224 at M 385-448, 769-896, 1153-1344, 1601-1792, 2049-2240, "
+              "2561-2688, 3073-3136)")
 
 
 def _props(name, major=8, minor=0):

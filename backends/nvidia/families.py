@@ -197,8 +197,8 @@ class MmaSyncFamily(_NvidiaFamily):
             sched += f" + programmatic_launch ({', '.join(ranges)})"
         steps = wave_step_labels(layer, caps, compute, tuning)
         if steps:  # (gemm_mma_sync.wave_steps)
-            sched += (" + tile_by_waves (the 128-token tile where the 256-token grid would end in a short wave: "
-                      + ", ".join(steps) + ")")
+            sched += (" + tile_by_waves (fewer tokens per M tile where the 256-token grid would end in a short wave "
+                      "or a part-empty M tile: " + "; ".join(steps) + ")")
         if sched != components["scheduler"]:
             comps["scheduler"] = sched
         if comps:

@@ -942,8 +942,8 @@ SPLIT_K_BM = 32
 #: / 52.2; 1024x4096 21.2 / 20.8 / 46.2 / 47.3 / 47.4 -> 10.8 / 12.5 / 34.5 / 36.1 / 29.9; 3072x4096 and 4096x4096
 #: (grids that fill) unchanged
 IDLE_SPLIT_16 = True
-#: above 256 tokens, where 16-bit operands' dense layers take the 256-token tile (WG_256), each 128-token step of M
-#: takes the 128-token tile (WG_128) where that tile's waves cost less (wave_steps): a WG_128 CTA does half a WG_256
+#: above 256 tokens, where 16-bit operands' dense layers take the 256-token tile (WG_256), each 32-token step of M
+#: takes the tile of 128-256 tokens whose waves cost least (wave_steps). WG_128: a WG_128 CTA does half a WG_256
 #: CTA's tokens, at WAVE_128_RATE of its rate, so its grid wins where the WG_256 grid ends in a short last wave.
 #: Fitted on the H100 (int4 g128, through the bench, WG_128 against WG_256, M = 1024 / 2048 / 4096, gpu_run.sh s62m):
 #: 5120x2048 49.7 / 84.1 / 170 against 55.9 / 87.3 / 152; 6144x4096 96.1 / 187 / 360 against 106 / 160 / 331;
@@ -959,55 +959,81 @@ IDLE_SPLIT_16 = True
 #: 156 -> 162, 8192x8192 M=1100, 14336x4096 M=600 and at 1300, six against ten, 315 -> 322); at 1.16 (WG_256 one
 #: wave, WG_128 two) WG_256 won by 12-20 % (s63b: 6144x4096 M = 300 / 450 47.5 / 47.9 against 56.5 / 59.5, 5120x2048
 #: M=450 27.0 against 32.0, 8192x4096 M = 300 / 450 51.0 / 52.4 against 57.4 / 59.7). So a step takes WG_128 where its
-#: cost is below WAVE_128_MARGIN of WG_256's; steps past WAVE_128_MAX_WAVES waves of WG_256 keep it (its last wave is
-#: then a small share)
-WAVE_128 = True
+#: cost is below WAVE_128_MARGIN of WG_256's; steps past WAVE_MAX_WAVES waves of WG_256 keep it (its last wave is
+#: then a small share).
+#: The tiles of 160, 192 and 224 tokens (WG_FITTED: M tiles cut to the tokens M needs) take WAVE_FITTED_COST of a
+#: WG_256 CTA's time, measured where their grid had the 256-token one's waves (H100, int4 g128 and MXFP4, through the
+#: bench, gpu_run.sh s64b and s64c, this rule's first form, each M tile of WG_256's count cut to the tokens M needs,
+#: against WG_256, us): 160 tokens 0.69-0.74 (6144x4096 M = 288 / 300 / 320 33.0 / 33.8 / 33.5 against 46.8 / 46.9 /
+#: 46.9, 8192x8192 M = 288 / 320 72.0 / 70.3 against 97.7 / 98.5, 8192x4096 M = 288 / 320 36.3 / 37.0 against 52.0 /
+#: 52.1, MXFP4 6144x4096 M=300 33.4 against 48.1); 192 tokens 0.84-0.87 (6144x4096 M=352 40.4 against 47.0, 8192x8192
+#: 84.7 against 99.0, 8192x4096 44.8 against 51.2, MXFP4 6144x4096 M=350 41.6 against 48.1); 224 tokens 0.92-0.94
+#: (6144x4096 M = 416 / 448 44.0 / 44.4 against 47.3 / 48.0, 8192x8192 94.6 / 94.2 against 100.5 / 100.4, 14336x4096
+#: (two waves) 97.1 / 99.0 against 103 / 107). (Stream-K on WG_256 in the steps it keeps lost by up to 46 %, s64b:
+#: 6144x4096 M=300 54.4 against 46.9, 5120x2048 M=600 39.3 against 27.0; on the fitted tiles it lost to them by up to
+#: 30 % at one wave, 6144x4096 M=400 52.0 against 43.9, and won by at most 5 % on wider layers.) Checked against the
+#: 128-token steps alone (s64e, two rounds): up to 30 % faster (8192x8192 M=600 182 -> 138 us, 4096x4096 M=1100 96.0
+#: -> 71.8), nowhere more than 4 % slower (6144x4096 M=1000 91.5 -> 95.0, a tie of the model taken as the wider tile)
+WAVE_TILES = True
 WAVE_128_RATE = 0.865
 WAVE_128_MARGIN = 0.93
-WAVE_128_MAX_WAVES = 8
-WAVE_FIT = 0  # (experiment: 257-512 tokens where WG_256 stays: two M tiles of the tokens M needs, 160-256; 2: stream-K)
-WAVE_SK = 0  # (experiment: 1 = the steps that keep WG_256 run it stream-K, 2 = every step does, WG_128 none)
+WAVE_MAX_WAVES = 8
+WAVE_FITTED_COST = {160: 0.71, 192: 0.86, 224: 0.93}
+WG_FITTED = {bm: replace(WG_256, bm=bm, stages=4) for bm in WAVE_FITTED_COST}  # (fit_tile: as many stages as fit)
+
+
+def wave_tile(bm: int) -> Tile:
+    """The warpgroup tile of ``bm`` tokens that wave_steps picks from."""
+    return WG_128 if bm == WG_128.bm else WG_256 if bm == WG_256.bm else WG_FITTED[bm]
 
 
 def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None, smem: int, kp: int):
-    """``[(lo, hi, takes WG_128)]``: the M range lo..hi (``hi`` None: unbounded) cut into steps of 128 tokens where
-    its warpgroup tile is WG_256 on a dense layer of 16-bit operands whose 256-token grid fills more than half the
-    SMs at ``lo`` (narrower grids split K: IDLE_SPLIT_16), each step taking WG_128 where its waves cost less
-    (WAVE_128_RATE); the rest of the range, from where WG_256's grid is WAVE_128_MAX_WAVES waves deep, one step.
-    Otherwise ``[(lo, hi, False)]``. Steps start one past a multiple of 128, so within each both tiles' M tiles,
-    and so their waves, are constant."""
-    whole = [(lo, hi, False)]
-    if (not WAVE_128 or not sms or layer.is_moe or recipe.op8 or lo <= 256 or lo % 128 != 1
+    """``[(lo, hi, tokens)]``: the M range lo..hi (``hi`` None: unbounded) cut into steps of 32 tokens where its
+    warpgroup tile is WG_256 on a dense layer of 16-bit operands whose 256-token grid fills more than half the SMs at
+    ``lo`` (narrower grids split K: IDLE_SPLIT_16), each step taking the tile of 128, 160, 192, 224 or 256 tokens
+    (wave_tile) whose waves cost least -- ``waves x`` the tile's cost per CTA relative to WG_256 (WAVE_128_RATE,
+    WAVE_FITTED_COST; WG_128's divided by WAVE_128_MARGIN) -- neighbours of one tile merged; the rest of the range,
+    from where WG_256's grid is WAVE_MAX_WAVES waves deep, one step of 256 tokens. Otherwise ``[(lo, hi, None)]``
+    (the range's own tile). Steps start one past a multiple of 32, so within each every tile's M tiles, and so
+    their waves, are constant."""
+    whole = [(lo, hi, None)]
+    if (not WAVE_TILES or not sms or layer.is_moe or recipe.op8 or lo <= 256 or lo % 32 != 1
             or warpgroup_tile(lo, layer, recipe, sms) != WG_256):
         return whole
-    t256 = wgmma_pair(fit_tile(WG_256, recipe, smem, kp), recipe, smem)
-    t128 = wgmma_pair(fit_tile(WG_128, recipe, smem, kp), recipe, smem)
-    if t256.bm != WG_256.bm or t128.bm != WG_128.bm:  # (codes whose fitted tiles hold fewer tokens)
+    fitted = {bm: wgmma_pair(fit_tile(wave_tile(bm), recipe, smem, kp), recipe, smem)
+              for bm in (WG_128.bm, *WAVE_FITTED_COST, WG_256.bm)}
+    if any(t.bm != bm for bm, t in fitted.items()):  # (codes whose fitted tiles hold fewer tokens)
         return whole
     n_tiles = -(-padded_n(layer.n) // WG_256.bn)
-    per_wave256 = sms * ctas_by_smem(recipe, t256, smem)
-    per_wave128 = sms * ctas_by_smem(recipe, t128, smem)
     if 2 * n_tiles * -(-lo // 256) <= sms:
         return whole
+    per_wave = {bm: sms * ctas_by_smem(recipe, t, smem) for bm, t in fitted.items()}
+    cost = {WG_128.bm: WG_128.bm / WG_256.bm / WAVE_128_RATE / WAVE_128_MARGIN, **WAVE_FITTED_COST, WG_256.bm: 1.0}
     out = []
     a = lo
     while hi is None or a <= hi:
-        b = a + 127
-        w256 = -(-n_tiles * -(-b // 256) // per_wave256)
-        if w256 > WAVE_128_MAX_WAVES:
+        b = a + 31
+        if -(-n_tiles * -(-b // 256) // per_wave[256]) > WAVE_MAX_WAVES:
             break
-        w128 = -(-n_tiles * -(-b // 128) // per_wave128)
-        out.append((a, b if hi is None else min(b, hi), w128 * WG_128.bm / WG_256.bm / WAVE_128_RATE
-                                                         < WAVE_128_MARGIN * w256))
+        bm = min(cost, key=lambda t: (-(-n_tiles * -(-b // t) // per_wave[t]) * cost[t], -t))
+        b = b if hi is None else min(b, hi)
+        if out and out[-1][2] == bm:
+            out[-1] = (out[-1][0], b, bm)
+        else:
+            out.append((a, b, bm))
         a = b + 1
     if hi is None or a <= hi:
-        out.append((a, hi, False))
+        if out and out[-1][2] == WG_256.bm:
+            out[-1] = (out[-1][0], hi, WG_256.bm)
+        else:
+            out.append((a, hi, WG_256.bm))
     return out
 
 
 def wave_step_labels(layer, caps, compute, tuning) -> list[str]:
-    """The M steps above 256 tokens that wave_steps gives the 128-token tile, merged where they meet and kept where
-    ``tuning`` (the plan's final ranges) runs a 128-token tile there; for the plan's scheduler slot."""
+    """The M steps above 256 tokens that wave_steps gives a tile of fewer than 256 tokens, by tile (``"128 at M
+    257-384, 769-1152"``), kept where ``tuning`` (the plan's final ranges) runs that tile there; for the plan's
+    scheduler slot."""
     if layer.is_moe or not caps.has("wgmma") or not tuning:
         return []
     layer = kernel_layer(layer, compute)
@@ -1016,16 +1042,21 @@ def wave_step_labels(layer, caps, compute, tuning) -> list[str]:
         return []
     sms = caps.product.sm_count if caps.product is not None else None
     kp = padded_k(layer.k, recipe) // recipe.ku
-    steps = []
-    for lo, hi, small in (s for r in ((257, 512), (513, None)) for s in wave_steps(*r, layer, recipe, sms,
-                                                                                      _max_smem(caps), kp)):
-        if small and steps and steps[-1][1] == lo - 1:
+    by_bm = {}
+    for lo, hi, bm in (s for r in ((257, 512), (513, None)) for s in wave_steps(*r, layer, recipe, sms,
+                                                                               _max_smem(caps), kp)):
+        if bm is None or bm == WG_256.bm:
+            continue
+        run = tile_from_config(next((r for r in tuning if r.lo <= lo and (r.hi is None or lo <= r.hi)),
+                                    tuning[-1]).config)
+        if run is None or run.bm != bm:
+            continue
+        steps = by_bm.setdefault(bm, [])
+        if steps and steps[-1][1] == lo - 1:
             steps[-1] = (steps[-1][0], hi)
-        elif small:
+        else:
             steps.append((lo, hi))
-    by_m = {lo: tile_from_config(next((r for r in tuning if r.lo <= lo and (r.hi is None or lo <= r.hi)),
-                                      tuning[-1]).config) for lo, _ in steps}
-    return [f"M {lo}-{hi}" for lo, hi in steps if by_m[lo] is not None and by_m[lo].bm == WG_128.bm]
+    return [f"{bm} at M " + ", ".join(f"{lo}-{hi}" for lo, hi in steps) for bm, steps in sorted(by_bm.items())]
 
 
 def _sizing_recipe(layer, compute, cp_async: bool = True) -> Recipe:
@@ -1074,36 +1105,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         # tokens; ranges of one config merge again below)
         ranges = tuple(r for lo, hi, t in ranges
                        for r in (((129, 256, t), (257, 512, t)) if (lo, hi) == (129, 512) else ((lo, hi, t),)))
-    wave_128 = set()  # (the steps of M that take WG_128 for WG_256: wave_steps)
-    wave_sk = set()
-    wave_fit = {}
+    wave = {}  # (the steps of M above 256 tokens that take a tile of fewer tokens than WG_256: wave_steps)
     if wg:
         steps = {(lo, hi): wave_steps(lo, hi, layer, recipe, sms, smem, kp) for lo, hi, _ in ranges}
-        wave_128 = {(a, b) for cut in steps.values() for a, b, small in cut if small}
-        if WAVE_SK:
-            wave_sk = {(a, b) for cut in steps.values() if len(cut) > 1 for a, b, small in cut
-                       if b is not None and (WAVE_SK == 2 or not small)}
-            if WAVE_SK == 2:
-                wave_128 = set()
-        if WAVE_FIT:  # (each step that keeps WG_256 in 32-token sub-steps, each M tile cut to the tokens M needs)
-            for key, cut in steps.items():
-                if len(cut) < 2:
-                    continue
-                out_cut = []
-                for a, b, small in cut:
-                    if small or b is None:
-                        out_cut.append((a, b, small))
-                        continue
-                    for x in range(a, b + 1, 32):
-                        y = min(x + 31, b)
-                        bm = -(-(-(-y // -(-y // 256))) // 32) * 32
-                        if out_cut and not out_cut[-1][2] and wave_fit.get(out_cut[-1][:2]) == bm:
-                            del wave_fit[out_cut[-1][:2]]
-                            out_cut[-1] = (out_cut[-1][0], y, False)
-                        else:
-                            out_cut.append((x, y, False))
-                        wave_fit[out_cut[-1][:2]] = bm
-                steps[key] = out_cut
+        wave = {(a, b): bm for cut in steps.values() for a, b, bm in cut if bm is not None and bm != WG_256.bm}
         ranges = tuple((a, b, t) for lo, hi, t in ranges for a, b, _ in steps[(lo, hi)])
     dec = wgmma_decode_from(layer, recipe, sms) if wg else 1
     direct_tile = False  # (an MoE one-row tile of its own: MOE_DECODE_INT4)
@@ -1174,12 +1179,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = decode_ring_tile(lo, layer, recipe, kp, sms)
         split = split_config(t)
         if wg and lo >= dec:
-            nominal = WG_128 if (lo, hi) in wave_128 else warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer,
-                                                                            recipe, sms)
-            if wave_fit.get((lo, hi), 256) != 256:
-                nominal = replace(WG_256, bm=wave_fit[(lo, hi)], stages=4, sk=int(WAVE_FIT == 2))
-            if (lo, hi) in wave_sk:
-                nominal = replace(nominal, sk=1)
+            nominal = (wave_tile(wave[(lo, hi)]) if (lo, hi) in wave else
+                       warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe, sms))
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
