@@ -586,6 +586,9 @@ def test_wgmma_wrappers_match_their_generator():
     text = gen.HEADER.read_text()
     assert gen.render(text) == text, "run python scripts/gen_wgmma.py"
     assert text.count("wgmma.mma_async.sync.aligned.m64n") == len(gen.KINDS) * len(gen.NS)
+    from humming_nvidia.mma_sync_kernel import WGMMA_BM
+
+    assert tuple(gen.NS) == WGMMA_BM  # (every tile width the planner may pick has its wrappers)
     assert "m64n8k32.s32.s8.s8" in text and "m64n256k32.f32.e5m2.e5m2" in text and "m64n8k16.f32.bf16" in text
 
 

@@ -1013,7 +1013,7 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     a = lo
     while hi is None or a <= hi:
         b = a + 31
-        if -(-n_tiles * -(-b // 256) // per_wave[256]) > WAVE_MAX_WAVES:
+        if -(-n_tiles * -(-b // WG_256.bm) // per_wave[WG_256.bm]) > WAVE_MAX_WAVES:
             break
         bm = min(cost, key=lambda t: (-(-n_tiles * -(-b // t) // per_wave[t]) * cost[t], -t))
         b = b if hi is None else min(b, hi)

@@ -86,6 +86,11 @@ _TMA_ROWS_OFFSET = GemmParams.tma_rows.offset  # (the launcher writes tma_rows .
 _TMA_TAIL = GemmParams.expert_ids.offset - _TMA_ROWS_OFFSET
 
 
+#: the token counts (wgmma N) of the warpgroup tiles: the widths whose wrappers gemm/wgmma.cuh holds
+#: (scripts/gen_wgmma.py) and the kernel's run_wg accepts
+WGMMA_BM = (8, 16, 32, 64, 128, 160, 192, 224, 256)
+
+
 @dataclass(frozen=True)
 class Tile:
     """CTA tile: BM tokens x BN weight rows x BK columns per stage; warps WM x WN x WK.
@@ -146,10 +151,11 @@ class Tile:
             raise ValueError(f"Tile {self}: stream must be 0 (prefill), 1, 3 or 4")
         if self.wgmma and (self.stream or self.wm != 1 or self.wk != 1 or self.wn % 4
                            or self.bn not in (16 * self.wn, 32 * self.wn)
-                           or self.bm not in (8, 16, 32, 64, 128, 160, 192, 224, 256) or self.stages < 3 or self.bk not in (128, 256)):
+                           or self.bm not in WGMMA_BM or self.stages < 3 or self.bk not in (128, 256)):
             raise ValueError(f"Tile {self}: a wgmma tile has WM = WK = 1, WN a multiple of 4 (warpgroups), "
-                             f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of 8, 16, 32, "
-                             f"64, 128, 160, 192, 224 or 256, BK = 128 or 256 and at least 3 stages")
+                             f"BN = 16*WN or 32*WN (one or two 64-row wgmmas per warpgroup), BM of "
+                             f"{', '.join(map(str, WGMMA_BM[:-1]))} or {WGMMA_BM[-1]}, BK = 128 or 256 and at "
+                             f"least 3 stages")
         if self.tma and (not self.wgmma or self.stages > 8):
             raise ValueError(f"Tile {self}: TMA stages need a wgmma tile of at most 8 stages")
         if self.chains not in (1, 2, 4) or (self.chains > 1 and not self.wgmma):
