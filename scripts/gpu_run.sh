@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -97,6 +97,20 @@ assert len(hits) == 1, (a, hits)
 s = open(hits[0]).read()
 open(hits[0], "w").write(s.replace(a, a + os.environ["CODE"], 1))
 PY
+}
+# probe_trees: alt/ (no activation tensor copies in the TMA tiles), alt2/ (no dequantization in the warpgroup
+# tiles), alt3/ (neither) as copies of this tree's backends/nvidia, for timing probes only (wrong results)
+probe_trees() {
+  local K=humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh d
+  for d in alt alt2 alt3; do rm -rf "$d" && mkdir -p "$d" && cp -r backends/nvidia "$d/humming_nvidia"; done
+  for d in alt alt3; do
+    sed -i -e 's/tma::arrive_expect_tx(bar, KB \* 128 \* p.tma_rows \* CLUSTER + /tma::arrive_expect_tx(bar, /' \
+      -e 's/for (int kb = 0; kb < KB; ++kb) tma::load_2d(base/if (0) for (int kb = 0; kb < KB; ++kb) tma::load_2d(base/' "$d/$K"
+  done
+  for d in alt2 alt3; do
+    sed -i 's/for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af\[t\]\[kt\], sc\[kt\], aux\[kt\]);/for (int kt = 0; kt < 4; ++kt) for (int i = 0; i < 4; ++i) af[t][kt][i] = w[(kt * 4 + i) % WPL] ^ sc[kt][i \& 1];/' "$d/$K"
+  done
+  grep -c "if (0) for (int kb" alt/$K alt3/$K; grep -c "af\[t\]\[kt\]\[i\] = w" alt2/$K alt3/$K
 }
 rc=0
 S61=4096x4096,3584x3584,2048x8192,3072x4096,1024x8192,4096x8192,2048x4096,4096x14336,4608x3584,5120x5120
@@ -1328,6 +1342,62 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s65l)  # (sixty-fifth session; any GPU) 64 tokens: the TMA tile's weights prefetched into L2 D steps ahead of each stage's
+           # copies (alt: build define HUMMING_TMA_L2PF=D, one cp.async.bulk.prefetch.L2 per 16-row block), D = 2 / 4 / 8,
+           # through gpu_sweep.py (p64 tiles; the eight-warp cp.async tile unchanged); then WG_64_TMA with 3-6 stages; then
+           # the wgmma rate probe again (its figures per SM now through the driver's occupancy count)
+           rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
+           python3 - <<'PY'
+p = "alt/humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh"
+s = open(p).read()
+a = "                   KB * WPL * 128, bar);\n"
+assert s.count(a) == 1
+code = """#ifdef HUMMING_TMA_L2PF
+    if (k0 / 64 + (HUMMING_TMA_L2PF + 1) * KB <= kblocks) {
+#pragma unroll
+      for (int nb = 0; nb < BN / 16; ++nb)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(w + static_cast<i64>(nb) * kblocks * (WPL * 32) +
+                     HUMMING_TMA_L2PF * KB * WPL * 32), "r"(KB * WPL * 128) : "memory");
+    }
+#endif
+"""
+open(p, "w").write(s.replace(a, a + code, 1))
+PY
+           PYTHONPATH=$PWD/alt timeout 400 python3 scripts/gpu_sweep.py --groups p64 --m 64 --rounds 3 \
+             --defines ",HUMMING_TMA_L2PF=2,HUMMING_TMA_L2PF=4,HUMMING_TMA_L2PF=8" \
+             --shapes 8192x8192,14336x4096,4096x14336,28672x8192 --json "$OUT/s65l.json" 2>&1 | tee "$OUT/s65l.log" \
+             | grep -vE "^\s*$" | cut -c1-150 | tail -60
+           timeout 150 python3 scripts/gpu_sweep.py --groups p64s --m 64 --rounds 3 \
+             --shapes 8192x8192,14336x4096,4096x14336 --json "$OUT/s65l-stages.json" 2>&1 | tee "$OUT/s65l-stages.log" \
+             | grep -vE "^\s*$" | cut -c1-150 | tail -20
+           timeout 100 python3 scripts/gpu_wgmma_rate.py --json "$OUT/s65w.json" 2>&1 | tee "$OUT/s65w.log" ;;
+    s65w)  # (sixty-fifth session; an sm_90 GPU) the SM's rate of wgmma m64nNk16 with A from registers and nothing else to do
+           # (scripts/gpu_wgmma_rate.py: N = 16-256, wait_group 0 / 1, one / two accumulator chains, 1-4 CTAs per SM)
+           timeout 200 python3 scripts/gpu_wgmma_rate.py --json "$OUT/s65w.json" 2>&1 | tee "$OUT/s65w.log"
+           rc=$((rc | PIPESTATUS[0])) ;;
+    s65q)  # (sixty-fifth session; any GPU) 64 tokens: the p64 tiles with K split for the launcher's count, three and
+           # four CTAs per SM (warpgroups per SM: the eight-warp tiles hold two per CTA)
+           timeout 400 python3 scripts/gpu_sweep.py --groups p64 --m 64 --rounds 3 --ctas 0,3,4 \
+             --shapes 8192x8192,14336x4096,4096x14336,28672x8192 --json "$OUT/s65q.json" 2>&1 | tee "$OUT/s65q.log" \
+             | grep -vE "^\s*$" | tail -40 ;;
+    s65p)  # (sixty-fifth session; any GPU) where the 64-token tile's time goes: WG_64_TMA and the eight-warp TMA tile at M=64
+           # in this tree, without the activations' tensor copies (alt: stale shared rows), without the dequantization
+           # (alt2: the packed words xor the scales as fragments), without both (alt3) -- wrong results, timed only,
+           # through gpu_sweep.py (the stream in the same run)
+           probe_trees
+           for v in new alt alt2 alt3; do
+             pp=; [ "$v" != new ] && pp=$PWD/$v
+             echo "== $v"
+             PYTHONPATH=$pp timeout 150 python3 scripts/gpu_sweep.py --groups p64 --m 64 --rounds 3 \
+               --shapes 8192x8192,14336x4096,4096x14336 --json "$OUT/s65p-$v.json" 2>&1 | tee "$OUT/s65p-$v.log" \
+               | grep -vE "^\s*$" | tail -12
+           done ;;
+    s65h)  # (sixty-fifth session, for an H200) the issue's table and widths (s62g), then the gpu-marked tests of the
+           # planner's paths and the planner fuzz
+           bash "$0" s62g
+           gputests s65h 240 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
+           HUMMING_FUZZ_SEEDS=30 timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k through_the_planner 2>&1 | tee "$OUT/s65h_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
     s64e)  # (sixty-fourth session; ran on the H100, figures in docs/perf-notes.md) above 256 tokens, 32-token steps on the
            # tile of 128-256 tokens whose waves cost least
            # (wave_steps with WG_FITTED): its GPU test, then this tree against old3/ (`mkdir old3 && git archive 3624109
