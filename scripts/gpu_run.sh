@@ -1342,7 +1342,10 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s65l)  # (sixty-fifth session; any GPU) 64 tokens: the TMA tile's weights prefetched into L2 D steps ahead of each stage's
+    s65l)  # (sixty-fifth session, NOT RUN: the session's device time was spent; queued. The branch s65-lookahead has
+           # the prefetch as a tile option, Tile.lookahead, and its version of this part, which also measures the
+           # planner's WG_64_TMA with it through the bench and runs its GPU test.)
+           # (any GPU) 64 tokens: the TMA tile's weights prefetched into L2 D steps ahead of each stage's
            # copies (alt: build define HUMMING_TMA_L2PF=D, one cp.async.bulk.prefetch.L2 per 16-row block), D = 2 / 4 / 8,
            # through gpu_sweep.py (p64 tiles; the eight-warp cp.async tile unchanged); then WG_64_TMA with 3-6 stages; then
            # the wgmma rate probe again (its figures per SM now through the driver's occupancy count)
