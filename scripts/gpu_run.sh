@@ -1342,6 +1342,39 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s65r)  # (sixty-fifth session, NOT RUN: queued) the TMA tiles' refills issued by lane 0 of warp blockIdx.x % 4 (alt)
+           # instead of thread 0: the refill (about 93 SASS instructions a stage, the copies' uniform-register loops) runs
+           # on the issuing warp only, and if warps take the SM's sub-partitions by their index, as usually described,
+           # every CTA's warp 0 shares one: with three CTAs an SM it would issue about 3 x 273 instructions a stage
+           # round against 3 x 180 on the others, more than the round's 768 cycles of wgmma; rotated, each
+           # sub-partition holds at most one issuing warp.
+           # gpu_sweep.py (p64 tiles, M = 33 / 64) and the bench (the planner's tiles, M = 40 / 64), this tree against alt
+           rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
+           python3 - <<'PY'
+p = "alt/humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh"
+s = open(p).read()
+subs = [("    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n    Loader L;\n",
+         "    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n"
+         "    const int issuer = TMA ? static_cast<int>(blockIdx.x & 3u) * 32 % (WN * 32) : 0;\n    Loader L;\n"),
+        ("if (tid == 0 && s < nsteps) tma_stage(", "if (tid == issuer && s < nsteps) tma_stage("),
+        ("} else if (tid == 0) {  // (TMA: the one issuing thread's prologue", "} else if (tid == issuer) {  // (TMA"),
+        ("if (tid == 0 && it > 1) tma::wait(empty,", "if (tid == issuer && it > 1) tma::wait(empty,"),
+        ("if (tid == 0) tma::wait(empty,", "if (tid == issuer) tma::wait(empty,")]
+for a, b in subs:
+    assert s.count(a) == 1, a
+    s = s.replace(a, b)
+open(p, "w").write(s)
+PY
+           for v in new alt; do
+             pp=; [ "$v" = alt ] && pp=$PWD/alt
+             PYTHONPATH=$pp timeout 120 python3 scripts/gpu_sweep.py --groups p64 --m 33,64 --rounds 3 \
+               --shapes 8192x8192,14336x4096,4096x14336 --json "$OUT/s65r-$v.json" 2>&1 | tee "$OUT/s65r-$v.log" \
+               | grep -vE "^\s*$" | cut -c1-150 | tail -20
+           done
+           abbench s65r 2 "new alt" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336,6144x4096 \
+             --m 40,64 --weight int4 --group-size 128
+           PYTHONPATH=$PWD/alt timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "tma" 2>&1 | tee "$OUT/s65r_tests.log" | tail -2 ;;
     s65l)  # (sixty-fifth session, NOT RUN: the session's device time was spent; queued. The branch s65-lookahead has
            # the prefetch as a tile option, Tile.lookahead, and its version of this part, which also measures the
            # planner's WG_64_TMA with it through the bench and runs its GPU test.)
