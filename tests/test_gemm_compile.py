@@ -576,13 +576,9 @@ def test_stream_split_keeps_every_slice_within_the_activation_cap():
 def test_wgmma_wrappers_match_their_generator():
     """gemm/wgmma.cuh's per-N wrappers are what scripts/gen_wgmma.py writes (one asm per N and
     operand kind: fp16, bf16, int8, e4m3, e5m2)."""
-    import importlib.util
-    import pathlib
+    from _scripts import load_script
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gen_wgmma.py"
-    spec = importlib.util.spec_from_file_location("gen_wgmma", path)
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = load_script("gen_wgmma")
     text = gen.HEADER.read_text()
     assert gen.render(text) == text, "run python scripts/gen_wgmma.py"
     assert text.count("wgmma.mma_async.sync.aligned.m64n") == len(gen.KINDS) * len(gen.NS)

@@ -1450,19 +1450,15 @@ def test_the_moe_tile_script_offers_the_planned_ring_first(monkeypatch):
     """scripts/gpu_moe_tiles.py's candidates (what gpu_run.sh s51c checks and times on a GPU): the plan's own ring
     first, every candidate a tuning the family accepts, the rings it compares among them, and each one's kernel
     spec built as the launcher builds it -- so a device call does not fail before its first kernel."""
-    import importlib.util
-    import pathlib
+    from _scripts import SCRIPTS, load_script
 
     from humming.device import get_device
     from humming.planner.family import MRange
     from humming.planner.planner import resolve_device
     from humming_nvidia import gemm_mma_sync as G
 
-    scripts = pathlib.Path(__file__).resolve().parents[1] / "scripts"
-    monkeypatch.syspath_prepend(str(scripts))  # (as when run: it imports gpu_moe_parts' timing)
-    spec = importlib.util.spec_from_file_location("gpu_moe_tiles", scripts / "gpu_moe_tiles.py")
-    T = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(T)
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # (as when run: it imports gpu_moe_parts' timing)
+    T = load_script("gpu_moe_tiles")
     hw = get_device("H200")
     _, caps, _ = resolve_device("H200")
     layer = LayerSpec(1536, 2048, W4, FP16, num_experts=128, out_dtype="fp16")

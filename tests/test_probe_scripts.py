@@ -4,24 +4,13 @@ flight -- keeps them unserialized (ptxas drains every group only where a wgmma's
 groups are pending, C7513), so the figures it gives on a GPU are the tensor pipe's, not a compiler fallback's."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import pytest
+from _scripts import load_script
 
 from humming.jit import Runtime
 from humming.jit import inspect as I
 
-
-def load():
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gpu_wgmma_rate.py"
-    spec = importlib.util.spec_from_file_location("gpu_wgmma_rate", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-RATE = load()
+RATE = load_script("gpu_wgmma_rate")
 
 
 @pytest.mark.parametrize("variant", sorted({v[:5] for v in RATE.VARIANTS}),

@@ -1,19 +1,13 @@
 """scripts/gpu_trace.py's reading of CTA timelines (the GPU writes them; here synthetic ones)."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import pytest
 import torch
+from _scripts import load_script
 
 
 def load():
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "gpu_trace.py"
-    spec = importlib.util.spec_from_file_location("gpu_trace", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("gpu_trace")
 
 
 def timeline(start_ns: int, ctas: int = 4, split_sum: bool = False) -> torch.Tensor:
