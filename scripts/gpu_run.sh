@@ -1342,39 +1342,65 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s65r)  # (sixty-fifth session, NOT RUN: queued) the TMA tiles' refills issued by lane 0 of warp blockIdx.x % 4 (alt)
-           # instead of thread 0: the refill (about 93 SASS instructions a stage, the copies' uniform-register loops) runs
-           # on the issuing warp only, and if warps take the SM's sub-partitions by their index, as usually described,
-           # every CTA's warp 0 shares one: with three CTAs an SM it would issue about 3 x 273 instructions a stage
-           # round against 3 x 180 on the others, more than the round's 768 cycles of wgmma; rotated, each
-           # sub-partition holds at most one issuing warp.
-           # gpu_sweep.py (p64 tiles, M = 33 / 64) and the bench (the planner's tiles, M = 40 / 64), this tree against alt
-           rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
+    s65r)  # (sixty-fifth session, NOT RUN: queued) who issues the TMA tiles' refills. alt: lane 0 of warp blockIdx.x % 4
+           # instead of thread 0; alt2 (four-warp tiles without clusters): every warp's lane 0 issues a share -- warp 0
+           # the arrive-expect and the activations' tensor copies, warp w its 16-row weight blocks nb % 4 == w, warp 3
+           # the scale rows (copies that complete before the expect leave the barrier's count below zero, which the
+           # phase allows: it cannot complete before warp 0 arrives). Why: the refill (about 93 SASS instructions a
+           # stage, the copies' uniform-register loops) runs on the issuing warp only, and if warps take the SM's
+           # sub-partitions by their index, as usually described, every CTA's warp 0 shares one: with three CTAs an
+           # SM it would issue about 3 x 273 instructions a stage round against 3 x 180 on the others, more than the
+           # round's 768 cycles of wgmma. gpu_sweep.py (p64 tiles, M = 33 / 64) and the bench (the planner's tiles,
+           # M = 40 / 64), this tree against alt and alt2, then the TMA tiles' GPU tests on each copy
            python3 - <<'PY'
-p = "alt/humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh"
-s = open(p).read()
-subs = [("    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n    Loader L;\n",
-         "    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n"
-         "    const int issuer = TMA ? static_cast<int>(blockIdx.x & 3u) * 32 % (WN * 32) : 0;\n    Loader L;\n"),
-        ("if (tid == 0 && s < nsteps) tma_stage(", "if (tid == issuer && s < nsteps) tma_stage("),
-        ("} else if (tid == 0) {  // (TMA: the one issuing thread's prologue", "} else if (tid == issuer) {  // (TMA"),
-        ("if (tid == 0 && it > 1) tma::wait(empty,", "if (tid == issuer && it > 1) tma::wait(empty,"),
-        ("if (tid == 0) tma::wait(empty,", "if (tid == issuer) tma::wait(empty,")]
-for a, b in subs:
-    assert s.count(a) == 1, a
-    s = s.replace(a, b)
-open(p, "w").write(s)
+import os
+import shutil
+K = "humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh"
+ROT = [("    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n    Loader L;\n",
+        "    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;\n"
+        "    const int issuer = TMA ? static_cast<int>(blockIdx.x & 3u) * 32 % (WN * 32) : 0;\n    Loader L;\n"),
+       ("if (tid == 0 && s < nsteps) tma_stage(", "if (tid == issuer && s < nsteps) tma_stage("),
+       ("} else if (tid == 0) {  // (TMA: the one issuing thread's prologue", "} else if (tid == issuer) {  // (TMA:"),
+       ("if (tid == 0 && it > 1) tma::wait(empty,", "if (tid == issuer && it > 1) tma::wait(empty,"),
+       ("if (tid == 0) tma::wait(empty,", "if (tid == issuer) tma::wait(empty,")]
+SPREAD = [("    const int xs_bytes = XS_ROWS > 0 ?",
+           "    const int wsp = WN == 4 && CLUSTER == 1 ? static_cast<int>(threadIdx.x >> 5) : -1;\n"
+           "    const int xs_bytes = XS_ROWS > 0 ?"),
+          ("    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER +",
+           "    if (wsp <= 0) tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER +"),
+          ("      for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128,",
+           "      for (int kb = 0; kb < KB; ++kb) if (wsp <= 0) tma::load_2d(base + kb * BM * 128,"),
+          ("    for (int nb = 0; nb < BN / 16; ++nb)\n      tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128),",
+           "    for (int nb = 0; nb < BN / 16; ++nb)\n      if (wsp < 0 || nb % 4 == wsp) tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128),"),
+          ("    if constexpr (Cfg::GSCALE) {\n      const char* sz = static_cast<const char*>(p.sz) + static_cast<i64>(n0) * SZB;",
+           "    if constexpr (Cfg::GSCALE) if (wsp < 0 || wsp == 3) {\n      const char* sz = static_cast<const char*>(p.sz) + static_cast<i64>(n0) * SZB;"),
+          ("    if constexpr (XS_ROWS > 0) {\n#pragma unroll\n      for (int r = 0; r < XS_ROWS; ++r)\n        tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES",
+           "    if constexpr (XS_ROWS > 0) if (wsp < 0 || wsp == 3) {\n#pragma unroll\n      for (int r = 0; r < XS_ROWS; ++r)\n        tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES"),
+          ("if (tid == 0 && s < nsteps) tma_stage(",
+           "if ((tid & 31) == 0 && ((WN == 4 && CLUSTER == 1) || tid == 0) && s < nsteps) tma_stage("),
+          ("} else if (tid == 0) {  // (TMA: the one issuing thread's prologue", "} else if ((tid & 31) == 0) {  // (TMA:")]
+for d, subs in (("alt", ROT), ("alt2", SPREAD)):
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    shutil.copytree("backends/nvidia", d + "/humming_nvidia")
+    s = open(d + "/" + K).read()
+    for a, b in subs:
+        assert s.count(a) == 1, (d, a)
+        s = s.replace(a, b)
+    open(d + "/" + K, "w").write(s)
 PY
-           for v in new alt; do
-             pp=; [ "$v" = alt ] && pp=$PWD/alt
+           for v in new alt alt2; do
+             pp=; [ "$v" != new ] && pp=$PWD/$v
              PYTHONPATH=$pp timeout 120 python3 scripts/gpu_sweep.py --groups p64 --m 33,64 --rounds 3 \
                --shapes 8192x8192,14336x4096,4096x14336 --json "$OUT/s65r-$v.json" 2>&1 | tee "$OUT/s65r-$v.log" \
                | grep -vE "^\s*$" | cut -c1-150 | tail -20
            done
-           abbench s65r 2 "new alt" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336,6144x4096 \
+           abbench s65r 2 "new alt alt2" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336,6144x4096 \
              --m 40,64 --weight int4 --group-size 128
-           PYTHONPATH=$PWD/alt timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
-             -k "tma" 2>&1 | tee "$OUT/s65r_tests.log" | tail -2 ;;
+           for v in alt alt2; do
+             PYTHONPATH=$PWD/$v timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+               -k "tma" 2>&1 | tee "$OUT/s65r_tests_$v.log" | tail -2
+           done ;;
     s65l)  # (sixty-fifth session, NOT RUN: the session's device time was spent; queued. The branch s65-lookahead has
            # the prefetch as a tile option, Tile.lookahead, and its version of this part, which also measures the
            # planner's WG_64_TMA with it through the bench and runs its GPU test.)
