@@ -239,11 +239,6 @@ GROUPS = {
     "dec3": [T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=2), T(8, 32, 512, 1, 2, 8, 4, stream=4, occupancy=1),
              T(8, 64, 256, 1, 4, 4, 4, stream=4, occupancy=2), T(8, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1),
              T(8, 128, 256, 1, 4, 1, 4, wgmma=1, fold=1), T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1)],
-    # 64 tokens in clusters along N that multicast each stage's activations (the activation re-reads through
-    # L2 are what holds WG_64_TMA at M=64): the planner's tiles first (WG_64_TMA, WG_64), then clusters of 2, 4
-    # 64 tokens in clusters along N that multicast each stage's activations (the activation re-reads through
-    # L2 were thought to hold WG_64_TMA at M=64): the planner's tiles first (WG_64_TMA, WG_64), then clusters
-    # of 2 and 4, whose stages are refilled two behind (4 or 5 stages)
     # 64 tokens, the timing probes of gpu_run.sh s65p: WG_64_TMA, the eight-warp TMA tile of 128 rows (activations
     # shared by two warpgroups), WG_64 (eight warps, cp.async: no tensor copies to remove)
     "p64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1, chains=2),
@@ -251,6 +246,9 @@ GROUPS = {
     # WG_64_TMA with 3-6 stages: more weight bytes in flight per CTA (4 KB a stage beside 16 KB of activations)
     "p64s": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2),
              T(64, 64, 128, 1, 4, 1, 5, wgmma=1, tma=1, chains=2), T(64, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, chains=2)],
+    # 64 tokens in clusters along N that multicast each stage's activations (the activation re-reads through
+    # L2 were thought to hold WG_64_TMA at M=64): the planner's tiles first (WG_64_TMA, WG_64), then clusters
+    # of 2 and 4, whose stages are refilled two behind (4 or 5 stages)
     "m64c": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
              T(64, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1, chains=2, cluster=2),
              T(64, 64, 128, 1, 4, 1, 5, wgmma=1, tma=1, chains=2, cluster=2),
