@@ -82,8 +82,9 @@ def main():
         # `resident`, each as long as one CTA's span
         resident = min(ctas, driver.max_active_blocks(k.function(), 128 * wgs, k.spec.smem_bytes) or ctas)
         waves = -(-ctas // resident)
-        ghz = span * waves / t / 1e9
-        clk = t * ghz * 1e9 / (args.iters * 4 * wgs * ctas)  # the SM's cycles per wgmma over the whole launch
+        cycles = span * waves  # (the SM's cycles over the whole launch)
+        ghz = cycles / t / 1e9
+        clk = cycles / (args.iters * 4 * wgs * ctas)  # per wgmma the SM issued
         tflops = grid * wgs * args.iters * 4 * 2 * 64 * n * 16 / t / 1e12
         row = dict(n=n, wait=wait, chains=chains, redef=redef, wgs=wgs, ctas=ctas, resident=resident,
                    clk_per_wgmma=clk, x_peak=clk / (n / 2), ghz=ghz, tflops=tflops, us=t * 1e6)
