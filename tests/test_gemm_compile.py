@@ -740,6 +740,28 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
     assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
+def test_four_warp_tma_tile_shares_its_refills(tmp_path):
+    """The planner's 64-token TMA tile (one warpgroup, no cluster) spreads each stage's refill over its four
+    warps (SHARED_REFILL): the loop still issues the stage's two activation tensor copies and its five bulk
+    copies (four 16-row weight blocks, one scale row), each under its own warp's branch, and the extra
+    addressing leaves registers for three CTAs per SM (at most 168 of a thread) and no local memory. The
+    same code with the refill on thread 0 alone (the eight-warp TMA tile's and the clusters' form) is the
+    other branch of the same template: a cluster of two compiles too."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    kernel = rt.kernel(G.kernel_spec(rec, G.WG_64_TMA))
+    loop = main_loop(I.disassemble(kernel.cubin))
+    assert I.count(loop, r"UTMALDG") == 2 and I.count(loop, r"UBLKCP") == 5, loop
+    assert I.count(loop, r"BAR\.SYNC") == 0 and I.count(loop, r"HGMMA\.64x64x16\.F32") == 8
+    usage = I.resource_usage(kernel.cubin)["humming_entry"]
+    assert usage["LOCAL"] == 0 and usage["REG"] <= 168, usage
+    clustered = rt.kernel(G.kernel_spec(rec, dataclasses.replace(G.WG_64_TMA, cluster=2)))
+    assert I.count(main_loop(I.disassemble(clustered.cubin)), r"UTMALDG\.2D\.MULTICAST") == 2
+
+
 def test_unsplit_warpgroup_launches_copy_weights_before_the_wait(tmp_path):
     """The cp.async warpgroup tiles (the H200 plan's 28672x8192 kernels at 1, 16 and 64 tokens) issue their
     first stages' weight copies before the wait for the previous kernel (griddepcontrol.wait: ACQBULK) when

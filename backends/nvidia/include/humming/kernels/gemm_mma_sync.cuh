@@ -1950,52 +1950,70 @@ struct GemmMmaSync {
   // refill waits for the arrivals on the stage of step it - 2, a step's slack for the peers.
   static constexpr int LEAD = SYNC_STEP || CLUSTER > 1 ? STAGES - 2 : STAGES - 1;
   static constexpr bool EMPTY_BARS = TMA && (WN > 4 || CLUSTER > 1);
+  // SHARED_REFILL (TMA on one warpgroup, no cluster): the four warps share each refill (tma_stage's `part`)
+  // rather than thread 0 issuing all of it: a refill is about a third of a stage's instructions, each copy in
+  // its own uniform-register loop, and the warpgroup's wgmmas wait for its slowest warp (H100, int4 g128
+  // through the bench, twice: M = 40 / 64, 8192x8192 24.0-24.4 / 24.4-24.7 us against 25.2-25.3 / 25.4-25.7,
+  // 14336x4096 22.9-23.1 / 23.2-23.4 against 24.4-24.5 / 24.6-24.7; lane 0 of warp blockIdx.x % 4 issuing
+  // all of it instead: no change). Any warp may refill a stage once its own wait has retired the group
+  // that read it: a group retires only once all four warps have issued it.
+  static constexpr bool SHARED_REFILL = TMA && WN == 4 && CLUSTER == 1;
 
-  // TMA: thread 0 fills `stage` with k-step `kstep`: the activation atoms through the tensor
+  // TMA: thread 0 (`part` -1), or lane 0 of warp `part` its share of them (SHARED_REFILL), fills `stage`
+  // with k-step `kstep`: the activation atoms through the tensor
   // map (columns past K arrive as zeros; the box has min(BM, M) rows, so a batch of fewer
   // tokens than BM reads no rows past M -- their shared rows hold stale values, whose results
   // are never stored, as in load_stage: H200, M=33 on the 64-token tile read 33.9 us with
   // boxes of 64 rows, 31 of them zero-filled, against 25.7 at M=64), each 16-row block's KB weight blocks
   // (contiguous in the packed layout) and the stage's group-scale rows (the last group's row
   // stands in for rows past the last group: finite, and their weights are the zero padding)
-  // as contiguous runs; the stage's barrier expects all their bytes.
+  // as contiguous runs; the stage's barrier expects all their bytes. Shares: warp 0 the barrier's arrival
+  // with its byte count and the activations, warp w the 16-row weight blocks nb with nb % 4 == w, warp 3 the
+  // scale rows. A share's copies may complete before warp 0's arrival: the barrier's byte count goes below
+  // zero meanwhile, which PTX allows, and the phase cannot complete before that arrival (its only one).
   static HUMMING_DEVICE void tma_stage(const GemmParams& p, u32 smem_base, u32 bars, int stage, int kstep, int m0,
-                                       int n0) {
+                                       int n0, int part) {
     const u32 base = smem_base + stage * STAGE_BYTES;
     const u32 bar = bars + stage * 8;
     const int k0 = kstep * BK;
     // (ACT_SCALE 3: the tile's tokens below M rounded up to 4 of each scale row)
     const int xs_bytes = XS_ROWS > 0 ? (((p.M + 3) & ~3) - m0 < BM ? ((p.M + 3) & ~3) - m0 : BM) * 4 : 0;
-    tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER + W_BYTES + S_BYTES + XS_ROWS * xs_bytes);
-    if constexpr (CLUSTER > 1) {  // this CTA's share of the rows, into every CTA of the cluster
-      const int r0 = static_cast<int>(tma::cluster_rank()) * p.tma_rows;
+    if (part <= 0) {
+      tma::arrive_expect_tx(bar, KB * 128 * p.tma_rows * CLUSTER + W_BYTES + S_BYTES + XS_ROWS * xs_bytes);
+      if constexpr (CLUSTER > 1) {  // this CTA's share of the rows, into every CTA of the cluster
+        const int r0 = static_cast<int>(tma::cluster_rank()) * p.tma_rows;
 #pragma unroll
-      for (int kb = 0; kb < KB; ++kb)
-        tma::load_2d_multicast(base + (kb * BM + r0) * 128, &p.tmap, k0 + kb * 64, m0 + r0, bar,
-                               static_cast<u16>((1u << CLUSTER) - 1));
-    } else {
+        for (int kb = 0; kb < KB; ++kb)
+          tma::load_2d_multicast(base + (kb * BM + r0) * 128, &p.tmap, k0 + kb * 64, m0 + r0, bar,
+                                 static_cast<u16>((1u << CLUSTER) - 1));
+      } else {
 #pragma unroll
-      for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128, &p.tmap, k0 + kb * 64, m0, bar);
+        for (int kb = 0; kb < KB; ++kb) tma::load_2d(base + kb * BM * 128, &p.tmap, k0 + kb * 64, m0, bar);
+      }
     }
     const int kblocks = p.Kp / 64;
     const u32* w = p.w + (static_cast<i64>(n0 / 16) * kblocks + k0 / 64) * (WPL * 32);
 #pragma unroll
     for (int nb = 0; nb < BN / 16; ++nb)
-      tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
-                   KB * WPL * 128, bar);
-    if constexpr (Cfg::GSCALE) {
-      const char* sz = static_cast<const char*>(p.sz) + static_cast<i64>(n0) * SZB;
+      if (part < 0 || nb % 4 == part)
+        tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
+                     KB * WPL * 128, bar);
+    if (part < 0 || part == 3) {
+      if constexpr (Cfg::GSCALE) {
+        const char* sz = static_cast<const char*>(p.sz) + static_cast<i64>(n0) * SZB;
 #pragma unroll
-      for (int r = 0; r < GS_ROWS; ++r) {
-        const int g = k0 / Cfg::GROUP + r < p.groups ? k0 / Cfg::GROUP + r : p.groups - 1;
-        tma::load_1d(base + A_BYTES + W_BYTES + r * (BN * SZB), sz + static_cast<i64>(g) * p.Np * SZB, BN * SZB, bar);
+        for (int r = 0; r < GS_ROWS; ++r) {
+          const int g = k0 / Cfg::GROUP + r < p.groups ? k0 / Cfg::GROUP + r : p.groups - 1;
+          tma::load_1d(base + A_BYTES + W_BYTES + r * (BN * SZB), sz + static_cast<i64>(g) * p.Np * SZB, BN * SZB,
+                       bar);
+        }
       }
-    }
-    if constexpr (XS_ROWS > 0) {
+      if constexpr (XS_ROWS > 0) {
 #pragma unroll
-      for (int r = 0; r < XS_ROWS; ++r)
-        tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES + r * BM * 4,
-                     act_scale_row(p, k0 + xs_block(r) * 64) + m0, xs_bytes, bar);
+        for (int r = 0; r < XS_ROWS; ++r)
+          tma::load_1d(base + A_BYTES + W_BYTES + S_BYTES + r * BM * 4,
+                       act_scale_row(p, k0 + xs_block(r) * 64) + m0, xs_bytes, bar);
+      }
     }
   }
 
@@ -2312,7 +2330,8 @@ struct GemmMmaSync {
     // the slice, so that the waits count the same groups)
     auto fill = [&](int slot, int s) {
       if constexpr (TMA) {
-        if (tid == 0 && s < nsteps) tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0);
+        if (s < nsteps && (SHARED_REFILL ? lane == 0 : tid == 0))
+          tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0, SHARED_REFILL ? wn : -1);
       } else {
         if (s < nsteps) load_stage(p, L, smem_base, slot, ks_begin + s);
         ptx::cp_async_commit();
@@ -2346,7 +2365,7 @@ struct GemmMmaSync {
 #pragma unroll
         for (int s = 0; s < LEAD; ++s) fill(s, s);
       }
-    } else if (tid == 0) {  // (TMA: the one issuing thread's prologue as one branch)
+    } else if (SHARED_REFILL ? lane == 0 : tid == 0) {  // (TMA: the issuing threads' prologue as one branch)
 #pragma unroll
       for (int s = 0; s < LEAD; ++s) fill(s, s);
     }
