@@ -1343,17 +1343,15 @@ batched_decode or register_rings"
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
     s66a)  # (sixty-sixth session; any GPU) the four-warp TMA tiles' refills shared by their warps (SHARED_REFILL, s65r's
-           # alt2 taken into the kernel) against old3 (`git archive 822c246 backends | tar -x -C old3` here): the TMA
-           # tiles' and the planner paths' GPU tests, the planner fuzz, then the bench A/B twice at M = 40 / 64 (int4 g128
-           # fp16; W4A8 int4 g128 once)
-           gputests s66a-tma 200 "tma"
-           gputests s66a-plan 150 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
-           HUMMING_FUZZ_SEEDS=20 timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+           # alt2 taken into the kernel, and in clusters too) against old3 (`git archive 822c246 backends | tar -x -C old3`
+           # here): the TMA tiles' (clusters' too) and the planner paths' GPU tests, the planner fuzz, then the bench A/B
+           # twice at M = 40 / 64 (int4 g128 fp16; 4096x14336 runs in clusters)
+           gputests s66a-tma 150 "wgmma_tma_tiles or wgmma_tma_clusters or split_k_in_clusters"
+           gputests s66a-plan 100 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
+           HUMMING_FUZZ_SEEDS=10 timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
              -k through_the_planner 2>&1 | tee "$OUT/s66a_fuzz.log" | tail -2
-           abbench s66a 2 "new old" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336,6144x4096 \
-             --m 40,64 --weight int4 --group-size 128
-           abbench s66a-w4a8 1 "new old" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096 --m 64 \
-             --weight int4 --group-size 128 --act int8 --act-quant dynamic_token ;;
+           abbench s66a 2 "new old" 40 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336 \
+             --m 40,64 --weight int4 --group-size 128 ;;
     s65r)  # (sixty-fifth session, NOT RUN: queued) who issues the TMA tiles' refills. alt: lane 0 of warp blockIdx.x % 4
            # instead of thread 0; alt2 (four-warp tiles without clusters): every warp's lane 0 issues a share -- warp 0
            # the arrive-expect and the activations' tensor copies, warp w its 16-row weight blocks nb % 4 == w, warp 3

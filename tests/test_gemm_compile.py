@@ -741,12 +741,11 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
 
 
 def test_four_warp_tma_tile_shares_its_refills(tmp_path):
-    """The planner's 64-token TMA tile (one warpgroup, no cluster) spreads each stage's refill over its four
-    warps (SHARED_REFILL): the loop still issues the stage's two activation tensor copies and its five bulk
-    copies (four 16-row weight blocks, one scale row), each under its own warp's branch, and the extra
-    addressing leaves registers for three CTAs per SM (at most 168 of a thread) and no local memory. The
-    same code with the refill on thread 0 alone (the eight-warp TMA tile's and the clusters' form) is the
-    other branch of the same template: a cluster of two compiles too."""
+    """The planner's 64-token TMA tile (one warpgroup) spreads each stage's refill over its four warps
+    (SHARED_REFILL): the loop still issues the stage's two activation tensor copies and its five bulk copies
+    (four 16-row weight blocks, one scale row), each under its own warp's branch, and the extra addressing
+    leaves registers for three CTAs per SM (at most 168 of a thread) and no local memory. In a cluster of two
+    the activations' copies are multicast (warp 0's, after its wait on the stage's empty barrier)."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -759,7 +758,9 @@ def test_four_warp_tma_tile_shares_its_refills(tmp_path):
     usage = I.resource_usage(kernel.cubin)["humming_entry"]
     assert usage["LOCAL"] == 0 and usage["REG"] <= 168, usage
     clustered = rt.kernel(G.kernel_spec(rec, dataclasses.replace(G.WG_64_TMA, cluster=2)))
-    assert I.count(main_loop(I.disassemble(clustered.cubin)), r"UTMALDG\.2D\.MULTICAST") == 2
+    loop = main_loop(I.disassemble(clustered.cubin))
+    assert I.count(loop, r"UTMALDG\.2D\.MULTICAST") == 2 and I.count(loop, r"UBLKCP") == 5, loop
+    assert I.resource_usage(clustered.cubin)["humming_entry"]["LOCAL"] == 0
 
 
 def test_unsplit_warpgroup_launches_copy_weights_before_the_wait(tmp_path):

@@ -1950,14 +1950,16 @@ struct GemmMmaSync {
   // refill waits for the arrivals on the stage of step it - 2, a step's slack for the peers.
   static constexpr int LEAD = SYNC_STEP || CLUSTER > 1 ? STAGES - 2 : STAGES - 1;
   static constexpr bool EMPTY_BARS = TMA && (WN > 4 || CLUSTER > 1);
-  // SHARED_REFILL (TMA on one warpgroup, no cluster): the four warps share each refill (tma_stage's `part`)
+  // SHARED_REFILL (TMA on one warpgroup): the four warps share each refill (tma_stage's `part`)
   // rather than thread 0 issuing all of it: a refill is about a third of a stage's instructions, each copy in
   // its own uniform-register loop, and the warpgroup's wgmmas wait for its slowest warp (H100, int4 g128
   // through the bench, twice: M = 40 / 64, 8192x8192 24.0-24.4 / 24.4-24.7 us against 25.2-25.3 / 25.4-25.7,
   // 14336x4096 22.9-23.1 / 23.2-23.4 against 24.4-24.5 / 24.6-24.7; lane 0 of warp blockIdx.x % 4 issuing
   // all of it instead: no change). Any warp may refill a stage once its own wait has retired the group
-  // that read it: a group retires only once all four warps have issued it.
-  static constexpr bool SHARED_REFILL = TMA && WN == 4 && CLUSTER == 1;
+  // that read it: a group retires only once all four warps have issued it. In a cluster warp 0 alone waits
+  // on the stage's empty barrier (the peers' reads), before its activations go into every CTA's stage;
+  // the other warps' copies write this CTA's stage only.
+  static constexpr bool SHARED_REFILL = TMA && WN == 4;
 
   // TMA: thread 0 (`part` -1), or lane 0 of warp `part` its share of them (SHARED_REFILL), fills `stage`
   // with k-step `kstep`: the activation atoms through the tensor
