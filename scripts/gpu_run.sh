@@ -1344,15 +1344,15 @@ batched_decode or register_rings"
              --weight int4 --group-size 128 ;;
     s66a)  # (sixty-sixth session; any GPU) the four-warp TMA tiles' refills shared by their warps (SHARED_REFILL, s65r's
            # alt2 taken into the kernel, and in clusters too) against old3 (`git archive 822c246 backends | tar -x -C old3`
-           # here): the TMA tiles' (clusters' too) and the planner paths' GPU tests, the planner fuzz, then the bench A/B
-           # twice at M = 40 / 64 (int4 g128 fp16; 4096x14336 runs in clusters)
-           gputests s66a-tma 150 "wgmma_tma_tiles or wgmma_tma_clusters or split_k_in_clusters"
-           gputests s66a-plan 100 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
-           HUMMING_FUZZ_SEEDS=10 timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
-             -k through_the_planner 2>&1 | tee "$OUT/s66a_fuzz.log" | tail -2
-           abbench s66a 2 "new old" 40 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336 \
-             --m 40,64 --weight int4 --group-size 128 ;;
-    s65r)  # (sixty-fifth session, NOT RUN: queued) who issues the TMA tiles' refills. alt: lane 0 of warp blockIdx.x % 4
+           # here): the TMA tiles' (clusters' too) and the planner paths' GPU tests, the bench A/B once at M = 40 / 64
+           # (int4 g128 fp16; 4096x14336 runs in clusters), then the planner fuzz (ordered and cut to fit the device time left)
+           gputests s66a-tma 120 "wgmma_tma_tiles or wgmma_tma_clusters or split_k_in_clusters"
+           abbench s66a 1 "new old" 40 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096,4096x14336 \
+             --m 40,64 --weight int4 --group-size 128
+           gputests s66a-plan 80 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
+           HUMMING_FUZZ_SEEDS=10 timeout 50 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k through_the_planner 2>&1 | tee "$OUT/s66a_fuzz.log" | tail -2 ;;
+    s65r)  # (sixty-fifth session; ran in the sixty-sixth on an H100: alt2 led through the bench, now SHARED_REFILL) who issues the TMA tiles' refills. alt: lane 0 of warp blockIdx.x % 4
            # instead of thread 0; alt2 (four-warp tiles without clusters): every warp's lane 0 issues a share -- warp 0
            # the arrive-expect and the activations' tensor copies, warp w its 16-row weight blocks nb % 4 == w, warp 3
            # the scale rows (copies that complete before the expect leave the barrier's count below zero, which the
@@ -1411,7 +1411,7 @@ PY
              PYTHONPATH=$PWD/$v timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
                -k "tma" 2>&1 | tee "$OUT/s65r_tests_$v.log" | tail -2
            done ;;
-    s65l)  # (sixty-fifth session, NOT RUN: the session's device time was spent; queued. The branch s65-lookahead has
+    s65l)  # (sixty-fifth session; the branch s65-lookahead's version ran in the sixty-sixth on an H100: 2-8 % slower. It has
            # the prefetch as a tile option, Tile.lookahead, and its version of this part, which also measures the
            # planner's WG_64_TMA with it through the bench and runs its GPU test.)
            # (any GPU) 64 tokens: the TMA tile's weights prefetched into L2 D steps ahead of each stage's

@@ -228,11 +228,11 @@ WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
 WG_128 = Tile(128, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
-#: 64 tokens on four warps with TMA stages (one thread's bulk copies on mbarriers, refilled one
-#: step behind) and two accumulator chains, three stages (three CTAs fit an SM), K split for two
-#: per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 / tmaocc64: 8192x8192 25.8 us against 27.9
-#: for WG_64_NARROW, 4096x14336 27.9 against 31.3, 14336x4096 22.7 against 24.6 for WG_64;
-#: 28672x8192 keeps WG_64: 67.6 against 81.5)
+#: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
+#: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
+#: stages (three CTAs fit an SM), K split for two per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 /
+#: tmaocc64: 8192x8192 25.8 us against 27.9 for WG_64_NARROW, 4096x14336 27.9 against 31.3, 14336x4096
+#: 22.7 against 24.6 for WG_64; 28672x8192 keeps WG_64: 67.6 against 81.5)
 WG_64_TMA = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2)
 #: 9-16 tokens on four warps of two 16-row blocks each (128 rows per CTA: two m64 wgmmas per k16
 #: step sharing the activations' descriptor), on layers of more than 8192 rows and on those of at
