@@ -741,11 +741,11 @@ def test_eight_warp_tma_tile_has_no_barrier_per_step(tmp_path):
 
 
 def test_four_warp_tma_tile_shares_its_refills(tmp_path):
-    """The planner's 64-token TMA tile (one warpgroup) spreads each stage's refill over its four warps
-    (SHARED_REFILL): the loop still issues the stage's two activation tensor copies and its five bulk copies
-    (four 16-row weight blocks, one scale row), each under its own warp's branch, and the extra addressing
-    leaves registers for three CTAs per SM (at most 168 of a thread) and no local memory. In a cluster of two
-    the activations' copies are multicast (warp 0's, after its wait on the stage's empty barrier)."""
+    """The planner's 64-token TMA tile (one warpgroup, no cluster) spreads each stage's refill over its four
+    warps (SHARED_REFILL): the loop still issues the stage's two activation tensor copies and its five bulk
+    copies (four 16-row weight blocks, one scale row), each under its own warp's branch, and the extra
+    addressing leaves registers for three CTAs per SM (at most 168 of a thread) and no local memory. A cluster
+    of two (thread 0's refill, as before) multicasts the activations' copies."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)

@@ -1950,16 +1950,16 @@ struct GemmMmaSync {
   // refill waits for the arrivals on the stage of step it - 2, a step's slack for the peers.
   static constexpr int LEAD = SYNC_STEP || CLUSTER > 1 ? STAGES - 2 : STAGES - 1;
   static constexpr bool EMPTY_BARS = TMA && (WN > 4 || CLUSTER > 1);
-  // SHARED_REFILL (TMA on one warpgroup): the four warps share each refill (tma_stage's `part`)
+  // SHARED_REFILL (TMA on one warpgroup, no cluster): the four warps share each refill (tma_stage's `part`)
   // rather than thread 0 issuing all of it: a refill is about a third of a stage's instructions, each copy in
   // its own uniform-register loop, and the warpgroup's wgmmas wait for its slowest warp (H100, int4 g128
   // through the bench, twice: M = 40 / 64, 8192x8192 24.0-24.4 / 24.4-24.7 us against 25.2-25.3 / 25.4-25.7,
   // 14336x4096 22.9-23.1 / 23.2-23.4 against 24.4-24.5 / 24.6-24.7; lane 0 of warp blockIdx.x % 4 issuing
-  // all of it instead: no change). Any warp may refill a stage once its own wait has retired the group
-  // that read it: a group retires only once all four warps have issued it. In a cluster warp 0 alone waits
-  // on the stage's empty barrier (the peers' reads), before its activations go into every CTA's stage;
-  // the other warps' copies write this CTA's stage only.
-  static constexpr bool SHARED_REFILL = TMA && WN == 4;
+  // all of it instead: no change; this code compiles to the machine code of the copy measured, gpu_run.sh
+  // s65r's alt2). Any warp may refill a stage once its own wait has retired the group that read it: a group
+  // retires only once all four warps have issued it. (Clusters keep thread 0's refill; shared there too --
+  // warp 0 alone waiting on the stage's empty barrier before its multicast -- is gpu_run.sh s66b, not run.)
+  static constexpr bool SHARED_REFILL = TMA && WN == 4 && CLUSTER == 1;
 
   // TMA: thread 0 (`part` -1), or lane 0 of warp `part` its share of them (SHARED_REFILL), fills `stage`
   // with k-step `kstep`: the activation atoms through the tensor
@@ -1974,7 +1974,8 @@ struct GemmMmaSync {
   // scale rows. A share's copies may complete before warp 0's arrival: the barrier's byte count goes below
   // zero meanwhile, which PTX allows, and the phase cannot complete before that arrival (its only one).
   static HUMMING_DEVICE void tma_stage(const GemmParams& p, u32 smem_base, u32 bars, int stage, int kstep, int m0,
-                                       int n0, int part) {
+                                       int n0) {
+    const int part = SHARED_REFILL ? static_cast<int>(threadIdx.x >> 5) : -1;  // (the issuing warp's share)
     const u32 base = smem_base + stage * STAGE_BYTES;
     const u32 bar = bars + stage * 8;
     const int k0 = kstep * BK;
@@ -2332,8 +2333,8 @@ struct GemmMmaSync {
     // the slice, so that the waits count the same groups)
     auto fill = [&](int slot, int s) {
       if constexpr (TMA) {
-        if (s < nsteps && (SHARED_REFILL ? lane == 0 : tid == 0))
-          tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0, SHARED_REFILL ? wn : -1);
+        if ((tid & 31) == 0 && (SHARED_REFILL || tid == 0) && s < nsteps)
+          tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0);
       } else {
         if (s < nsteps) load_stage(p, L, smem_base, slot, ks_begin + s);
         ptx::cp_async_commit();
