@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1353,6 +1353,38 @@ batched_decode or register_rings"
            gputests s66a-plan 80 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
            HUMMING_FUZZ_SEEDS=10 timeout 50 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
              -k through_the_planner 2>&1 | tee "$OUT/s66a_fuzz.log" | tail -2 ;;
+    s66c)  # (sixty-sixth session, NOT RUN; any GPU) SHARED_REFILL's weight copies on one path (alt: `for (nb = part; nb <
+           # BN / 16; nb += 4)` instead of a branch per block, each with its own address arithmetic: the main loop 337 ->
+           # 265 instructions, CPU): the TMA tiles' GPU tests on alt, then the bench A/B twice at M = 40 / 64
+           rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
+           python3 - <<'PY'
+p = "alt/humming_nvidia/include/humming/kernels/gemm_mma_sync.cuh"
+s = open(p).read()
+a = """#pragma unroll
+    for (int nb = 0; nb < BN / 16; ++nb)
+      if (part < 0 || nb % 4 == part)
+        tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
+                     KB * WPL * 128, bar);
+"""
+b = """    if constexpr (SHARED_REFILL) {
+#pragma unroll 1
+      for (int nb = part; nb < BN / 16; nb += 4)
+        tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
+                     KB * WPL * 128, bar);
+    } else {
+#pragma unroll
+      for (int nb = 0; nb < BN / 16; ++nb)
+        tma::load_1d(base + A_BYTES + nb * (KB * WPL * 128), w + static_cast<i64>(nb) * kblocks * (WPL * 32),
+                     KB * WPL * 128, bar);
+    }
+"""
+assert s.count(a) == 1
+open(p, "w").write(s.replace(a, b))
+PY
+           PYTHONPATH=$PWD/alt timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_gpu.py \
+             -k "wgmma_tma_tiles" 2>&1 | tee "$OUT/s66c_tests_alt.log" | tail -2
+           abbench s66c 2 "new alt" 40 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096 --m 40,64 --weight int4 \
+             --group-size 128 ;;
     s66b)  # (sixty-sixth session, NOT RUN; any GPU) SHARED_REFILL in clusters too (alt: the kernel's condition without
            # CLUSTER == 1; warp 0 alone waits on the stage's empty barrier before its multicast activations, the other
            # warps' copies write their own CTA's stage): the cluster tiles' GPU tests on alt, then the bench A/B twice
