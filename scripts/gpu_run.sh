@@ -46,8 +46,8 @@ gpuhalf() {
 }
 # this tree against the trees in TREES (old: old3/, `git archive <commit> | tar -x -C old3`; alt: alt/, a variant a
 # part builds) through the bench, humming alone, alternated ROUNDS times, the rows matching PATTERN echoed:
-# abbench PREFIX ROUNDS "new old [alt]" TIMEOUT PATTERN BENCH-ARGS... (the reports in $OUT/PREFIX-TREE<round>; a
-# tree whose folder is missing is skipped)
+# abbench PREFIX ROUNDS "new old [alt]" TIMEOUT PATTERN BENCH-ARGS... (the reports in $OUT/PREFIX-TREE-r<round>: "-r"
+# since round 2 of alt wrote over alt2's files in s65r; a tree whose folder is missing is skipped)
 abbench() {
   local prefix=$1 rounds=$2 trees=$3 limit=$4 pattern=$5 r v pp
   shift 5
@@ -58,7 +58,7 @@ abbench() {
       [ "$v" = alt3 ] && pp=$PWD/alt3
       [ -n "$pp" ] && [ ! -d "$pp" ] && continue
       PYTHONPATH=$pp timeout "$limit" humming bench "$@" --methods humming --repeats 3 --no-plot --no-jit \
-        --out "$OUT/$prefix-$v$r" 2>&1 | tee "$OUT/$prefix-$v$r.log" | grep -E "$pattern"
+        --out "$OUT/$prefix-$v-r$r" 2>&1 | tee "$OUT/$prefix-$v-r$r.log" | grep -E "$pattern"
     done
   done
 }

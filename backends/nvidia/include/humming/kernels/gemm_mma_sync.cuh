@@ -1953,7 +1953,7 @@ struct GemmMmaSync {
   // SHARED_REFILL (TMA on one warpgroup, no cluster): the four warps share each refill (tma_stage's `part`)
   // rather than thread 0 issuing all of it: a refill is about a third of a stage's instructions, each copy in
   // its own uniform-register loop, and the warpgroup's wgmmas wait for its slowest warp (H100, int4 g128
-  // through the bench, twice: M = 40 / 64, 8192x8192 24.0-24.4 / 24.4-24.7 us against 25.2-25.3 / 25.4-25.7,
+  // through the bench, twice: M = 40 / 64, 8192x8192 23.7-24.0 / 24.4-24.7 us against 25.2-25.3 / 25.4-25.7,
   // 14336x4096 22.9-23.1 / 23.2-23.4 against 24.4-24.5 / 24.6-24.7; lane 0 of warp blockIdx.x % 4 issuing
   // all of it instead: no change; this code compiles to the machine code of the copy measured, gpu_run.sh
   // s65r's alt2). Any warp may refill a stage once its own wait has retired the group that read it: a group
