@@ -2311,6 +2311,7 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void wg_tile(const GemmParams& p, char* smem, u32 smem_base, int m0, int n0, int ks_begin,
                                      int nsteps, bool first, int parts, int part, int tile, int** arrive = nullptr) {
     const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
+    const bool refills = SHARED_REFILL ? lane == 0 : tid == 0;  // (TMA: a thread that issues refills, tma_stage)
     Loader L;
     if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
     const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
@@ -2333,8 +2334,7 @@ struct GemmMmaSync {
     // the slice, so that the waits count the same groups)
     auto fill = [&](int slot, int s) {
       if constexpr (TMA) {
-        if ((tid & 31) == 0 && (SHARED_REFILL || tid == 0) && s < nsteps)
-          tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0);
+        if (refills && s < nsteps) tma_stage(p, smem_base, bars, slot, ks_begin + s, m0, n0);
       } else {
         if (s < nsteps) load_stage(p, L, smem_base, slot, ks_begin + s);
         ptx::cp_async_commit();
@@ -2368,7 +2368,7 @@ struct GemmMmaSync {
 #pragma unroll
         for (int s = 0; s < LEAD; ++s) fill(s, s);
       }
-    } else if (SHARED_REFILL ? lane == 0 : tid == 0) {  // (TMA: the issuing threads' prologue as one branch)
+    } else if (refills) {  // (TMA: the issuing threads' prologue as one branch)
 #pragma unroll
       for (int s = 0; s < LEAD; ++s) fill(s, s);
     }
