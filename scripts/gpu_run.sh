@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s67b|s67t|s67a|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1342,6 +1342,29 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
+    s67b)  # (sixty-seventh session, for an H200) one token over a long K on the 16-row ring for layers of at most two 16-row
+           # CTAs per SM (LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2; s59b on the H200: 4096x14336 M=1 10.3 us against 9.73
+           # before the rule) against at most one (alt), through the bench, twice; then s60e's A/B (old3 at eaed702)
+           alt_after "LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2" "LONG_K_ONE_RING_MAX_CTAS_PER_SM = 1"$'\n'
+           abbench s67b 2 "new alt" 60 "^(== |1 )|rror" --shapes 4096x8192,4224x8192,4096x14336,3072x14336,2560x8192 \
+             --m 1 --weight int4 --group-size 128
+           abbench s60e-s 1 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 4608x3584,5120x4096,9216x3072,10240x4096 \
+             --m 1 --weight int4 --group-size 128
+           abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
+             --m 2,4,6,8 --weight int4 --group-size 128 ;;
+    s67t)  # (sixty-seventh session, for an H200) the issue's int4 rows with cuBLAS and the other widths at M=1 (s62g without
+           # its old-method rows), then the planner paths' GPU tests, the TMA tiles' GPU tests and the planner fuzz
+           int4rows s67t
+           widths s67t-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128"
+           gputests s67t-plan 120 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
+           gputests s67t-tma 100 "wgmma_tma_tiles or wgmma_tma_clusters or split_k_in_clusters"
+           HUMMING_FUZZ_SEEDS=20 timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k through_the_planner 2>&1 | tee "$OUT/s67t_fuzz.log" | tail -2; rc=$((rc | PIPESTATUS[0])) ;;
+    s67a)  # (sixty-seventh session; ran on the H200 from the branch s67-wstages, which holds Tile.wstages, its GPU test,
+           # gpu_sweep.py's p64w group and this part's body: 4-6 % slower, figures in docs/perf-notes.md) WG_64_TMA's
+           # weights in a ring of their own beside its three stages of activations: the GPU test, the kernel alone
+           # (wstages 0 / 4 / 5 / 6), the planner's WG_64_TMA at wstages 6 and 5 against the tree through the bench
+           echo "s67a: run it from the branch s67-wstages (git checkout s67-wstages)" ;;
     s66a)  # (sixty-sixth session, NOT RUN: no device time was left; any GPU) this tree, whose four-warp TMA tiles without
            # clusters share their refills (SHARED_REFILL: the machine code of s65r's alt2, which ran), against old3 (`git
            # archive 822c246 backends | tar -x -C old3` here): the TMA tiles' GPU tests (those in clusters too), the bench

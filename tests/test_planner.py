@@ -412,12 +412,15 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
                                                      ActivationScheme("bf16"), out_dtype="bf16"), dev).tuning[0].config)
     assert bf("l40s") == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 4096, 4096)  # (eight spilled)
     assert bf("h200") == G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES)  # (bf16: Hopper alone)
-    # (one token over a long K on Hopper, on at most two 16-row CTAs per SM: the 16-row ring, long_k_16_row_ring, as
-    # short_k_ring shapes it; groups of 16-64, wider layers, 2-8 tokens, MoE layers and older GPUs keep their rings)
+    # (one token over a long K on Hopper, on at most two 16-row CTAs per SM (1.25 on the H200, whose bandwidth per SM
+    # is above LONG_K_ONE_RING_BW_PER_SM_GBS): the 16-row ring, long_k_16_row_ring, as short_k_ring shapes it; groups
+    # of 16-64, wider layers, 2-8 tokens, MoE layers and older GPUs keep their rings)
     deep16, g128 = G.replace(G.DECODE_INT4_SHORT_K, stages=G.SHORT_K_DEEP_STAGES), WeightScheme("int4", "group", 128)
-    assert one(g128, 4096, 14336) == deep16 == one(g128, 1024, 8192, "h100") == one(
-        WeightScheme("uint4", "group", 128, zero_point="int"), 4096 + 128, 11008)
-    assert one(ch4, 4096, 14336) == G.DECODE_INT4_SHORT_K == one(WeightScheme("int4", "group", 256), 2048, 8192)
+    assert one(g128, 2560, 14336) == deep16 == one(g128, 1024, 8192, "h100") == one(g128, 4096, 14336, "h100") == one(
+        WeightScheme("uint4", "group", 128, zero_point="int"), 4096 + 128, 11008, "h100")
+    assert one(g128, 4096, 14336) == G.DECODE_INT4_LONG_K == one(g128, 2560 + 128, 8192)  # (H200: 168 CTAs > 1.25 x 132)
+    assert one(ch4, 4096, 14336, "h100") == G.DECODE_INT4_SHORT_K == one(ch4, 2560, 14336) == one(
+        WeightScheme("int4", "group", 256), 2048, 8192)
     assert one(g64, 4096, 14336) == G.DECODE_INT4_LONG_K == one(g32, 2048, 8192) == one(g128, 4096 + 129, 14336)
     assert one(g128, 4096, 14336, "a100") == G.DECODE_INT4_LONG_K == tile(4096, 14336, 2, "h200")
     assert one(g128, 8192, 8192) == G.DECODE_INT4_LONG_K

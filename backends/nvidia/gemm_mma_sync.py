@@ -1163,7 +1163,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             if short4:
                 nominal = short_k_ring(nominal, recipe, hopper=caps.has("wgmma"))
             elif (hi == 1 and nominal == DECODE_INT4_LONG_K and caps.has("wgmma")
-                  and long_k_16_row_ring(layer, recipe, kp, sms)):
+                  and long_k_16_row_ring(layer, recipe, kp, sms, one_per_sm=long_k_one_ring_ctas_per_sm(caps))):
                 nominal = short_k_ring(DECODE_INT4_SHORT_K, recipe, hopper=True)
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
@@ -1353,6 +1353,24 @@ def short_k_ring(tile: Tile, recipe: "Recipe", hopper: bool = False) -> Tile:
 #: g32 13.4 -> 18.9), and so did wider layers (8192x8192 kernel alone, s58w: 14.35 -> 15.72). 2-8 tokens keep their
 #: rings (not measured).
 LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2
+#: ... but on chips of more memory bandwidth per SM than LONG_K_ONE_RING_BW_PER_SM_GBS, at most
+#: LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM such CTAs per SM: there the 16-row ring's one warp per K run holds too few bytes in
+#: flight once its CTAs crowd an SM. H200 (36 GB/s an SM against the H100's 25), int4 g128 fp16, M=1, through the
+#: bench, two rounds alike, us, two CTAs per SM -> one (gpu_run.sh s67b): 4096x8192 6.76 -> 6.60-6.62, 4224x8192
+#: 6.85-6.87 -> 6.66-6.67, 4096x14336 10.3 -> 9.73 (1.19 -> 1.12 x its stream), 3072x14336 9.70-9.71 -> 8.95-8.96;
+#: 2560x8192 (160 CTAs on 132 SMs) kept the ring's gain: 5.78-5.79 against 6.27-6.28.
+LONG_K_ONE_RING_BW_PER_SM_GBS = 30
+LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM = 1.25
+
+
+def long_k_one_ring_ctas_per_sm(caps) -> float:
+    """The most 16-row CTAs per SM of a layer whose one token over a long K takes the 16-row ring (above): by the
+    chip's memory bandwidth per SM where its product table gives both, else LONG_K_ONE_RING_MAX_CTAS_PER_SM."""
+    prod = caps.product
+    if prod is not None and prod.bandwidth_gbs and prod.sm_count and \
+            prod.bandwidth_gbs / prod.sm_count > LONG_K_ONE_RING_BW_PER_SM_GBS:
+        return LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM
+    return LONG_K_ONE_RING_MAX_CTAS_PER_SM
 
 
 #: ... and 2 to RING_LONG_MAX tokens of such layers with at most one 16-row CTA per SM (at most 2048 rows on 132
@@ -1369,10 +1387,12 @@ LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2
 LONG_K_FEW_RING_MAX_CTAS_PER_SM = 1
 
 
-def long_k_16_row_ring(layer, recipe: Recipe, kp: int, sms: int | None, tokens: int = 1) -> bool:
+def long_k_16_row_ring(layer, recipe: Recipe, kp: int, sms: int | None, tokens: int = 1,
+                       one_per_sm: float = LONG_K_ONE_RING_MAX_CTAS_PER_SM) -> bool:
     """Whether ``tokens`` tokens (1, or 2 to RING_LONG_MAX) of this layer take the 16-row ring of one warp per K run
-    over its long K on Hopper (above; the caller checks the chip)."""
-    per_sm = LONG_K_ONE_RING_MAX_CTAS_PER_SM if tokens == 1 else LONG_K_FEW_RING_MAX_CTAS_PER_SM
+    over its long K on Hopper (above; the caller checks the chip; ``one_per_sm``: the chip's cap for one token,
+    long_k_one_ring_ctas_per_sm)."""
+    per_sm = one_per_sm if tokens == 1 else LONG_K_FEW_RING_MAX_CTAS_PER_SM
     return (not layer.is_moe and recipe.bits == 4 and raw_codes(recipe) and kp > 4096 and tokens <= RING_LONG_MAX
             and bool(sms) and padded_n(layer.n) // 16 <= per_sm * sms
             and (not recipe.gscale or recipe.group % 128 == 0))
