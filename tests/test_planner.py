@@ -422,6 +422,11 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert one(ch4, 4096, 14336, "h100") == G.DECODE_INT4_SHORT_K == one(ch4, 2560, 14336) == one(
         WeightScheme("int4", "group", 256), 2048, 8192)
     assert one(g64, 4096, 14336) == G.DECODE_INT4_LONG_K == one(g32, 2048, 8192) == one(g128, 4096 + 129, 14336)
+    # (the one-token cap by bandwidth per SM: the H200's 36 GB/s and the H20's 51 above 30, the H100's 25 below; a
+    # chip without a product table keeps two)
+    caps_of = lambda dev: resolve_device(dev)[1]  # noqa: E731
+    assert [G.long_k_one_ring_ctas_per_sm(caps_of(d)) for d in ("h200", "h20", "h100", "sm_90")] == [
+        G.LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM, G.LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM, 2, 2]
     assert one(g128, 4096, 14336, "a100") == G.DECODE_INT4_LONG_K == tile(4096, 14336, 2, "h200")
     assert one(g128, 8192, 8192) == G.DECODE_INT4_LONG_K
     moe = plan(LayerSpec(4096, 14336, g128, num_experts=8), "h200")
