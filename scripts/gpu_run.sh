@@ -1342,10 +1342,11 @@ batched_decode or register_rings"
              --weight int4 --group-size 0 --scale-fmt fp32
            abbench s58a-m 2 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x8192,4096x14336 --m 2,4,8 \
              --weight int4 --group-size 128 ;;
-    s67b)  # (sixty-seventh session, for an H200) one token over a long K on the 16-row ring for layers of at most two 16-row
-           # CTAs per SM (LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2; s59b on the H200: 4096x14336 M=1 10.3 us against 9.73
-           # before the rule) against at most one (alt), through the bench, twice; then s60e's A/B (old3 at eaed702)
-           alt_after "LONG_K_ONE_RING_MAX_CTAS_PER_SM = 2" "LONG_K_ONE_RING_MAX_CTAS_PER_SM = 1"$'\n'
+    s67b)  # (sixty-seventh session, for an H200; ran there before the cap by bandwidth per SM, as two 16-row CTAs per SM
+           # against one: figures in docs/perf-notes.md) one token over a long K on the 16-row ring: this tree (on the
+           # H200 at most 1.25 such CTAs per SM, long_k_one_ring_ctas_per_sm) against two (alt: the rule before), through
+           # the bench, twice; then s60e's A/B (old3 at eaed702)
+           alt_after "LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM = 1.25" "LONG_K_ONE_RING_HIGH_BW_CTAS_PER_SM = 2"$'\n'
            abbench s67b 2 "new alt" 60 "^(== |1 )|rror" --shapes 4096x8192,4224x8192,4096x14336,3072x14336,2560x8192 \
              --m 1 --weight int4 --group-size 128
            abbench s60e-s 1 "new old" 120 "^(== |[0-9]+ )|rror" --shapes 4608x3584,5120x4096,9216x3072,10240x4096 \
@@ -1365,7 +1366,8 @@ batched_decode or register_rings"
            # weights in a ring of their own beside its three stages of activations: the GPU test, the kernel alone
            # (wstages 0 / 4 / 5 / 6), the planner's WG_64_TMA at wstages 6 and 5 against the tree through the bench
            echo "s67a: run it from the branch s67-wstages (git checkout s67-wstages)" ;;
-    s66a)  # (sixty-sixth session, NOT RUN: no device time was left; any GPU) this tree, whose four-warp TMA tiles without
+    s66a)  # (sixty-sixth session; not run as such: its TMA, cluster and planner-path GPU tests and the fuzz ran in the
+           # sixty-seventh's s67t on the H200, all passed; any GPU) this tree, whose four-warp TMA tiles without
            # clusters share their refills (SHARED_REFILL: the machine code of s65r's alt2, which ran), against old3 (`git
            # archive 822c246 backends | tar -x -C old3` here): the TMA tiles' GPU tests (those in clusters too), the bench
            # A/B once at M = 40 / 64 (int4 g128 fp16; 4096x14336 runs in clusters), the planner paths' GPU tests, the
