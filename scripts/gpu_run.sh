@@ -1353,6 +1353,11 @@ batched_decode or register_rings"
              --m 1 --weight int4 --group-size 128
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
+    s68m)  # (sixty-eighth session, any GPU; kernel alone) the 64-token clusters along N that multicast each stage's
+           # activations, measured last in the fifteenth session (slower then: 8192x8192 29.9 against 25.6 us), against
+           # today's WG_64_TMA (shared refills, sixty-sixth session) and WG_64: gpu_sweep.py m64c at M=64, two rounds
+           timeout 240 python3 scripts/gpu_sweep.py --groups m64c --m 64 --rounds 2 --shapes 8192x8192,14336x4096 \
+             --json "$OUT/s68m_sweep.json" 2>&1 | tee "$OUT/s68m.log" | grep -v "^      "; rc=$((rc | PIPESTATUS[0])) ;;
     s67t)  # (sixty-seventh session, for an H200) the issue's int4 rows with cuBLAS and the other widths at M=1 (s62g without
            # its old-method rows), then the planner paths' GPU tests, the TMA tiles' GPU tests and the planner fuzz
            int4rows s67t
@@ -1378,7 +1383,7 @@ batched_decode or register_rings"
            gputests s66a-plan 80 "large_m_steps_by_their_waves or wide_token_ranges or narrow_layers_split_k or falls_back_to_clusters"
            HUMMING_FUZZ_SEEDS=10 timeout 50 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
              -k through_the_planner 2>&1 | tee "$OUT/s66a_fuzz.log" | tail -2 ;;
-    s66c)  # (sixty-sixth session, NOT RUN; any GPU) SHARED_REFILL's weight copies on one path (alt: `for (nb = part; nb <
+    s66c)  # (sixty-sixth session; ran in the sixty-eighth on an H100: a tie, 14336x4096 0.1-0.3 us ahead, not landed) SHARED_REFILL's weight copies on one path (alt: `for (nb = part; nb <
            # BN / 16; nb += 4)` instead of a branch per block, each with its own address arithmetic: the main loop 337 ->
            # 265 instructions, CPU): the TMA tiles' GPU tests on alt, then the bench A/B twice at M = 40 / 64
            rm -rf alt && mkdir -p alt && cp -r backends/nvidia alt/humming_nvidia
@@ -1410,7 +1415,7 @@ PY
              -k "wgmma_tma_tiles" 2>&1 | tee "$OUT/s66c_tests_alt.log" | tail -2
            abbench s66c 2 "new alt" 40 "^(== |[0-9]+ )|rror" --shapes 8192x8192,14336x4096 --m 40,64 --weight int4 \
              --group-size 128 ;;
-    s66b)  # (sixty-sixth session, NOT RUN; any GPU) SHARED_REFILL in clusters too (alt: the kernel's condition without
+    s66b)  # (sixty-sixth session; ran in the sixty-eighth on an H100: a tie, 4096x14336 0.1-0.2 us ahead, not landed) SHARED_REFILL in clusters too (alt: the kernel's condition without
            # CLUSTER == 1; warp 0 alone waits on the stage's empty barrier before its multicast activations, the other
            # warps' copies write their own CTA's stage): the cluster tiles' GPU tests on alt, then the bench A/B twice
            # where the planner sums WG_64_TMA's K slices in clusters (at most 4096 rows, K >= 12288: 4096x14336,

@@ -1957,8 +1957,9 @@ struct GemmMmaSync {
   // 14336x4096 22.9-23.1 / 23.2-23.4 against 24.4-24.5 / 24.6-24.7; lane 0 of warp blockIdx.x % 4 issuing
   // all of it instead: no change; this code compiles to the machine code of the copy measured, gpu_run.sh
   // s65r's alt2). Any warp may refill a stage once its own wait has retired the group that read it: a group
-  // retires only once all four warps have issued it. (Clusters keep thread 0's refill; shared there too --
-  // warp 0 alone waiting on the stage's empty barrier before its multicast -- is gpu_run.sh s66b, not run.)
+  // retires only once all four warps have issued it. (Clusters keep thread 0's refill: shared there too -- warp
+  // 0 alone waiting on the stage's empty barrier before its multicast -- tied, as did each warp's weight copies
+  // in one runtime loop, 72 instructions a stage fewer: H100, gpu_run.sh s66b / s66c, sixty-eighth session.)
   static constexpr bool SHARED_REFILL = TMA && WN == 4 && CLUSTER == 1;
 
   // TMA: thread 0 (`part` -1), or lane 0 of warp `part` its share of them (SHARED_REFILL), fills `stage`
