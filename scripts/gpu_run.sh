@@ -1353,6 +1353,14 @@ batched_decode or register_rings"
              --m 1 --weight int4 --group-size 128
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
+    s68f)  # (sixty-eighth session, for an H200) 9-16 tokens on layers whose three K slices meet in the workspace
+           # (8192x8192, 7168x8192: 3 x 128 / 3 x 112 CTAs, above the clusters' 2.5 per SM) as two slices of 4096
+           # columns summed in clusters (alt: FIT_16_MAX_SLICE_K 4096). Measured on the H100 only (s54c: 8192x8192
+           # M = 9 / 16 16.3 / 16.6 -> 16.6 / 16.8-16.9); the H200's faster stream leaves the workspace sum a larger
+           # share. Through the bench, alternated twice
+           alt_after "FIT_16_MAX_SLICE_K = 2048" "FIT_16_MAX_SLICE_K = 4096"
+           abbench s68f 2 "new alt" 60 "^(== |[0-9]+ )|rror" --shapes 8192x8192,7168x8192 --m 9,16 --weight int4 \
+             --group-size 128 ;;
     s68m)  # (sixty-eighth session, any GPU; kernel alone) the 64-token clusters along N that multicast each stage's
            # activations, measured last in the fifteenth session (slower then: 8192x8192 29.9 against 25.6 us), against
            # today's WG_64_TMA (shared refills, sixty-sixth session) and WG_64: gpu_sweep.py m64c at M=64, two rounds
