@@ -288,3 +288,26 @@ def test_loaders_accept_cuda_tensors():
         assert gpu.device.type == "cuda"
         assert torch.equal(dequantize(gpu).cpu(), dequantize(cpu))
 
+
+
+@pytest.mark.parametrize("device", ["H200", "H100", "A100", "L40S", "RTX-4090", "T4"])
+def test_group_activation_checkpoints_plan_their_scales_by_the_compute_type(tmp_path, device):
+    """The plans the GPU test of these checkpoints (test_gemm_gpu.test_checkpoints_with_group_activations) runs,
+    on the CPU, for several chips: each runnable, the activation group scales folded into the 16-bit values (and a
+    per-row power of two in the epilogue) on 16-bit operands, or into fp32 partial sums on 8-bit ones -- which the
+    DeepSeek FP8-block layer takes on Hopper's e4m3 warpgroup MMAs (the GPU test expected the first everywhere and
+    failed on Hopper from 2703b0c until the sixty-eighth session)."""
+    import humming
+    from _checkpoints import nvfp4_and_fp8_block_checkpoints
+    from humming.scheme import LayerSpec
+
+    for folder, prefix, qw in nvfp4_and_fp8_block_checkpoints(tmp_path):
+        ck = load_checkpoint(folder)
+        ws, act = ck.schemes(prefix)
+        assert act.quant == "dynamic_group", act.describe()
+        plan = humming.plan(LayerSpec(qw.n, qw.k, ws, act, out_dtype="fp16"), device)
+        assert plan.runnable, plan.explain()
+        want = "values_and_epilogue" if plan.compute.is_16bit else "partial_accumulators"
+        assert plan.scales["activation"] == want, plan.explain()
+        hopper_fp8 = folder.name == "fp8blk" and device in ("H200", "H100")
+        assert (plan.compute.a == "e4m3") == hopper_fp8, (folder.name, device, plan.compute)
