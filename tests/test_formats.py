@@ -289,7 +289,6 @@ def test_loaders_accept_cuda_tensors():
         assert torch.equal(dequantize(gpu).cpu(), dequantize(cpu))
 
 
-
 @pytest.mark.parametrize("device", ["H200", "H100", "A100", "L40S", "RTX-4090", "T4"])
 def test_group_activation_checkpoints_plan_their_scales_by_the_compute_type(tmp_path, device):
     """The plans the GPU test of these checkpoints (test_gemm_gpu.test_checkpoints_with_group_activations) runs,
