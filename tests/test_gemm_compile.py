@@ -622,6 +622,48 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
         assert I.resource_usage(kernel.cubin)["humming_entry"]["LOCAL"] == 0
 
 
+def test_groups_along_k_machine_code(tmp_path, monkeypatch):
+    """Tile.kg: groups of four warps along K in one CTA of the 16-token warpgroup tile, each with its own stages.
+    The main loop is the one-group tile's (the groups' shared-memory regions are warp-uniform addresses, so the
+    wgmmas' descriptors stay in uniform registers: no R2UR moves in the loop, and within 2 % of its instructions),
+    no local memory, registers within 65536 / 384 threads; shared memory is the groups' regions and 1 KB, within
+    the H200's 227 KB per block; only cp.async warpgroup tiles take groups. With HUMMING_WG16_KG the H200 plan's
+    9-16 token tile takes them where its CTAs fit one wave (8192x8192: 128 of 64 rows), not where they do not
+    (28672x8192: 224 of 128 rows)."""
+    from dataclasses import replace
+
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    rt = Runtime(cache_dir=tmp_path)
+    rec = G.recipe_for(WeightScheme("int4", "group", 128), bf16=False, out_bf16=False, caps_cp_async=True,
+                       k8mma=False, target="sm_90a")
+    loops = {}
+    for kg in (1, 3):
+        tile = replace(G.WG_16_DEEP, fold=1, kg=kg)
+        spec = G.kernel_spec(rec, tile)
+        assert spec.threads == 128 * kg
+        one = G.smem_bytes(rec, replace(tile, kg=1)) - 1024
+        assert spec.smem_bytes == (kg * -(-one // 1024) * 1024 if kg > 1 else one) + 1024 <= 227 * 1024
+        kernel = rt.kernel(spec)
+        use = I.resource_usage(kernel.cubin)["humming_entry"]
+        assert use["LOCAL"] == 0 and use["REG"] <= 65536 // (128 * kg) // 8 * 8, use
+        loops[kg] = main_loop(I.disassemble(kernel.cubin))
+        assert I.count(loops[kg], r"HGMMA\.64x16x16\.F32") == 16 and I.count(loops[kg], r"^R2UR") == 0
+    n1, n3 = len(I.instructions(loops[1])), len(I.instructions(loops[3]))
+    assert n3 <= n1 * 1.02, (n1, n3)
+    for bad in (dict(kg=2, tma=1), dict(kg=2, sk=1), dict(kg=5), dict(kg=2, wgmma=0, bk=64)):
+        with pytest.raises(ValueError, match="groups along K"):
+            replace(G.WG_16_DEEP, **bad).check()
+    monkeypatch.setenv("HUMMING_WG16_KG", "3")
+    for n, k, kg in ((8192, 8192, 3), (28672, 8192, 1)):
+        clear_cache()
+        tile = G.tile_from_config(humming.plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), "H200")
+                                  .tuning_for(16).config)
+        assert tile.kg == kg and tile.bm == 16, (n, k, tile)
+    clear_cache()
+
+
 def test_fold_per_group_keeps_ctas_per_sm(tmp_path):
     """FOLD_SPAN (a fold per scale group of two blocks) costs registers. It is taken by one-warpgroup tiles
     of 3-8-bit codes, where those registers cost no CTA per SM; eight-warp tiles (WG_32_DEEP_TWO: one CTA

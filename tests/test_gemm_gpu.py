@@ -42,6 +42,7 @@ order.)
 """
 from __future__ import annotations
 
+from dataclasses import replace
 
 import pytest
 import torch
@@ -1187,6 +1188,45 @@ def test_split_k_in_clusters(bf16):
         assert torch.equal(outs[8], outs[0]), f"M={m}: the cluster sums differ from the workspace's"
     wide = G.Launcher(pw, [(1, None, G.TILE_16)], 4 * sms, max_split=16, cluster_split=8, **kw)
     assert wide._shape(1)[1][2] > 8 and wide._shape(1)[7] == 1  # (more slices than a cluster: the workspace)
+
+
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme", [WeightScheme("int4", "group", 128), WeightScheme("uint4", "group", 64, zero_point="int")],
+                         ids=["int4-g128", "uint4-g64-zp"])
+def test_groups_along_k(scheme, bf16):
+    """The 16-token warpgroup tiles with two and three groups of four warps along K in one CTA (Tile.kg), each over
+    its share of the CTA's K steps with stages of its own, their partial tiles summed in shared memory: 64 and 128
+    rows per CTA, K with 33 steps of 256 (shares of 11, and of 5-6 where the launch also splits K in two through the
+    workspace) and with BK = 128 (a K not a multiple of 256), N odd, 1-16 tokens, outputs poisoned, each launch
+    within the reference's bound."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    if props.major != 9:
+        pytest.skip("warpgroup MMAs: sm_90 only")
+    smem = props.shared_memory_per_block_optin
+    dt = torch.bfloat16 if bf16 else torch.float16
+    eps = 2.0 ** (-8 if bf16 else -11)
+    for k in (33 * 256, 4096 - 128):
+        qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
+        rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
+        pw = G.pack_weight(qw, rec, dev)
+        for base in (G.WG_16_DEEP, G.WG_16_DEEP_TWO):
+            for kg in (2, 3):
+                tile = G.fit_tile(replace(base, fold=1, kg=kg), rec, smem, pw.kp)
+                assert tile.kg > 1, tile
+                for m in (1, 5, 9, 16):
+                    x = (torch.randn(m, k, device=dev) * 2).to(dt)
+                    ref = R.gemm(x.float(), qw)
+                    b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
+                    for split in (1, 2):
+                        launcher = G.Launcher(pw, [(1, None, tile)], props.multi_processor_count, max_split=split,
+                                              smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True,
+                                              cluster_split=8)
+                        lp, grid, *_ = launcher._shape(m)
+                        assert lp.kernel.spec.threads == 128 * tile.kg and grid[2] <= split, (tile, grid)
+                        _launch_thrice(launcher, x, ref, b, f"K={k}, {tile.to_dict()}, M={m}, split {grid[2]}")
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

@@ -693,6 +693,17 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
     return ring3_tile(layer, kp, sms, 1)
 
 
+def wg16_groups_along_k() -> int:
+    """``HUMMING_WG16_KG`` (2-4; unset or 1: one): groups of four warps along K in each CTA of the 16-token warpgroup
+    tiles (Tile.kg; an experiment's switch, read when a plan is made)."""
+    raw = os.environ.get("HUMMING_WG16_KG", "")
+    if raw in ("", "1"):
+        return 1
+    if raw not in ("2", "3", "4"):
+        raise ValueError(f"HUMMING_WG16_KG: expected 1-4 groups along K, got {raw!r}")
+    return int(raw)
+
+
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -754,6 +765,9 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
+    elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms
+          and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a layer whose tiles fit one wave)
+        tile = replace(tile, kg=wg16_groups_along_k())
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
@@ -1483,8 +1497,9 @@ def fit_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
         # (down to 3), then fewer tokens, at as many stages as they leave room for (up to WG_FEWER_TOKENS_STAGES)
         if kp % t.bk:  # (as many bytes in the ring: twice the stages, TMA's at most 8)
             t = replace(t, bk=128, stages=min(2 * t.stages, 8) if t.tma else 2 * t.stages)
-        while smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.bm > 16):
-            t = replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, bm=t.bm // 2)
+        while smem_bytes(recipe, t) > max_smem and (t.stages > 3 or t.kg > 1 or t.bm > 16):  # (then fewer groups along K)
+            t = (replace(t, stages=t.stages - 1) if t.stages > 3 else replace(t, kg=t.kg - 1) if t.kg > 1
+                 else replace(t, bm=t.bm // 2))
         while t.bm < tile.bm and t.stages < WG_FEWER_TOKENS_STAGES and smem_bytes(
                 recipe, replace(t, stages=t.stages + 1)) <= max_smem:  # (fewer tokens: the stages they leave room for)
             t = replace(t, stages=t.stages + 1)
@@ -1595,7 +1610,7 @@ def tile_from_config(cfg) -> Tile | None:
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
                     chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)),
                     cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)),
-                    sk=int(cfg.get("sk", 0)))
+                    sk=int(cfg.get("sk", 0)), kg=int(cfg.get("kg", 1)))
     return None
 
 

@@ -127,6 +127,10 @@ class Tile:
     xwin: int = 0       # register rings on cp.async targets (stream=4): turns of activations each K run
     #                     keeps in shared memory (2 or more), refilled in place; 0 keeps its whole run, so
     #                     the activations of many tokens over a long K split the launch (see x_turns)
+    kg: int = 1         # cp.async warpgroup tiles (not TMA, stream-K or clusters): groups of 32 WN threads along K in
+    #                     one CTA (2-4), each with its own stages and an even share of the CTA's K steps, their
+    #                     partial tiles summed in shared memory (GemmMmaSync::KG): the warps of ``kg`` CTAs of
+    #                     a K split on one SM without the split's sum through the workspace
     sk: int = 0         # cp.async warpgroup tiles (not TMA): stream-K (GemmMmaSync::run_wg_sk): a launch of
     #                     one CTA per resident slot, each taking an equal run of the (tile, K step) space, a
     #                     tile cut between CTAs summed by its first CTA, which waits for the others' parts
@@ -136,7 +140,7 @@ class Tile:
 
     @property
     def threads(self) -> int:
-        return 32 * self.wm * self.wn * self.wk
+        return 32 * self.wm * self.wn * self.wk * self.kg
 
     def check(self) -> None:
         if self.bm % (8 * self.wm) or self.bn % (16 * self.wn) or self.bk % 64 or (self.bk // 64) % self.wk:
@@ -168,6 +172,9 @@ class Tile:
         if self.sk not in (0, 1) or (self.sk and (not self.wgmma or self.tma or self.cluster != 1)):
             raise ValueError(f"Tile {self}: stream-K (sk=1) is for cp.async warpgroup tiles (wgmma=1, not TMA, "
                              f"no clusters)")
+        if self.kg not in (1, 2, 3, 4) or (self.kg > 1 and (not self.wgmma or self.tma or self.sk or self.cluster != 1)):
+            raise ValueError(f"Tile {self}: 1-4 groups along K (kg), more than one on cp.async warpgroup tiles only "
+                             f"(no TMA, stream-K or clusters)")
         if self.xwin and (self.stream != 4 or self.xwin < 2):
             raise ValueError(f"Tile {self}: an activation window (xwin) holds 2 turns or more, on register rings "
                              f"(stream=4) only")
@@ -195,6 +202,8 @@ class Tile:
             d["xwin"] = int(self.xwin)
         if self.sk:
             d["sk"] = int(self.sk)
+        if self.kg != 1:
+            d["kg"] = int(self.kg)
         return d
 
 
@@ -381,7 +390,8 @@ def smem_bytes(recipe: Recipe, tile: Tile) -> int:
     if tile.wgmma:  # stages on 1024-byte boundaries, and 1 KB to align the first one (TMA: + the barriers)
         bars = (128 if tile.wn > 4 or tile.cluster > 1 else 64) if tile.tma else 0  # (full barriers; empty ones
         #                                                 with two warpgroups or more, or in a cluster)
-        return max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red) + 1024 + bars
+        group = max(-(-(a + w + s) // 1024) * 1024 * tile.stages, red)
+        return (tile.kg * -(-group // 1024) * 1024 if tile.kg > 1 else group) + 1024 + bars
     return max((a + w + s) * tile.stages, red)
 
 
@@ -534,6 +544,7 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "SCALE_ACC": scale_acc(recipe, tile),
         "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "CLUSTER": int(tile.cluster), "XWIN": int(tile.xwin), "SK": int(tile.sk),
+        **({"KG": tile.kg} if tile.kg > 1 else {}),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,

@@ -321,7 +321,8 @@ class Launcher:
                 kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
         ctr = None
-        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
+        # (groups along K, Tile.kg: their slices sum through the workspace -- only group 0 finishes a tile)
+        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 and tile.kg == 1 else 1
         if cz > 1 and m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count:
             cz = 1  # (the workspace, or cluster_fit_split's slices below)
         elif cz > 1 and _resident_clusters(lp, smem, cz) < m_tiles * n_tiles:
@@ -353,8 +354,8 @@ class Launcher:
         """Whether a split launch of ``tiles`` tiles may change its K slices to sum them in clusters
         (cluster_fit_split, cluster_fallback_split): warpgroup tiles of at most FIT_MAX_TOKENS tokens and 16-bit
         operands (byte operands: not measured so), with HUMMING_CLUSTER_FIT on."""
-        return bool(self.cluster_fit and tile.wgmma and tile.cluster == 1 and tiles and tile.bm <= FIT_MAX_TOKENS
-                    and self.packed.recipe.op8 == 0)
+        return bool(self.cluster_fit and tile.wgmma and tile.cluster == 1 and tile.kg == 1 and tiles
+                    and tile.bm <= FIT_MAX_TOKENS and self.packed.recipe.op8 == 0)
 
     def cluster_fit_split(self, lp, tile: Tile, tiles: int, ksteps: int, split: int, smem: int) -> int:
         """The K slices a warpgroup launch of ``tiles`` tiles splitting ``split`` ways through the

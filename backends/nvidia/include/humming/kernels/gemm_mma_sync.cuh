@@ -76,6 +76,7 @@ struct GemmParams {
 HUMMING_CFG_FIELD_OR_ZERO(MoeOf, MOE)          // (0: dense)
 HUMMING_CFG_FIELD_OR_ZERO(XgatherOf, XGATHER)  // (0: the rows of x in order)
 HUMMING_CFG_FIELD_OR_ZERO(AGroupOf, AGROUP)    // (ACT_SCALE 3 only)
+HUMMING_CFG_FIELD_OR_ZERO(KgOf, KG)            // (0: one group of warps along K)
 
 template <typename Cfg>
 struct GemmMmaSync {
@@ -103,7 +104,23 @@ struct GemmMmaSync {
   static constexpr int MT = TM / 8;        // 8-token groups per warp
   static constexpr int SZB = Cfg::ZP ? 4 : 2;  // bytes per group-scale entry
   static constexpr int GS_ROWS = Cfg::GSCALE ? Cfg::GS_ROWS : 0;
-  static_assert(Cfg::THREADS == THREADS, "THREADS must be 32 * WM * WN * WK");
+  // KG (cp.async warpgroup tiles, Tile.kg): groups of THREADS threads along K in one CTA, each working as a CTA of its
+  // own -- its share of the CTA's K steps through stages of its own (its region of GROUP_BYTES) -- and their
+  // partial tiles summed in shared memory before the epilogue (run_wg). tix(): this thread inside its group;
+  // group_sync(): a barrier of its group alone (named barrier 1 + group; __syncthreads with one group).
+  static constexpr int KG = KgOf<Cfg>::value > 1 ? KgOf<Cfg>::value : 1;
+  static_assert(Cfg::THREADS == THREADS * KG, "THREADS must be 32 * WM * WN * WK (times KG)");
+  static_assert(KG <= 4, "at most four groups along K");
+  // (unsigned, as threadIdx.x: one group compiles as before; with groups the signed remainder, whose main loop of the
+  // 16-token tile is one group's, 339 instructions against 338, where the unsigned one's took 387)
+  static HUMMING_DEVICE unsigned tix() {
+    if constexpr (KG > 1) return static_cast<unsigned>(static_cast<int>(threadIdx.x) % THREADS);
+    else return threadIdx.x;
+  }
+  static HUMMING_DEVICE void group_sync() {
+    if constexpr (KG > 1) asm volatile("bar.sync %0, %1;\n" ::"r"(1 + static_cast<int>(threadIdx.x) / THREADS), "n"(THREADS) : "memory");
+    else __syncthreads();
+  }
   static_assert(BM % (8 * WM) == 0 && BN % (16 * WN) == 0 && BK % 64 == 0 && KB % WK == 0, "tile shape");
   static_assert(!Cfg::GSCALE || Cfg::GROUP % 16 == 0, "group scales need groups of a multiple of 16");
 
@@ -175,8 +192,11 @@ struct GemmMmaSync {
   static_assert(CLUSTER == 1 || (TMA && (CLUSTER == 2 || CLUSTER == 4) && BM % (8 * CLUSTER) == 0),
                 "clusters: 2 or 4 TMA warpgroup CTAs, each loading a multiple of 8 of the tile's token rows");
   static constexpr int BAR_OFF = (STAGE_BYTES * STAGES > RED_BYTES) ? STAGE_BYTES * STAGES : RED_BYTES;
+  static constexpr int GROUP_BYTES = (BAR_OFF + 1023) / 1024 * 1024;  // (KG > 1: each group's stages, then its partial tile)
+  static_assert(KG == 1 || (WG && !TMA && !SK && CLUSTER == 1),
+                "groups along K (KG): cp.async warpgroup tiles, no TMA, stream-K or clusters");
   // (TMA: a "full" barrier per stage; with more than one warpgroup or CTA an "empty" one per stage too)
-  static constexpr int SMEM_BYTES = BAR_OFF + (TMA ? (WN > 4 || CLUSTER > 1 ? 128 : 64) : 0) + (WG ? 1024 : 0);
+  static constexpr int SMEM_BYTES = (KG > 1 ? KG * GROUP_BYTES : BAR_OFF) + (TMA ? (WN > 4 || CLUSTER > 1 ? 128 : 64) : 0) + (WG ? 1024 : 0);
   static_assert(!TMA || STAGES <= 8, "TMA tiles: at most 8 stages (their barriers' 64 bytes)");
   static_assert(A_BYTES % 16 == 0 && W_BYTES % 16 == 0 && S_BYTES % 16 == 0 && XS_BYTES % 16 == 0,
                 "16-byte aligned stage parts");
@@ -250,7 +270,7 @@ struct GemmMmaSync {
     const char* sz;    // MoE: the block's expert's group scales (dense tiles read the parameters' own)
 
     HUMMING_DEVICE void init(const GemmParams& p, int m0, int n0, int kstep0) {
-      const int tid = threadIdx.x;
+      const int tid = tix();
       const int k0 = kstep0 * BK;
       const int kblocks = p.Kp / 64;
       this->n0 = n0;
@@ -292,7 +312,7 @@ struct GemmMmaSync {
   // stage offset of this thread's weight chunk i, less 16 * tid (added once per stage)
   static HUMMING_DEVICE constexpr u32 w_dst(int i) { return A_BYTES + (i * THREADS) * 16; }
   static HUMMING_DEVICE bool has_chunk(int i, int chunks) {  // chunk i of this thread exists
-    return (i + 1) * THREADS <= chunks || static_cast<int>(threadIdx.x) + i * THREADS < chunks;
+    return (i + 1) * THREADS <= chunks || static_cast<int>(tix()) + i * THREADS < chunks;
   }
 
   // 16 bytes global -> shared; `full`: all 16 bytes are in range (else zero-filled)
@@ -346,15 +366,15 @@ struct GemmMmaSync {
       L.a_src += BK;
       if constexpr (XS_ROWS > 0) {
         if (L.xs_tok >= 0) {
-          const int r = threadIdx.x / (BM / 4);
+          const int r = tix() / (BM / 4);
           const float* src = act_scale_row(p, k0 + xs_block(r) * 64);
           const bool ok = L.xs_tok < p.M;  // (chunks start on multiples of 4: a chunk below M lies inside the rows)
-          copy16(base + A_BYTES + W_BYTES + S_BYTES + threadIdx.x * 16, ok ? src + L.xs_tok : src, ok);
+          copy16(base + A_BYTES + W_BYTES + S_BYTES + tix() * 16, ok ? src + L.xs_tok : src, ok);
         }
       }
     }
     if constexpr (!(PARTS & LOAD_W)) return;
-    const u32 wb = base + threadIdx.x * 16;
+    const u32 wb = base + tix() * 16;
 #pragma unroll
     for (int i = 0; i < W_IT; ++i) {
       if (has_chunk(i, W_CHUNKS)) {
@@ -364,7 +384,7 @@ struct GemmMmaSync {
     }
     L.w_src += KB * WPL * 32;
     if constexpr (Cfg::GSCALE) {
-      const int tid = threadIdx.x;
+      const int tid = tix();
       const char* sz = MOE ? L.sz : static_cast<const char*>(p.sz);
       const int g0 = k0 / Cfg::GROUP;
 #pragma unroll
@@ -394,7 +414,7 @@ struct GemmMmaSync {
   template <int Q>
   static HUMMING_DEVICE int plane_delta() {
     if constexpr (NPL == 1) return 0;
-    else return 31 * PL_OFF<Q> - static_cast<int>(threadIdx.x & 31u) * (WPL - PL_W<Q>);
+    else return 31 * PL_OFF<Q> - static_cast<int>(tix() & 31u) * (WPL - PL_W<Q>);
   }
   template <int Q = 0>
   static HUMMING_DEVICE void load_words(const u32* src, u32 (&w)[WPL]) {
@@ -627,7 +647,7 @@ struct GemmMmaSync {
     const int quads = ((p.M - m0) < BM ? (p.M - m0) : BM) * V;  // (the tile's rows inside M, shared out)
     const int per = (quads + static_cast<int>(slices) - 1) / static_cast<int>(slices);
     const int q_end = (static_cast<int>(rank) + 1) * per < quads ? (static_cast<int>(rank) + 1) * per : quads;
-    for (int i = static_cast<int>(rank) * per + threadIdx.x; i < q_end; i += THREADS) {
+    for (int i = static_cast<int>(rank) * per + tix(); i < q_end; i += THREADS) {
       const int m = i / V, n = 4 * (i % V);
       const int gm = m0 + m, gn = n0 + n;
       if (gn >= p.N) continue;
@@ -656,7 +676,7 @@ struct GemmMmaSync {
 
   static HUMMING_DEVICE void run(const GemmParams& p) {
     extern __shared__ __align__(16) char smem[];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = tix(), lane = tid & 31, warp = tid >> 5;
     const int wk = warp / (WM * WN), wmn = warp % (WM * WN);
     const int wm = wmn / WN, wn = wmn % WN;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
@@ -750,7 +770,7 @@ struct GemmMmaSync {
   }
   static HUMMING_DEVICE void finish_tile(const GemmParams& p, float* red, int m0, int n0, int parts, int part,
                                          int tile, int** arrive = nullptr) {
-    const int tid = threadIdx.x;
+    const int tid = tix();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (!SK && gridDim.z > 1 && CLUSTER == 1 && tma::cluster_size() == gridDim.z) {
       cluster_finish(p, red, m0, n0);
@@ -790,7 +810,7 @@ struct GemmMmaSync {
         }
         if constexpr (!SK) __threadfence();
       }
-      __syncthreads();
+      group_sync();
       if constexpr (SK) {
         if (!finisher) {  // (the barrier above orders every thread's part before thread 0's release)
           *arrive = p.counters + tile;
@@ -801,7 +821,7 @@ struct GemmMmaSync {
           while (ptx::ld_acquire_gpu(ctr) < parts - 1) ptx::nanosleep(64);
           *ctr = 0;  // (every other part has arrived: ready for the next launch)
         }
-        __syncthreads();
+        group_sync();
       } else {
         if (tid == 0) {
           int* ctr = p.counters + tile;
@@ -809,7 +829,7 @@ struct GemmMmaSync {
           last = (prev == parts - 1);
           if (last) *ctr = 0;  // ready for the next launch (and graph replays)
         }
-        __syncthreads();
+        group_sync();
         if (!last) return;
       }
       ptx::trace_at(p.trace, 5);  // (this CTA sums the tile's slices; 8: fenced, 9: its thread 0 done, 10: all)
@@ -841,7 +861,7 @@ struct GemmMmaSync {
         }
       }
       ptx::trace_at(p.trace, 9);
-      __syncthreads();
+      group_sync();
       ptx::trace_at(p.trace, 10);
     }
 
@@ -1141,7 +1161,7 @@ struct GemmMmaSync {
     const int cpr = nkb * 8;
     const int total = rows * cpr;
     const u16* x = static_cast<const u16*>(p.x);
-    for (int i = threadIdx.x; i < total; i += THREADS) {
+    for (int i = tix(); i < total; i += THREADS) {
       const int r = i / cpr, c = i - r * cpr;
       const int k = kb_begin * 64 + c * 8;
       if constexpr (XGATHER) {
@@ -1168,7 +1188,7 @@ struct GemmMmaSync {
   // stride and the run's first block in shared memory) and `xo` the turn's place in it; else the
   // slice's, and xo == j0.
   static HUMMING_DEVICE u32 x_turn_dst(u32 base, int stride, int lo, int r) {
-    const int lane = threadIdx.x & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
+    const int lane = tix() & 31;  // (piece c = (lo + j0) 8 + lane + 32 u: its low three bits are lane's)
     return base + r * stride * 128 + (lo * 8 + (lane & ~7) + ((lane ^ r) & 7)) * 16;
   }
   // XGATHER with x_rows (`xr`: x_rows + m0, else null): `xs` is the lane's first piece of x's first row, and row r
@@ -1178,7 +1198,7 @@ struct GemmMmaSync {
   static HUMMING_DEVICE void stage_x_turn(const u16* xs, int lda, int kleft, u32 xdst, u32 base, int rows, int stride,
                                           int lo, int n, int j0, int xo, int wn, const int* xr = nullptr) {
     constexpr int PR = STAGES * 8;  // 16-byte pieces of a row per turn (STAGES == RING)
-    const int lane = threadIdx.x & 31;
+    const int lane = tix() & 31;
     auto row = [&](u32 dst, const u16* src) {
 #pragma unroll
       for (int u = 0; u < (PR + 31) / 32; ++u) {
@@ -1287,7 +1307,7 @@ struct GemmMmaSync {
   // MT == 2: one k16 tile, both 8-token groups per x4. Rows past the valid ones
   // read the last valid row.
   static HUMMING_DEVICE void stream_x_offsets(u32 base, int rows, int slice, u32 (&b_off)[4]) {
-    const int lane = threadIdx.x & 31;
+    const int lane = tix() & 31;
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) {
       int row, chunk;
@@ -1308,7 +1328,7 @@ struct GemmMmaSync {
   // activations: every warp is done with them), then finish_tile.
   static HUMMING_DEVICE void reduce_wk_and_finish(const GemmParams& p, char* smem, const float (&acc)[NT][MT][4],
                                                   int wn, int wk, int m0, int n0) {
-    const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3;
+    const int g = (tix() & 31) >> 2, t = tix() & 3;
     __syncthreads();
     float* red = reinterpret_cast<float*>(smem);
 #pragma unroll
@@ -1321,7 +1341,7 @@ struct GemmMmaSync {
       }
     __syncthreads();
     if constexpr (WK > 1) {
-      for (int i = threadIdx.x; i < BM * BN; i += THREADS) {
+      for (int i = tix(); i < BM * BN; i += THREADS) {
         const int m = i / BN, nn = i % BN;
         float v = red[m * BN_PAD + nn];
         for (int w = 1; w < WK; ++w) v += red[(w * BM + m) * BN_PAD + nn];
@@ -1336,7 +1356,7 @@ struct GemmMmaSync {
     static_assert(NT == 1 && WM == 1 && MT <= 2, "stream tiles: 16 weight rows and at most 16 tokens per warp");
     static_assert(!Cfg::GSCALE || SCALE_ACC, "stream tiles apply group scales to the fp32 partial sums");
     extern __shared__ __align__(16) char smem[];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = tix(), lane = tid & 31, warp = tid >> 5;
     const int wn = warp % WN, wk = warp / WN;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
     const int rows = (p.M - m0) < BM ? (p.M - m0) : BM;
@@ -1603,7 +1623,7 @@ struct GemmMmaSync {
       ring_loop<false>(p, acc);
     }
     ptx::trace_at(p.trace, 3);  // (warp 0's loop done)
-    const int warp = threadIdx.x >> 5;
+    const int warp = tix() >> 5;
     reduce_wk_and_finish(p, smem, acc, warp % WN, warp / WN, blockIdx.y * BM, blockIdx.x * BN);
   }
 
@@ -1630,7 +1650,7 @@ struct GemmMmaSync {
 
     static_assert(RING >= 2 && RING % RING_FP == 0, "a ring of at least two slots, whole chunks");
     extern __shared__ __align__(16) char smem[];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = tix(), lane = tid & 31, warp = tid >> 5;
     const int wn = warp % WN, wk = warp / WN;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
     const int rows = (p.M - m0) < BM ? (p.M - m0) : BM;
@@ -1976,7 +1996,7 @@ struct GemmMmaSync {
   // zero meanwhile, which PTX allows, and the phase cannot complete before that arrival (its only one).
   static HUMMING_DEVICE void tma_stage(const GemmParams& p, u32 smem_base, u32 bars, int stage, int kstep, int m0,
                                        int n0) {
-    const int part = SHARED_REFILL ? static_cast<int>(threadIdx.x >> 5) : -1;  // (the issuing warp's share)
+    const int part = SHARED_REFILL ? static_cast<int>(tix() >> 5) : -1;  // (the issuing warp's share)
     const u32 base = smem_base + stage * STAGE_BYTES;
     const u32 bar = bars + stage * 8;
     const int k0 = kstep * BK;
@@ -2250,7 +2270,7 @@ struct GemmMmaSync {
     extern __shared__ __align__(16) char smem_raw[];
     const u32 raw = ptx::smem_addr(smem_raw);
     char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);  // the host asks 1 KB more
-    const int tid = threadIdx.x;
+    const int tid = tix();
     const u32 smem_base = ptx::smem_addr(smem);
     if constexpr (TMA) {
       const u32 bars = smem_base + BAR_OFF;  // the full barriers, then (EMPTY_BARS) the empty ones
@@ -2271,8 +2291,19 @@ struct GemmMmaSync {
     } else {
       int ks_begin, nsteps;
       k_slice(p, ks_begin, nsteps);
-      wg_tile(p, smem, smem_base, blockIdx.y * BM, blockIdx.x * BN, ks_begin, nsteps, true,
-              static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+      if constexpr (KG > 1) {  // (this group's share of the slice's steps, through its region of shared memory; its
+        // number read through a shuffle from lane 0, so that the compiler knows it the same in every lane of a warp and
+        // keeps the region's addresses -- the wgmmas' descriptors -- in uniform registers: from threadIdx.x they took
+        // 32 R2UR moves and about 50 IMADs more per stage of the 16-token tile, 411 instructions against 338)
+        const int kg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / THREADS, 0);
+        const int lo = kg * nsteps / KG, hi = (kg + 1) * nsteps / KG;
+        wg_tile(p, smem + kg * GROUP_BYTES, smem_base + kg * GROUP_BYTES, blockIdx.y * BM, blockIdx.x * BN, ks_begin + lo, hi - lo,
+                true, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
+                static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+      } else {
+        wg_tile(p, smem, smem_base, blockIdx.y * BM, blockIdx.x * BN, ks_begin, nsteps, true,
+                static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
+      }
     }
   }
 
@@ -2303,7 +2334,7 @@ struct GemmMmaSync {
       u += n;
       __syncthreads();  // (the finished tile's shared memory holds the next piece's stages)
     }
-    if (arrive != nullptr && threadIdx.x == 0) ptx::red_release_gpu_add(arrive, 1);
+    if (arrive != nullptr && tix() == 0) ptx::red_release_gpu_add(arrive, 1);
   }
 
   // One tile's K steps [ks_begin, ks_begin + nsteps) (all of it, a split launch's slice or a stream-K
@@ -2311,7 +2342,7 @@ struct GemmMmaSync {
   // the previous kernel), parts / part / tile: finish_tile's.
   static HUMMING_DEVICE void wg_tile(const GemmParams& p, char* smem, u32 smem_base, int m0, int n0, int ks_begin,
                                      int nsteps, bool first, int parts, int part, int tile, int** arrive = nullptr) {
-    const int tid = threadIdx.x, lane = tid & 31, wn = tid >> 5;
+    const int tid = tix(), lane = tid & 31, wn = tid >> 5;
     const bool refills = SHARED_REFILL ? lane == 0 : tid == 0;  // (TMA: a thread that issues refills, tma_stage)
     Loader L;
     if constexpr (!TMA) L.init(p, m0, n0, ks_begin);
@@ -2380,7 +2411,7 @@ struct GemmMmaSync {
         ptx::cp_async_wait<LEAD - 1>();
         wgmma::fence_proxy_shared();  // (the stage's cp.async writes, then the wgmmas' async-proxy reads)
       }
-      if constexpr (SYNC_STEP) __syncthreads();
+      if constexpr (SYNC_STEP) group_sync();
       const int nxt = it + LEAD;
       compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
@@ -2412,7 +2443,7 @@ struct GemmMmaSync {
     // (TMA: every copy issued has landed, each was waited on; a cluster's CTAs also wait for the peers'
     // last arrivals on their barriers: no CTA exits, or reuses its stages, while a peer may still arrive)
     if constexpr (CLUSTER > 1) tma::cluster_sync();
-    else __syncthreads();
+    else group_sync();
 
     if constexpr (WG_FOLD) {
       if (nsteps > 0) fold_wg(acc, wacc, fs[1], xs);  // (the slice's last block: block KB - 1 (odd) of its last stage)
@@ -2437,6 +2468,20 @@ struct GemmMmaSync {
           red[m * BN_PAD + n] = acc[t][mt][q];
         }
     __syncthreads();
+    if constexpr (KG > 1) {  // (every group's partial tile, each at the start of its region: summed into group 0's
+      // in group order, each sum by one thread, then group 0 finishes the tile)
+      const int kg = static_cast<int>(threadIdx.x) / THREADS;
+      red = reinterpret_cast<float*>(smem - kg * GROUP_BYTES);
+      for (int i = static_cast<int>(threadIdx.x); i < BM * BN; i += KG * THREADS) {
+        const int m = i / BN, n = i % BN;
+        float v = red[m * BN_PAD + n];
+#pragma unroll
+        for (int j = 1; j < KG; ++j) v += red[j * (GROUP_BYTES / 4) + m * BN_PAD + n];
+        red[m * BN_PAD + n] = v;
+      }
+      __syncthreads();
+      if (kg != 0) return;
+    }
     ptx::trace_at(p.trace, 3);  // (the main loop done)
     finish_tile(p, red, m0, n0, parts, part, tile, arrive);
   }
