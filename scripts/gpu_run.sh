@@ -1366,7 +1366,7 @@ batched_decode or register_rings"
            # under HUMMING_WG16_KG = 1 / 2 / 3, alternated twice, then the GPU tests of the groups and of the other
            # split warpgroup launches (the kernel's thread index now goes through tix())
            envbench s69k 2 "one=HUMMING_WG16_KG=1 two=HUMMING_WG16_KG=2 three=HUMMING_WG16_KG=3" 50 "^(== |9 |16 )|rror" \
-             --shapes 8192x8192,4096x14336,14336x4096,4096x4096 --m 9,16 --weight int4 --group-size 128
+             --shapes 8192x8192,4096x14336,14336x4096 --m 9,16 --weight int4 --group-size 128
            gputests s69k 150 "groups_along_k or split_k_in_clusters" ;;
     s68f)  # (sixty-eighth session, for an H200; ran on an H100 there: alt worse, 7168x8192 14.6 -> 15.8 us, 8192x8192
            # even) 9-16 tokens on layers whose three K slices meet in the workspace
