@@ -1364,7 +1364,7 @@ batched_decode or register_rings"
            # alternated twice, then the groups' GPU tests of fp16 int4 g128
            envbench s69m 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 40 "^(== |16 )|rror" \
              --shapes 8192x8192,4096x14336 --m 16 --weight int4 --group-size 128
-           gputests s69m 100 "groups_along_k and fp16 and int4" ;;
+           gputests s69m 100 "groups_along_k and fp16 and g128" ;;
     s69k)  # (sixty-ninth session) Tile.kg: 9-16 tokens on the 16-token warpgroup tiles with two or three groups of four
            # warps along K in one CTA (stages of their own, summed in shared memory), where the planner splits K
            # through the workspace (8192x8192: three slices) or in clusters (4096x14336: five): the bench
