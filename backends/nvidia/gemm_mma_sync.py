@@ -1820,6 +1820,7 @@ def check_tuning(layer, caps, compute, tuning) -> list[str]:
         if tile.stream and r.hi is not None and r.hi > max(tile.bm, RING_DECODE_MAX):
             out.append(f"{where}: a register ring of {tile.bm} tokens cannot serve {r.hi}")
         try:
+            tile.check()
             fitted = fit_tile(tile, recipe, smem, kp)
             if smem_bytes(recipe, fitted) > smem:
                 out.append(f"{where}: needs {smem_bytes(recipe, fitted)} bytes of shared memory, the chip has {smem}")
@@ -1830,6 +1831,9 @@ def check_tuning(layer, caps, compute, tuning) -> list[str]:
 
 #: the K-slice caps `humming tune` tries on tiles that are not register rings
 TUNE_SPLITS = (1, 2, 4, 8, 16)
+#: the groups along K (Tile.kg) `humming tune` tries on the 16-token warpgroup tiles of dense layers whose CTAs fit one
+#: wave (not planned by default: not yet measured; HUMMING_WG16_KG plans them)
+TUNE_GROUPS_ALONG_K = (2, 3)
 
 
 def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
@@ -1839,7 +1843,8 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     ring serves every token of the range, and the neighbour is not a one-token range; for an MoE layer's rings,
     the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the
     planner itself makes for this layer, so every candidate is a kernel the GPU tests cover; each passes
-    :func:`check_tuning`."""
+    :func:`check_tuning`. (And the 16-token warpgroup tile with groups along K, TUNE_GROUPS_ALONG_K, which the planner
+    makes under HUMMING_WG16_KG and the GPU tests cover.)"""
     from humming.planner.family import MRange
 
     r = tuning[index]
@@ -1850,6 +1855,11 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
         return out
     if not tile.stream:
         out += [{**base, "split_k": s} for s in TUNE_SPLITS if s != base.get("split_k", 1)]
+    sms = caps.product.sm_count if caps.product is not None else None
+    if (tile.wgmma and tile.bm == 16 and tile.kg == 1 and not (tile.tma or tile.sk or tile.cluster > 1) and sms
+            and -(-padded_n(layer.n) // tile.bn) <= sms and not layer.is_moe):
+        out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K]  # (the 16-token tile with groups along K, whose
+        # CTAs fit one wave: as HUMMING_WG16_KG plans it)
     for j in (index - 1, index + 1):
         if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
             continue
