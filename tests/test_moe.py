@@ -542,6 +542,10 @@ def test_moe_tiles_drop_what_needs_one_matrix_per_launch():
         G.kernel_spec(recipe, tma)
     plain = G.Tile(16, 64, 256, 1, 4, 1, 4)
     assert G.moe_tile(plain, recipe, 227 * 1024) is plain
+    groups = replace(G.WG_16_DEEP, fold=1, kg=3)  # (groups along K: not tested on MoE)
+    assert G.moe_tile(groups, recipe, 227 * 1024, 4096).kg == 1
+    with pytest.raises(humming.UnsupportedError, match="cannot run an MoE kernel"):
+        G.kernel_spec(recipe, groups)
 
 
 def test_moe_byte_tiles_of_half_block_groups_take_64_tokens(tmp_path):

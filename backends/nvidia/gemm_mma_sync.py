@@ -765,8 +765,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
-    elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms
-          and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a layer whose tiles fit one wave)
+    elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms and not layer.is_moe
+          and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a dense layer whose tiles fit one wave)
         tile = replace(tile, kg=wg16_groups_along_k())
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
@@ -1455,9 +1455,9 @@ def moe_tile(tile: Tile, recipe: Recipe, max_smem: int, kp: int = PAD_K) -> Tile
     bytes of stack on sm_90a) and was the slowest of their tiles (dense, H200, W4A8 uint4 g64 zero points,
     kernel alone, M = 256 / 1024 on 8192x8192: 93.3 / 362 us against 72.4 / 283 for the 64-token tile with
     cp.async stages, 65.8 / 258 for the 128-token one with TMA; half_block_groups' figures)."""
-    if not (tile.tma or tile.cluster != 1 or tile.sk):
+    if not (tile.tma or tile.cluster != 1 or tile.sk or tile.kg != 1):  # (groups along K: not tested on MoE)
         return tile
-    base = replace(tile, tma=0, cluster=1, sk=0)
+    base = replace(tile, tma=0, cluster=1, sk=0, kg=1)
     if tile.wgmma and tile.bm == 128 and half_block_groups(recipe):
         base = replace(base, bm=64)
     return fit_tile(base, recipe, max_smem, kp)

@@ -554,10 +554,11 @@ def kernel_spec(recipe: Recipe, tile: Tile):
     if recipe.fp8_split:
         cfg["INT_FP8_MODE"] = fp8_split_mode(tile)
     if recipe.moe:
-        if tile.tma or tile.sk or tile.cluster != 1:
+        if tile.tma or tile.sk or tile.cluster != 1 or tile.kg != 1:
             raise UnsupportedError(f"tile {tile.to_dict()} cannot run an MoE kernel",
-                                   ["MoE tiles load their stages by cp.async, one CTA per tile (no TMA, stream-K or "
-                                    "clusters: each BM-row block picks its expert's weights)"])
+                                   ["MoE tiles load their stages by cp.async, one CTA per tile (no TMA, stream-K, "
+                                    "clusters or groups along K: each BM-row block picks its expert's weights; groups "
+                                    "along K not tested there)"])
         cfg["MOE"] = 1
     if recipe.xgather:
         if not recipe.moe or recipe.op8 or recipe.act_scale:
