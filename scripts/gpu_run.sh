@@ -1360,12 +1360,12 @@ batched_decode or register_rings"
              --m 1 --weight int4 --group-size 128
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
-    s69m)  # (sixty-ninth session) s69k's least: 8192x8192 and 4096x14336 at M=16, one and three groups along K,
+    s69m)  # (sixty-ninth session; NOT RUN there: no device came) s69k's least: 8192x8192 and 4096x14336 at M=16, one and three groups along K,
            # alternated twice, then the groups' GPU tests of fp16 int4 g128
            envbench s69m 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 40 "^(== |16 )|rror" \
              --shapes 8192x8192,4096x14336 --m 16 --weight int4 --group-size 128
            gputests s69m 100 "groups_along_k and fp16 and g128" ;;
-    s69k)  # (sixty-ninth session) Tile.kg: 9-16 tokens on the 16-token warpgroup tiles with two or three groups of four
+    s69k)  # (sixty-ninth session, for an H200; NOT RUN there: no device came) Tile.kg: 9-16 tokens on the 16-token warpgroup tiles with two or three groups of four
            # warps along K in one CTA (stages of their own, summed in shared memory), where the planner splits K
            # through the workspace (8192x8192: three slices) or in clusters (4096x14336: five): the bench
            # under HUMMING_WG16_KG = 1 / 2 / 3, alternated twice, then the GPU tests of the groups and of the other
