@@ -2291,19 +2291,15 @@ struct GemmMmaSync {
     } else {
       int ks_begin, nsteps;
       k_slice(p, ks_begin, nsteps);
-      if constexpr (KG > 1) {  // (this group's share of the slice's steps, through its region of shared memory; its
-        // number read through a shuffle from lane 0, so that the compiler knows it the same in every lane of a warp and
-        // keeps the region's addresses -- the wgmmas' descriptors -- in uniform registers: from threadIdx.x they took
-        // 32 R2UR moves and about 50 IMADs more per stage of the 16-token tile, 411 instructions against 338)
-        const int kg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / THREADS, 0);
-        const int lo = kg * nsteps / KG, hi = (kg + 1) * nsteps / KG;
-        wg_tile(p, smem + kg * GROUP_BYTES, smem_base + kg * GROUP_BYTES, blockIdx.y * BM, blockIdx.x * BN, ks_begin + lo, hi - lo,
-                true, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
-                static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
-      } else {
-        wg_tile(p, smem, smem_base, blockIdx.y * BM, blockIdx.x * BN, ks_begin, nsteps, true,
-                static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
-      }
+      // (KG > 1: this group's share of the slice's steps, through its region of shared memory; its number read
+      // through a shuffle from lane 0, so that the compiler knows it the same in every lane of a warp and keeps the
+      // region's addresses -- the wgmmas' descriptors -- in uniform registers: from threadIdx.x they took 32 R2UR
+      // moves and about 50 IMADs more per stage of the 16-token tile, 411 instructions against 338)
+      const int kg = KG > 1 ? __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / THREADS, 0) : 0;
+      const int lo = kg * nsteps / KG, hi = (kg + 1) * nsteps / KG;
+      wg_tile(p, smem + kg * GROUP_BYTES, smem_base + kg * GROUP_BYTES, blockIdx.y * BM, blockIdx.x * BN, ks_begin + lo,
+              hi - lo, true, static_cast<int>(gridDim.z), static_cast<int>(blockIdx.z),
+              static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x));
     }
   }
 
