@@ -20,7 +20,7 @@ from .mma_sync_kernel import (can_fold, ctas_by_registers, ENTRY, GemmParams, ha
     raw_codes, Recipe, resident_ctas, ring_fold_period, ring_slice_step, ring_slot_bytes, RING_X_CAP,
     RING_XTURN_CAP, scale_acc, smem_bytes, STATIC_SMEM_BYTES, stream_red_bytes, stream_ring_bytes,
     stream_smem, STREAM_SMEM_CAP, stream_work_regs, stream_x_cap, Tile, tma_box_rows, TMAP_OFFSET, wg_fold,
-    WG_INT_SLICE, wgmma_operands, x_turns, x_window_blocks)
+    WG_INT_SLICE, wg_raw_ok, wgmma_operands, x_turns, x_window_blocks)
 from .mma_sync_pack import (byte_flip, byte_operand_limits, code_offset, CVT_DEQUANT, cvt_dequant, fp8_pairs,
     fp8_split_enabled, fp8_split_limits, group_columns,
     group_padding_note, int_fp8, int_fp8_limits, kernel_group, kernel_layer, _op8, OP8_OF, pack_moe_weight,
@@ -39,7 +39,7 @@ __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "code_offset", "CLUST
     "ring_fold_period", "ring_slice_step", "ring_slot_bytes", "ring_wave_slices", "RING_X_CAP", "RING_XTURN_CAP",
     "scale_acc",
     "smem_bytes", "STATIC_SMEM_BYTES", "stream_red_bytes", "stream_ring_bytes", "stream_smem", "STREAM_SMEM_CAP",
-    "stream_work_regs", "stream_x_cap", "Tile", "tma_box_rows", "TMAP_OFFSET", "wg_fold", "WG_INT_SLICE",
+    "stream_work_regs", "stream_x_cap", "Tile", "tma_box_rows", "TMAP_OFFSET", "wg_fold", "WG_INT_SLICE", "wg_raw_ok",
     "wgmma_operands", "x_turns", "x_window_blocks"]
 
 
@@ -704,6 +704,15 @@ def wg16_groups_along_k() -> int:
     return int(raw)
 
 
+def wg_raw_codes(recipe: "Recipe") -> int:
+    """``HUMMING_WG_RAW=1``: the warpgroup tiles that fold take integer codes raw where they can (Tile.raw, wg_raw_ok;
+    an experiment's switch, read when a plan is made); unset or 0: dequantized in full."""
+    raw = os.environ.get("HUMMING_WG_RAW", "")
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"HUMMING_WG_RAW: expected 0 or 1, got {raw!r}")
+    return int(raw == "1" and wg_raw_ok(recipe))
+
+
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -768,7 +777,9 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
     elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms and not layer.is_moe
           and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a dense layer whose tiles fit one wave)
         tile = replace(tile, kg=wg16_groups_along_k())
-    return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
+    if tile.bm <= FOLD_MAX_BM and can_fold(recipe):
+        return replace(tile, fold=1, raw=0 if layer.is_moe else wg_raw_codes(recipe))  # (raw codes: not tested on MoE)
+    return tile
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
@@ -1610,7 +1621,7 @@ def tile_from_config(cfg) -> Tile | None:
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
                     chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)),
                     cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)),
-                    sk=int(cfg.get("sk", 0)), kg=int(cfg.get("kg", 1)))
+                    sk=int(cfg.get("sk", 0)), kg=int(cfg.get("kg", 1)), raw=int(cfg.get("raw", 0)))
     return None
 
 
