@@ -1058,13 +1058,16 @@ RAW_SCHEMES = [
     (WeightScheme("int3", "group", 128), 8448, False),
     (WeightScheme("int8", "group", 128), 2304, False),  # (bf16 holds no 8-bit code raw)
     (WeightScheme("uint4", "group", 128, scale_fmt="fp16"), 4352, True),  # (an unsigned code, no zero point)
+    (WeightScheme("uint4", "group", 128, zero_point="int"), 4352, False),  # (zero points: a correction quad per block)
+    (WeightScheme("uint4", "group", 64, zero_point="int"), 2304, True),
 ]
 
 
 @pytest.mark.parametrize("scheme,k,bf16", RAW_SCHEMES, ids=_TILE_IDS)
 def test_wgmma_raw_codes(scheme, k, bf16):
     """The folding warpgroup tiles with raw codes (Tile.raw: MAGIC + v into the wgmmas, a second wgmma per k16 step
-    on the constant -(MAGIC + offset) per row half, rows g + 8 folded times 2^-sub): 8-token tiles with cp.async
+    on the constant -(MAGIC + offset) per row half, or -(MAGIC + z) of the block's zero points, rows g + 8 folded
+    times 2^-sub): 8-token tiles with cp.async
     and TMA stages, the 16-token tiles of 64 and 128 rows, with three groups along K, 32 tokens, split K, rows past
     M, K's tail, outputs poisoned, within the reference's bound (its raw-code term)."""
     from humming_nvidia import gemm_mma_sync as G

@@ -544,8 +544,8 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 + f" on {OP8_NAMES[recipe.op8]} operands"])
     if tile.raw and not wg_raw_ok(recipe):
         raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
-                               ["raw codes on warpgroup tiles (raw=1) need 16-bit operands, integer codes without "
-                                "zero points or a float path, and group scales folded per block (fold=1)"])
+                               ["raw codes on warpgroup tiles (raw=1) need 16-bit operands, integer codes of 3-8 "
+                                "bits (zero points: integers) and group scales folded per block (fold=1)"])
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
@@ -591,9 +591,9 @@ OP8_NAMES = {0: "16-bit", 1: "int8", 2: "e4m3", 3: "e5m2", 4: "int4"}
 
 def wg_raw_ok(recipe: "Recipe") -> bool:
     """Whether a warpgroup tile that folds can take this recipe's codes raw (Tile.raw, GemmMmaSync::WRAW): the stream
-    tiles' raw codes (raw_codes: integers of 3-8 bits) without zero points, on 16-bit operands, whose group scales fold
-    (can_fold)."""
-    return raw_codes(recipe) and not recipe.zp and can_fold(recipe)
+    tiles' raw codes (raw_codes: integers of 3-8 bits, integer zero points or none) on 16-bit operands, whose group
+    scales fold (can_fold)."""
+    return raw_codes(recipe) and can_fold(recipe)
 
 
 def wgmma_operands(recipe: "Recipe") -> bool:

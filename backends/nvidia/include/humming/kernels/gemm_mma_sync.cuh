@@ -2132,9 +2132,16 @@ struct GemmMmaSync {
   // -(MAGIC + offset * 2^sub) per row half (WRAW_CORR), into the same partial sums: what they add is then
   // (v - offset) * 2^sub, exactly as the stream tiles' correction MMAs take it out (there into sums of their own).
   // The fold multiplies rows g + 8 by 2^-sub (WRAW_F1). Per block and lane: 16 packed ops fewer, 4 wgmmas more.
+  // Integer zero points (WRAW_ZP): the operand is -(MAGIC + z * 2^sub) of the block's rows, one packed fma per row
+  // half from the zero-point words, a quad per block and 64 rows (corr[kb][t]) kept, like the block's A fragments,
+  // until its wgmmas retire. (Without zero points one quad serves every wgmma.)
   static constexpr bool WRAW = WrawOf<Cfg>::value != 0;
-  static_assert(!WRAW || (WG && WG_FOLD && !BYTES && !SPLIT8 && DQ::RAW_OK && !Cfg::ZP && !DQ::FIELD_MAGIC),
-                "raw codes on warpgroup tiles: 16-bit operands that fold, integer codes without zero points");
+  static_assert(!WRAW || (WG && WG_FOLD && Cfg::GSCALE && Cfg::GROUP % 64 == 0 && !BYTES && !SPLIT8 && DQ::RAW_OK &&
+                          Cfg::ZP != dequant::kZpFloat && !DQ::FIELD_MAGIC),
+                "raw codes on warpgroup tiles: 16-bit operands that fold group scales of whole blocks, integer codes "
+                "(zero points: integers)");
+  static constexpr bool WRAW_ZP = WRAW && Cfg::ZP;
+  static constexpr int CKB = WRAW_ZP ? KB : 1, CNT = WRAW_ZP ? NT : 1;  // correction quads (WRAW)
   static constexpr float WRAW_F1 = WRAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g + 8 (rows g: 2^-SUB0 = 1)
   static_assert(!WRAW || DQ::SUB0 == 0, "raw codes of rows g at 2^0");
   static HUMMING_HD constexpr u32 wraw_corr(int r) {  // register r's constant: -(MAGIC + offset * 2^sub_at(r))
@@ -2194,7 +2201,8 @@ struct GemmMmaSync {
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
                                               u32 (&a2)[A2KB][A2NT][4][4],
                                               float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2],
-                                              const u32 (&corr)[4], int wn, int lane, Issue&& issue) {
+                                              u32 (&corr)[CKB][CNT][4], const u32 (&zero)[4], int wn, int lane,
+                                              Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
                       OP8 != 4 &&
                       !Cfg::K8MMA,
@@ -2217,6 +2225,7 @@ struct GemmMmaSync {
           for (int t = 0; t < NT; ++t) {
             wgmma::keep(a[(kb + KB - j) % KB][t]);
             if constexpr (SPLIT8) wgmma::keep(a2[(kb + KB - j) % KB][t]);
+            if constexpr (WRAW_ZP) wgmma::keep(corr[(kb + KB - j) % KB][t]);
           }
         if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1], xs);  // (block kb - 1's rows: the group's)
         // AGS: block kb's activation scales, from the stage, for its fold
@@ -2254,6 +2263,15 @@ struct GemmMmaSync {
             else dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
           }
         }
+        if constexpr (WRAW_ZP) {  // -(MAGIC + z * 2^sub) of rows g (registers 0, 2) and g + 8 (1, 3): exact, small integers
+          u32 (&c)[4] = corr[kb][t];
+          c[0] = ptx::hfma2<Cfg::BF16>(aux[0][0], dequant::f16x2_bits(-double(1 << DQ::SUB0), Cfg::BF16),
+                                       dequant::f16x2_bits(-DQ::MAGIC_F, Cfg::BF16));
+          c[1] = ptx::hfma2<Cfg::BF16>(aux[0][1], dequant::f16x2_bits(-double(1 << DQ::SUB1), Cfg::BF16),
+                                       dequant::f16x2_bits(-DQ::MAGIC_F, Cfg::BF16));
+          c[2] = c[0] | zero[2], c[3] = c[1] | zero[3];  // (zeros ptxas cannot prove: four registers, see wg_tile)
+          wgmma::pin(c);
+        }
         wgmma::pin(af[t]);
       }
       if constexpr (!WAIT_FIRST) {
@@ -2277,7 +2295,7 @@ struct GemmMmaSync {
           PT* d = &wacc[WG_FOLD ? kt / (4 / GSUB) : kt % NSET][t][0][0];
           wgmma::Mma<BM, WG_KIND>::run(d, af[t][kt], desc[kt], keep_d[kt]);
           if constexpr (SPLIT8) wgmma::Mma<BM, WG_KIND>::run(d, a2[kb][t][kt], desc[kt], 1);
-          if constexpr (WRAW) wgmma::Mma<BM, WG_KIND>::run(d, corr, desc[kt], 1);  // (the constant operand)
+          if constexpr (WRAW) wgmma::Mma<BM, WG_KIND>::run(d, corr[WRAW_ZP ? kb : 0][WRAW_ZP ? t : 0], desc[kt], 1);
         }
       wgmma::commit();
       if constexpr (!WG_FOLD) {
@@ -2387,15 +2405,19 @@ struct GemmMmaSync {
 #pragma unroll
     for (int i = 0; i < ACC; ++i) (&acc[0][0][0])[i] = 0.0f;
     wgmma::fence_regs<NSET * ACC>(&wacc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
-    // WRAW: the correction wgmmas' constant A operand, held in four registers for the whole loop. (As literals ptxas
-    // rematerialized them into a fresh register quad for every wgmma, 4 IMADs each; OR-ed with a zero it cannot
-    // prove, the dynamic shared-memory size's bit 31, they are computed once.)
-    u32 corr[4] = {wraw_corr(0), wraw_corr(1), wraw_corr(2), wraw_corr(3)};
+    // WRAW: the correction wgmmas' A operand. Without zero points a constant held in four registers for the whole
+    // loop: as literals ptxas rematerialized them into a fresh register quad for every wgmma (4 IMADs each), and
+    // so it did for a quad of two equal pairs; OR-ed with four different zeros it cannot prove (bits 28-31 of the
+    // dynamic shared-memory size) they are computed once. (WRAW_ZP: per block, compute_stage_wg, its registers 2 and
+    // 3 -- equal to 0 and 1 -- OR-ed with two of those zeros.)
+    u32 corr[CKB][CNT][4] = {}, zero[4] = {};
     if constexpr (WRAW) {
       u32 z;
       asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(z));
 #pragma unroll
-      for (int i = 0; i < 4; ++i) corr[i] |= z >> (28 + i);
+      for (int i = 0; i < 4; ++i) zero[i] = z >> (28 + i);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) corr[0][0][i] = WRAW_ZP ? 0u : wraw_corr(i) | zero[i];
     }
 
     // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
@@ -2449,7 +2471,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) group_sync();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, corr, wn, lane,
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, corr, zero, wn, lane,
                        [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
