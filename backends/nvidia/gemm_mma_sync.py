@@ -1855,7 +1855,8 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the
     planner itself makes for this layer, so every candidate is a kernel the GPU tests cover; each passes
     :func:`check_tuning`. (And the 16-token warpgroup tile with groups along K, TUNE_GROUPS_ALONG_K, which the planner
-    makes under HUMMING_WG16_KG and the GPU tests cover.)"""
+    makes under HUMMING_WG16_KG, and the folding warpgroup tiles with raw codes, Tile.raw, which it makes under
+    HUMMING_WG_RAW: both covered by the GPU tests.)"""
     from humming.planner.family import MRange
 
     r = tuning[index]
@@ -1871,6 +1872,9 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
             and -(-padded_n(layer.n) // tile.bn) <= sms and not layer.is_moe):
         out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K]  # (the 16-token tile with groups along K, whose
         # CTAs fit one wave: as HUMMING_WG16_KG plans it)
+    if (tile.fold and not tile.raw and not layer.is_moe
+            and wg_raw_ok(_sizing_recipe(kernel_layer(layer, compute), compute))):
+        out.append({**base, "raw": 1})  # (raw codes on a folding warpgroup tile: as HUMMING_WG_RAW plans it)
     for j in (index - 1, index + 1):
         if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
             continue
