@@ -1366,7 +1366,9 @@ batched_decode or register_rings"
            # M = 16 / 32, alternated twice
            gputests s70a 200 "wgmma_raw_codes"
            envbench s70a 2 "dq=HUMMING_WG_RAW=0 raw=HUMMING_WG_RAW=1" 90 "^(== |16 |32 )|rror" \
-             --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 16,32 --weight int4 --group-size 128 ;;
+             --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 16,32 --weight int4 --group-size 128
+           envbench s70z 1 "dq=HUMMING_WG_RAW=0 raw=HUMMING_WG_RAW=1" 60 "^(== |16 )|rror" \
+             --shapes 8192x8192,28672x8192 --m 16 --weight uint4 --group-size 128 --zero-point int ;;
     s69m)  # (sixty-ninth session; NOT RUN there: no device came) s69k's least: 8192x8192 and 4096x14336 at M=16, one and three groups along K,
            # alternated twice, then the groups' GPU tests of fp16 int4 g128
            envbench s69m 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 40 "^(== |16 )|rror" \
