@@ -41,7 +41,9 @@ pdloff() {
 gpuslice() {
   python3 -m pytest --collect-only -q -p no:cacheprovider -m gpu tests 2>/dev/null | grep '::' \
     | awk -v i="$1" -v n="$2" 'NR % n == i' >"$OUT/gpu_slice$1-of-$2.ids"
-  timeout "$3" python3 -m pytest -q -p no:cacheprovider -m gpu $(cat "$OUT/gpu_slice$1-of-$2.ids") 2>&1 \
+  local ids
+  mapfile -t ids <"$OUT/gpu_slice$1-of-$2.ids"  # (one id a line: some hold spaces)
+  timeout "$3" python3 -m pytest -q -p no:cacheprovider -m gpu "${ids[@]}" 2>&1 \
     | tee "$OUT/gpu_slice$1-of-$2.log" | grep -E "^(FAILED|ERROR)|passed|failed" | tail -12
   return "${PIPESTATUS[0]}"
 }

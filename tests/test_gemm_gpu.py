@@ -395,18 +395,21 @@ def test_one_token_short_k_rings_within_one_wave(scheme, n, k, act):
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
-@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 4096 + 40, 8192 + 128),
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 2560 - 40, 8192 + 128),
                                         (WeightScheme("int4", "group", 256), 2048 - 24, 14336 + 256),
-                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 3072 + 8, 5120 + 64),
-                                        (WeightScheme("uint4", "group", 128, zero_point="int"), 4224, 11008),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 2560 - 24, 5120 + 64),
+                                        (WeightScheme("uint4", "group", 128, zero_point="int"), 2560, 11008),
                                         (WeightScheme("int4", "group", 128), 1536 - 24, 5120 + 128),
                                         (WeightScheme("int4", "channel", scale_fmt="fp32"), 1000, 8192 + 64)],
                          ids=lambda v: v.describe().replace(" ", "_") if hasattr(v, "describe") else str(v))
 def test_one_token_over_a_long_k_on_the_16_row_ring(scheme, n, k, act):
-    """One token of int4 codes over a long K on layers of at most two 16-row CTAs per SM, through the planner on
-    the H200: the ring of 16 rows and one warp per K run (long_k_16_row_ring), odd N and K, groups of 128 and 256,
-    zero points, per channel, with the tokens around it (other tiles; 2-6 tokens on it too where the layer has at
-    most one such CTA per SM)."""
+    """One token of int4 codes over a long K on layers of at most 1.25 16-row CTAs per SM (the H200's cap,
+    long_k_one_ring_ctas_per_sm: 2560 rows padded; the H100 takes two), through the planner on the H200: the ring of
+    16 rows and one warp per K run (long_k_16_row_ring), odd N and K, groups of 128 and 256, zero points, per
+    channel, with the tokens around it (other tiles; 2-6 tokens on it too where the layer has at most one such CTA
+    per SM). (Layers of 3080-4224 rows here took the 32-row ring on the H200 plan once its cap fell from two CTAs
+    per SM to 1.25, in the sixty-seventh session: this test failed there for them, on the H100 too, found by gpu3a
+    in the seventieth.)"""
     from humming_nvidia import gemm_mma_sync as G
 
     w = torch.randn(n, k, device="cuda") * 0.02
