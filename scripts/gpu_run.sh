@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s70a|s69m|s69k|s67b|s67t|s67a|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s70k|s70a|s69m|s69k|s67b|s67t|s67a|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1362,7 +1362,12 @@ batched_decode or register_rings"
              --m 1 --weight int4 --group-size 128
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
-    s70a)  # (seventieth session, for an H200) raw codes on the folding warpgroup tiles (Tile.raw: one LOP3 per pair, a
+    s70k)  # (seventieth session; ran on an H100) groups along K (HUMMING_WG16_KG = 1 / 3) on more layers whose 16-token
+           # tiles fit one wave at M = 12 / 16, alternated twice (s69k: 8192x8192, 4096x14336, 14336x4096)
+           envbench s70k 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 55 "^(== |12 |16 )|rror" \
+             --shapes 4096x4096,7168x8192,6144x4096,5120x8192 --m 12,16 --weight int4 --group-size 128 ;;
+    s70a)  # (seventieth session; ran on an H100 from the tree now on the branch s70-wgraw, where Tile.raw lives: raw
+           # lost everywhere, 2-17 %, figures in docs/perf-notes.md) raw codes on the folding warpgroup tiles (Tile.raw: one LOP3 per pair, a
            # second wgmma per k16 step on a constant; the 16-token tile's loop 338 -> 271 instructions a stage on the
            # CPU): their GPU tests first, then the bench under HUMMING_WG_RAW = 0 / 1 on the issue's five layers at
            # M = 16 / 32, alternated twice
@@ -1371,12 +1376,12 @@ batched_decode or register_rings"
              --shapes 4096x4096,14336x4096,4096x14336,8192x8192,28672x8192 --m 16,32 --weight int4 --group-size 128
            envbench s70z 1 "dq=HUMMING_WG_RAW=0 raw=HUMMING_WG_RAW=1" 60 "^(== |16 )|rror" \
              --shapes 8192x8192,28672x8192 --m 16 --weight uint4 --group-size 128 --zero-point int ;;
-    s69m)  # (sixty-ninth session; NOT RUN there: no device came) s69k's least: 8192x8192 and 4096x14336 at M=16, one and three groups along K,
+    s69m)  # (sixty-ninth session; NOT RUN there: no device came; s69k ran on an H100 in the seventieth) s69k's least: 8192x8192 and 4096x14336 at M=16, one and three groups along K,
            # alternated twice, then the groups' GPU tests of fp16 int4 g128
            envbench s69m 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 40 "^(== |16 )|rror" \
              --shapes 8192x8192,4096x14336 --m 16 --weight int4 --group-size 128
            gputests s69m 100 "groups_along_k and fp16 and g128" ;;
-    s69k)  # (sixty-ninth session, for an H200; NOT RUN there: no device came) Tile.kg: 9-16 tokens on the 16-token warpgroup tiles with two or three groups of four
+    s69k)  # (sixty-ninth session, for an H200; NOT RUN there: no device came; ran on an H100 in the seventieth) Tile.kg: 9-16 tokens on the 16-token warpgroup tiles with two or three groups of four
            # warps along K in one CTA (stages of their own, summed in shared memory), where the planner splits K
            # through the workspace (8192x8192: three slices) or in clusters (4096x14336: five): the bench
            # under HUMMING_WG16_KG = 1 / 2 / 3, alternated twice, then the GPU tests of the groups and of the other

@@ -664,59 +664,6 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     clear_cache()
 
 
-def test_raw_codes_on_folding_warpgroup_tiles_machine_code(tmp_path, monkeypatch):
-    """Tile.raw: the folding warpgroup tiles give integer codes to the wgmmas raw (one LOP3 per pair, no packed
-    subtract or fma in the loop but zero points' two a block) and take MAGIC + offset (or + z) out by a second wgmma per k16 step on a constant
-    operand held in one register quad for the whole loop (as literals ptxas copied them into a fresh quad per wgmma, 4
-    moves each), with integer zero points a quad per block: twice the HGMMAs, at least 8 % fewer instructions per stage
-    than the dequantizing tile, no local memory, no more registers than it plus 16 (int4 / int3 / int8 g128, uint4 g128
-    and g64 with zero points, fp16 and bf16; the 8-, 16- and 32-token tiles). The tile checks and the kernel's
-    refusals of codes that cannot go raw, and HUMMING_WG_RAW's planner switch."""
-    from dataclasses import replace
-
-    from humming.errors import UnsupportedError
-    from humming.planner import clear_cache
-    from humming_nvidia import gemm_mma_sync as G
-
-    rt = Runtime(cache_dir=tmp_path)
-    for scheme, bf16 in ((WeightScheme("int4", "group", 128), False), (WeightScheme("int4", "group", 128), True),
-                         (WeightScheme("int3", "group", 128), False), (WeightScheme("int8", "group", 128), False),
-                         (WeightScheme("uint4", "group", 128, zero_point="int"), False),
-                         (WeightScheme("uint4", "group", 64, zero_point="int"), True)):
-        rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
-        assert G.wg_raw_ok(rec)
-        for base in (G.WG_DECODE, G.WG_16_DEEP, G.WG_32_DEEP):
-            loops, regs = {}, {}
-            for raw in (0, 1):
-                kernel = rt.kernel(G.kernel_spec(rec, replace(base, fold=1, raw=raw)))
-                use = I.resource_usage(kernel.cubin)["humming_entry"]
-                assert use["LOCAL"] == 0, (scheme, base, raw, use)
-                regs[raw], loops[raw] = use["REG"], main_loop(I.disassemble(kernel.cubin))
-            what = (scheme.describe(), bf16, base.bm)
-            assert I.count(loops[1], r"HGMMA") == 2 * I.count(loops[0], r"HGMMA") == 32, what
-            packed = [I.count(loop, r"^HFMA2|^HADD2 ") for loop in (loops[0], loops[1])]  # (zero points: 2 a block)
-            assert packed[1] <= (16 if scheme.zero_point == "int" else 0) and packed[0] >= 64, (what, packed)
-            assert I.count(loops[1], r"^IMAD\.MOV") <= I.count(loops[0], r"^IMAD\.MOV") + 2, what
-            n0, n1 = len(I.instructions(loops[0])), len(I.instructions(loops[1]))
-            assert n1 <= n0 * 0.92 and regs[1] <= regs[0] + 16, (what, n0, n1, regs)
-    with pytest.raises(ValueError, match="raw codes"):
-        replace(G.WG_16_DEEP, raw=1).check()  # (not folding)
-    for scheme in (WeightScheme("uint4", "group", 64, zero_point="float"), WeightScheme("int2", "group", 128),
-                   WeightScheme("e4m3", "group", 128)):
-        rec = G.recipe_for(scheme, bf16=False, out_bf16=False, caps_cp_async=True, k8mma=False, target="sm_90a")
-        assert not G.wg_raw_ok(rec)
-        with pytest.raises(UnsupportedError, match="raw codes on warpgroup tiles"):
-            G.kernel_spec(rec, replace(G.WG_16_DEEP, fold=1, raw=1))
-    layer = LayerSpec(8192, 8192, WeightScheme("int4", "group", 128))
-    for env, raw in (("0", 0), ("1", 1)):
-        monkeypatch.setenv("HUMMING_WG_RAW", env)
-        clear_cache()
-        cfgs = [humming.plan(layer, "H200").tuning_for(m).config for m in (1, 4, 9, 16, 24, 32, 64)]
-        assert cfgs[3].get("fold") == 1, cfgs[3]  # (the 16-token tile folds)
-        assert all(int(c.get("raw", 0)) == (raw if c.get("fold") else 0) for c in cfgs), (env, cfgs)
-    clear_cache()
-
-
 def test_fold_per_group_keeps_ctas_per_sm(tmp_path):
     """FOLD_SPAN (a fold per scale group of two blocks) costs registers. It is taken by one-warpgroup tiles
     of 3-8-bit codes, where those registers cost no CTA per SM; eight-warp tiles (WG_32_DEEP_TWO: one CTA

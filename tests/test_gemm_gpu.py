@@ -228,8 +228,7 @@ def _id(case):
 
 def bound(x_eff: torch.Tensor, qw: R.QuantizedWeight, ref: torch.Tensor, eps: float, out_mul: float,
           raw: float = 0.0, bf16_ops: bool = False):
-    """The per-element bound above; ``raw``: MAGIC of the raw integer codes where a stream tile or a raw warpgroup
-    tile (Tile.raw) runs (1024 for
+    """The per-element bound above; ``raw``: MAGIC of the raw integer codes where a stream tile runs (1024 for
     fp16 operands, 128 for bf16), else 0. ``bf16_ops``: bf16 operands, whose subnormal weights end at 2^-134
     (fp16's at 2^-25), and whose float codes are re-biased by up to 2^126 (out_mul carries that where no group
     scale does): their fp32 products and sums below fp32's normal range (2^-126, times out_mul) are allowed
@@ -276,8 +275,7 @@ def run_and_check(qw, act: ActivationScheme, ms=MS, out_dtype=None, act_scale=No
             x_eff = R.dequantize_activation(q, sc, act)
         else:
             x_eff = x.float()
-        cfg = pw.plan.tuning_for(m).config
-        stream = bool(cfg.get("stream") or cfg.get("raw")) and not act.is_quantized
+        stream = bool(pw.plan.tuning_for(m).config.get("stream")) and not act.is_quantized
         magic = (128.0 if pw.compute_dtype == torch.bfloat16 else 1024.0) if stream else 0.0
         b = bound(x_eff, qw, ref, max(eps, eps_out), pw.packed.out_mul, raw=magic,
                   bf16_ops=pw.compute_dtype == torch.bfloat16)
@@ -726,7 +724,7 @@ def run_stream_tiles(scheme, k, bf16, tiles, ms, x_pad=0, **launcher_kw):
         launcher(x, y)
         torch.cuda.synchronize()
         ref = R.gemm(x.float(), qw)
-        stream = any(lo <= m and (hi is None or m <= hi) and (t.stream or t.raw) for lo, hi, t in ranges)
+        stream = any(lo <= m and (hi is None or m <= hi) and t.stream for lo, hi, t in ranges)
         b = bound(x.float(), qw, ref, eps, pw.out_mul, raw=(128.0 if bf16 else 1024.0) if stream else 0.0,
                   bf16_ops=bf16)
         assert not torch.isnan(y).any(), f"M={m}: outputs not written"
@@ -1050,64 +1048,6 @@ def test_wgmma_folded_group_scales(scheme, k, bf16):
              (9, 16, T(16, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, fold=1)), (17, 32, T(32, 128, 128, 1, 4, 1, 4, wgmma=1, fold=1)),
              (33, None, T(8, 64, 128, 1, 4, 1, 6, wgmma=1, tma=1, fold=1))]
     run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 8, 16, 20, 32, 40), x_pad=24)
-
-
-#: raw codes on the folding warpgroup tiles (Tile.raw): 4-, 3- and 8-bit integer codes, groups of 128 and 64 (a fold per
-#: block), K that takes BK = 256, one that falls back to BK = 128, a long one
-RAW_SCHEMES = [
-    (WeightScheme("int4", "group", 128), 4352, False),
-    (WeightScheme("int4", "group", 128), 4224, True),  # K % 256 = 128: BK = 128
-    (WeightScheme("int4", "group", 64), 2304, False),
-    (WeightScheme("int3", "group", 128), 8448, False),
-    (WeightScheme("int8", "group", 128), 2304, False),  # (bf16 holds no 8-bit code raw)
-    (WeightScheme("uint4", "group", 128, scale_fmt="fp16"), 4352, True),  # (an unsigned code, no zero point)
-    (WeightScheme("uint4", "group", 128, zero_point="int"), 4352, False),  # (zero points: a correction quad per block)
-    (WeightScheme("uint4", "group", 64, zero_point="int"), 2304, True),
-]
-
-
-@pytest.mark.parametrize("scheme,k,bf16", RAW_SCHEMES, ids=_TILE_IDS)
-def test_wgmma_raw_codes(scheme, k, bf16):
-    """The folding warpgroup tiles with raw codes (Tile.raw: MAGIC + v into the wgmmas, a second wgmma per k16 step
-    on the constant -(MAGIC + offset) per row half, or -(MAGIC + z) of the block's zero points, rows g + 8 folded
-    times 2^-sub): 8-token tiles with cp.async
-    and TMA stages, the 16-token tiles of 64 and 128 rows, with three groups along K, 32 tokens, split K, rows past
-    M, K's tail, outputs poisoned, within the reference's bound (its raw-code term)."""
-    from humming_nvidia import gemm_mma_sync as G
-
-    props = torch.cuda.get_device_properties(0)
-    if (props.major, props.minor) != (9, 0):
-        pytest.skip("wgmma needs sm_90a")
-    rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
-    assert G.wg_raw_ok(rec), scheme
-    T = G.Tile
-    tiles = [(1, 4, T(8, 64, 256, 1, 4, 1, 6, wgmma=1, fold=1, raw=1)),
-             (5, 8, T(8, 128, 128, 1, 4, 1, 8, wgmma=1, tma=1, fold=1, raw=1)),
-             (9, 12, replace(G.WG_16_DEEP, fold=1, raw=1)), (13, 14, replace(G.WG_16_DEEP_TWO, fold=1, raw=1)),
-             (15, 16, replace(G.WG_16_DEEP, fold=1, raw=1, kg=3)),
-             (17, None, T(32, 64, 256, 1, 4, 1, 4, wgmma=1, fold=1, raw=1))]
-    run_stream_tiles(scheme, k, bf16, tiles, (1, 3, 5, 8, 9, 13, 15, 16, 20, 32, 40), x_pad=24)
-
-
-@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
-def test_wgmma_raw_codes_through_the_planner(act, monkeypatch):
-    """HUMMING_WG_RAW=1: the planner's folding warpgroup tiles take int4 codes raw (2-32 tokens on an H200), on a
-    layer of odd N and a K of 33 groups, against the reference with outputs poisoned."""
-    from humming.planner import clear_cache
-
-    if torch.cuda.get_device_properties(0).major != 9:
-        pytest.skip("warpgroup MMAs: sm_90 only")
-    monkeypatch.setenv("HUMMING_WG_RAW", "1")
-    clear_cache()
-    try:
-        scheme, ms = WeightScheme("int4", "group", 128), (2, 7, 12, 16, 29)
-        p = plan(LayerSpec(N_ODD * 10, 33 * 128, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"),
-                 torch.device("cuda"))
-        assert any(p.tuning_for(m).config.get("raw") for m in ms), [p.tuning_for(m).config for m in ms]
-        qw = R.quantize(torch.randn(N_ODD * 10, 33 * 128, device="cuda") * 0.02, scheme)
-        run_and_check(qw, act, ms=ms)
-    finally:
-        clear_cache()
 
 
 #: layers whose padded K takes whole 256-column stages (and one that does not: its tiles fall back to

@@ -253,28 +253,6 @@ def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wa
     assert bad and "groups along K" in bad[0], bad
 
 
-def test_raw_codes_are_offered_to_the_folding_warpgroup_tiles():
-    """`humming tune` times the H200's folding warpgroup tiles (9-16 tokens of int4 g128, uint4 g128 with zero points)
-    with raw codes too (Tile.raw), not the rings or layers whose codes cannot go raw (e4m3); the candidate compiles to
-    the WRAW kernel. A tuning with raw codes on a tile that does not fold is refused with the reason."""
-    _, caps, _ = resolve_device("H200")
-    for scheme, offered in ((WeightScheme("int4", "group", 128), True),
-                            (WeightScheme("uint4", "group", 128, zero_point="int"), True),
-                            (WeightScheme("e4m3", "group", 128), False)):
-        layer = LayerSpec(8192, 8192, scheme)
-        p = plan(layer, "H200", tuning_db=False)
-        i = _index(p, 16)
-        assert p.tuning[i].config.get("fold") == 1 and not p.tuning[i].config.get("raw"), p.tuning[i]
-        raws = [(c, q) for c, q in candidate_plans(p, caps, i) if c.get("raw")]
-        assert len(raws) == (1 if offered else 0), (scheme, [c for c, _ in candidate_plans(p, caps, i)])
-        if offered:
-            assert dict(raws[0][1].kernel(16).config)["WRAW"] == 1 and "WRAW" not in dict(p.kernel(16).config)
-        assert all("raw" not in c for c, _ in candidate_plans(p, caps, 0))  # (the one-token ring)
-    p = plan(INT4, "H200", tuning_db=False)
-    bad = G.check_tuning(INT4, caps, p.compute, [MRange(17, None, {**G.WG_64_TMA.to_dict(), "raw": 1})])
-    assert bad and "raw codes" in bad[0], bad
-
-
 # ---------------------------------------------------------------------------
 # the autotuner's choice, token counts and the CLI
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .mma_sync_kernel import (can_fold, ctas_by_registers, ENTRY, GemmParams, ha
     raw_codes, Recipe, resident_ctas, ring_fold_period, ring_slice_step, ring_slot_bytes, RING_X_CAP,
     RING_XTURN_CAP, scale_acc, smem_bytes, STATIC_SMEM_BYTES, stream_red_bytes, stream_ring_bytes,
     stream_smem, STREAM_SMEM_CAP, stream_work_regs, stream_x_cap, Tile, tma_box_rows, TMAP_OFFSET, wg_fold,
-    WG_INT_SLICE, wg_raw_ok, wgmma_operands, x_turns, x_window_blocks)
+    WG_INT_SLICE, wgmma_operands, x_turns, x_window_blocks)
 from .mma_sync_pack import (byte_flip, byte_operand_limits, code_offset, CVT_DEQUANT, cvt_dequant, fp8_pairs,
     fp8_split_enabled, fp8_split_limits, group_columns,
     group_padding_note, int_fp8, int_fp8_limits, kernel_group, kernel_layer, _op8, OP8_OF, pack_moe_weight,
@@ -39,7 +39,7 @@ __all__ = ["byte_flip", "byte_operand_limits", "can_fold", "code_offset", "CLUST
     "ring_fold_period", "ring_slice_step", "ring_slot_bytes", "ring_wave_slices", "RING_X_CAP", "RING_XTURN_CAP",
     "scale_acc",
     "smem_bytes", "STATIC_SMEM_BYTES", "stream_red_bytes", "stream_ring_bytes", "stream_smem", "STREAM_SMEM_CAP",
-    "stream_work_regs", "stream_x_cap", "Tile", "tma_box_rows", "TMAP_OFFSET", "wg_fold", "WG_INT_SLICE", "wg_raw_ok",
+    "stream_work_regs", "stream_x_cap", "Tile", "tma_box_rows", "TMAP_OFFSET", "wg_fold", "WG_INT_SLICE",
     "wgmma_operands", "x_turns", "x_window_blocks"]
 
 
@@ -704,15 +704,6 @@ def wg16_groups_along_k() -> int:
     return int(raw)
 
 
-def wg_raw_codes(recipe: "Recipe") -> int:
-    """``HUMMING_WG_RAW=1``: the warpgroup tiles that fold take integer codes raw where they can (Tile.raw, wg_raw_ok;
-    an experiment's switch, read when a plan is made); unset or 0: dequantized in full."""
-    raw = os.environ.get("HUMMING_WG_RAW", "")
-    if raw not in ("", "0", "1"):
-        raise ValueError(f"HUMMING_WG_RAW: expected 0 or 1, got {raw!r}")
-    return int(raw == "1" and wg_raw_ok(recipe))
-
-
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -777,9 +768,7 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
     elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms and not layer.is_moe
           and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a dense layer whose tiles fit one wave)
         tile = replace(tile, kg=wg16_groups_along_k())
-    if tile.bm <= FOLD_MAX_BM and can_fold(recipe):
-        return replace(tile, fold=1, raw=0 if layer.is_moe else wg_raw_codes(recipe))  # (raw codes: not tested on MoE)
-    return tile
+    return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
 def wgmma_from(layer, caps, compute) -> int | None:
@@ -1621,7 +1610,7 @@ def tile_from_config(cfg) -> Tile | None:
                     wgmma=int(cfg.get("wgmma", 0)), tma=int(cfg.get("tma", 0)),
                     chains=int(cfg.get("chains", 1)), fold=int(cfg.get("fold", 0)),
                     cluster=int(cfg.get("cluster", 1)), xwin=int(cfg.get("xwin", 0)),
-                    sk=int(cfg.get("sk", 0)), kg=int(cfg.get("kg", 1)), raw=int(cfg.get("raw", 0)))
+                    sk=int(cfg.get("sk", 0)), kg=int(cfg.get("kg", 1)))
     return None
 
 
@@ -1855,8 +1844,7 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the
     planner itself makes for this layer, so every candidate is a kernel the GPU tests cover; each passes
     :func:`check_tuning`. (And the 16-token warpgroup tile with groups along K, TUNE_GROUPS_ALONG_K, which the planner
-    makes under HUMMING_WG16_KG, and the folding warpgroup tiles with raw codes, Tile.raw, which it makes under
-    HUMMING_WG_RAW: both covered by the GPU tests.)"""
+    makes under HUMMING_WG16_KG and the GPU tests cover.)"""
     from humming.planner.family import MRange
 
     r = tuning[index]
@@ -1872,9 +1860,6 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
             and -(-padded_n(layer.n) // tile.bn) <= sms and not layer.is_moe):
         out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K]  # (the 16-token tile with groups along K, whose
         # CTAs fit one wave: as HUMMING_WG16_KG plans it)
-    if (tile.fold and not tile.raw and not layer.is_moe
-            and wg_raw_ok(_sizing_recipe(kernel_layer(layer, compute), compute))):
-        out.append({**base, "raw": 1})  # (raw codes on a folding warpgroup tile: as HUMMING_WG_RAW plans it)
     for j in (index - 1, index + 1):
         if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
             continue

@@ -131,9 +131,6 @@ class Tile:
     #                     one CTA (2-4), each with its own stages and an even share of the CTA's K steps, their
     #                     partial tiles summed in shared memory (GemmMmaSync::KG): the warps of ``kg`` CTAs of
     #                     a K split on one SM without the split's sum through the workspace
-    raw: int = 0        # wgmma tiles that fold (fold=1), integer codes without zero points (raw_codes): 1 gives the
-    #                     codes to the wgmmas raw (MAGIC + v, one LOP3 per pair) and takes MAGIC + offset out by a
-    #                     second wgmma per k16 step on a constant operand (GemmMmaSync::WRAW)
     sk: int = 0         # cp.async warpgroup tiles (not TMA): stream-K (GemmMmaSync::run_wg_sk): a launch of
     #                     one CTA per resident slot, each taking an equal run of the (tile, K step) space, a
     #                     tile cut between CTAs summed by its first CTA, which waits for the others' parts
@@ -169,8 +166,6 @@ class Tile:
             raise ValueError(f"Tile {self}: 1, 2 or 4 accumulator chains, more than one on wgmma tiles only")
         if self.fold not in (0, 1) or (self.fold and not self.wgmma):
             raise ValueError(f"Tile {self}: fold (group scales folded per block) is 0 or 1, on wgmma tiles only")
-        if self.raw not in (0, 1) or (self.raw and not self.fold):
-            raise ValueError(f"Tile {self}: raw codes (raw=1) on wgmma tiles that fold their group scales only")
         if self.cluster not in (1, 2, 4) or (self.cluster > 1 and (not self.tma or self.bm % (8 * self.cluster))):
             raise ValueError(f"Tile {self}: clusters of 1, 2 or 4 CTAs, more than one on TMA tiles whose BM "
                              f"splits into a multiple of 8 rows per CTA")
@@ -201,8 +196,6 @@ class Tile:
             d["chains"] = int(self.chains)
         if self.fold:
             d["fold"] = int(self.fold)
-        if self.raw:
-            d["raw"] = int(self.raw)
         if self.cluster != 1:
             d["cluster"] = int(self.cluster)
         if self.xwin:
@@ -542,10 +535,6 @@ def kernel_spec(recipe: Recipe, tile: Tile):
                                 "64-column blocks; the layer has "
                                 + (f"groups of {recipe.group} units" if recipe.gscale else "no group scales")
                                 + f" on {OP8_NAMES[recipe.op8]} operands"])
-    if tile.raw and not wg_raw_ok(recipe):
-        raise UnsupportedError(f"wgmma tile {tile.to_dict()} cannot run this layer's kernel",
-                               ["raw codes on warpgroup tiles (raw=1) need 16-bit operands, integer codes of 3-8 "
-                                "bits (zero points: integers) and group scales folded per block (fold=1)"])
     cfg = {
         "BM": tile.bm, "BN": tile.bn, "BK": tile.bk, "WM": tile.wm, "WN": tile.wn, "WK": tile.wk,
         "STAGES": tile.stages, "L2_PREFETCH": tile.l2_prefetch, "BITS": recipe.bits, "WFLOAT": recipe.wfloat, "FEXP": recipe.fexp,
@@ -556,7 +545,6 @@ def kernel_spec(recipe: Recipe, tile: Tile):
         "STREAM": int(tile.stream), "WG": int(tile.wgmma), "TMA": int(tile.tma), "CHAINS": int(tile.chains),
         "CLUSTER": int(tile.cluster), "XWIN": int(tile.xwin), "SK": int(tile.sk),
         **({"KG": tile.kg} if tile.kg > 1 else {}),
-        **({"WRAW": 1} if tile.raw else {}),
         "BF16": recipe.bf16, "OUT_BF16": recipe.out_bf16, "HAS_CHAN": recipe.has_chan,
         "ACT_SCALE": recipe.act_scale, "HAS_BIAS": recipe.has_bias, "CP_ASYNC": recipe.cp_async,
         "K8MMA": recipe.k8mma, "OP8": recipe.op8,
@@ -587,13 +575,6 @@ def kernel_spec(recipe: Recipe, tile: Tile):
 
 #: Recipe.op8 -> the MMA operand type
 OP8_NAMES = {0: "16-bit", 1: "int8", 2: "e4m3", 3: "e5m2", 4: "int4"}
-
-
-def wg_raw_ok(recipe: "Recipe") -> bool:
-    """Whether a warpgroup tile that folds can take this recipe's codes raw (Tile.raw, GemmMmaSync::WRAW): the stream
-    tiles' raw codes (raw_codes: integers of 3-8 bits, integer zero points or none) on 16-bit operands, whose group
-    scales fold (can_fold)."""
-    return raw_codes(recipe) and can_fold(recipe)
 
 
 def wgmma_operands(recipe: "Recipe") -> bool:

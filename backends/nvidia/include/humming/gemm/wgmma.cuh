@@ -69,10 +69,6 @@ HUMMING_DEVICE void pin(u32 (&a)[4][4]) {
   for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]), "+r"(a[i][3])::"memory");
 }
 
-// (one A operand's quad)
-HUMMING_DEVICE void keep(const u32 (&a)[4]) { asm volatile("" ::"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]) : "memory"); }
-HUMMING_DEVICE void pin(u32 (&a)[4]) { asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory"); }
-
 // operand kinds: 16-bit (k16 per instruction), int8 (k32, int32 accumulators), fp8 (k32)
 enum Kind { kF16 = 0, kBF16 = 1, kS8 = 2, kE4M3 = 3, kE5M2 = 4 };
 template <int N, int KIND>

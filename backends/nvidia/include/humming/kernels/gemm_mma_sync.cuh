@@ -77,7 +77,6 @@ HUMMING_CFG_FIELD_OR_ZERO(MoeOf, MOE)          // (0: dense)
 HUMMING_CFG_FIELD_OR_ZERO(XgatherOf, XGATHER)  // (0: the rows of x in order)
 HUMMING_CFG_FIELD_OR_ZERO(AGroupOf, AGROUP)    // (ACT_SCALE 3 only)
 HUMMING_CFG_FIELD_OR_ZERO(KgOf, KG)            // (0: one group of warps along K)
-HUMMING_CFG_FIELD_OR_ZERO(WrawOf, WRAW)        // (0: warpgroup tiles dequantize their codes in full)
 
 template <typename Cfg>
 struct GemmMmaSync {
@@ -2126,35 +2125,6 @@ struct GemmMmaSync {
   static constexpr int FOLD_SPAN = WG_FOLD && !BYTES && KB == 4 && WN == 4 && BITS >= 3 && Cfg::GROUP % 128 == 0
                                        ? HUMMING_FOLD_SPAN : 1;
   static_assert(FOLD_SPAN == 1 || FOLD_SPAN == 2, "wgmma folds: every block or every two");
-  // WRAW (Tile.raw; 16-bit warpgroup tiles that fold group scales, integer codes without zero points): the codes go
-  // into the wgmmas raw, MAGIC + v * 2^sub in each half (one LOP3 per pair, Dequant::tile_raw: the dequantizer's
-  // packed subtract or fma per pair left out), and each k16 step issues a second wgmma, on a constant A operand
-  // -(MAGIC + offset * 2^sub) per row half (WRAW_CORR), into the same partial sums: what they add is then
-  // (v - offset) * 2^sub, exactly as the stream tiles' correction MMAs take it out (there into sums of their own).
-  // The fold multiplies rows g + 8 by 2^-sub (WRAW_F1). Per block and lane: 16 packed ops fewer, 4 wgmmas more.
-  // Integer zero points (WRAW_ZP): the operand is -(MAGIC + z * 2^sub) of the block's rows, one packed fma per row
-  // half from the zero-point words, a quad per block and 64 rows (corr[kb][t]) kept, like the block's A fragments,
-  // until its wgmmas retire. (Without zero points one quad serves every wgmma.)
-  static constexpr bool WRAW = WrawOf<Cfg>::value != 0;
-  static_assert(!WRAW || (WG && WG_FOLD && Cfg::GSCALE && Cfg::GROUP % 64 == 0 && !BYTES && !SPLIT8 && DQ::RAW_OK &&
-                          Cfg::ZP != dequant::kZpFloat && !DQ::FIELD_MAGIC),
-                "raw codes on warpgroup tiles: 16-bit operands that fold group scales of whole blocks, integer codes "
-                "(zero points: integers)");
-  static constexpr bool WRAW_ZP = WRAW && Cfg::ZP;
-  static constexpr int CKB = WRAW_ZP ? KB : 1, CNT = WRAW_ZP ? NT : 1;  // correction quads (WRAW)
-  static constexpr float WRAW_F1 = WRAW ? 1.0f / (1 << DQ::SUB1) : 1.0f;  // rows g + 8 (rows g: 2^-SUB0 = 1)
-  static_assert(!WRAW || DQ::SUB0 == 0, "raw codes of rows g at 2^0");
-  static HUMMING_HD constexpr u32 wraw_corr(int r) {  // register r's constant: -(MAGIC + offset * 2^sub_at(r))
-    return dequant::f16x2_bits(-(DQ::raw_magic(r) + double(Cfg::OFFSET) * (1 << DQ::sub_at(r))), Cfg::BF16);
-  }
-  static HUMMING_DEVICE void raw_tile(int kt, const u32 (&w)[WPL], u32 (&a)[4]) {
-    switch (kt) {
-      case 0: DQ::template tile_raw<0>(w, a); break;
-      case 1: DQ::template tile_raw<1>(w, a); break;
-      case 2: DQ::template tile_raw<2>(w, a); break;
-      default: DQ::template tile_raw<3>(w, a); break;
-    }
-  }
 
   // acc += part * (the rows' group scales f[j][0] for row g, f[j][1] for g + 8; 1 without group scales),
   // for each partial set j
@@ -2200,9 +2170,8 @@ struct GemmMmaSync {
                                               float (&acc)[NT][MT][4],
                                               PT (&wacc)[NSET][NT][MT][4], u32 (&a)[KB][NT][4][4],
                                               u32 (&a2)[A2KB][A2NT][4][4],
-                                              float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2],
-                                              u32 (&corr)[CKB][CNT][4], const u32 (&zero)[4], int wn, int lane,
-                                              Issue&& issue) {
+                                              float (&fs)[2][GSUB][NT][2], float (&xs)[AGS ? MT : 1][2], int wn,
+                                              int lane, Issue&& issue) {
     static_assert((NT == 1 || NT == 2) && WM == 1 && WK == 1 && WN % 4 == 0 && (BYTES || WG_FOLD || !PARTIAL) &&
                       OP8 != 4 &&
                       !Cfg::K8MMA,
@@ -2225,7 +2194,6 @@ struct GemmMmaSync {
           for (int t = 0; t < NT; ++t) {
             wgmma::keep(a[(kb + KB - j) % KB][t]);
             if constexpr (SPLIT8) wgmma::keep(a2[(kb + KB - j) % KB][t]);
-            if constexpr (WRAW_ZP) wgmma::keep(corr[(kb + KB - j) % KB][t]);
           }
         if (kb > 0 || !first) fold_wg(acc, wacc, fs[(kb & 1) ^ 1], xs);  // (block kb - 1's rows: the group's)
         // AGS: block kb's activation scales, from the stage, for its fold
@@ -2246,10 +2214,7 @@ struct GemmMmaSync {
         if constexpr (WG_FOLD && Cfg::GSCALE)  // rows g and g + 8 of the block's group(s) (side by side)
 #pragma unroll
           for (int j = 0; j < GSUB; ++j)
-          {
             row_pair_scales(s_s, group_row(k0, kb, j * (4 / GSUB)), nb * 16 + 2 * g, fs[kb & 1][j][t]);
-            if constexpr (WRAW && DQ::SUB1 != 0) fs[kb & 1][j][t][1] *= WRAW_F1;
-          }
         if constexpr (SPLIT8) {
           DQB::template tile2<0>(w, af[t][0], a2[kb][t][0]);
           DQB::template tile2<1>(w, af[t][1], a2[kb][t][1]);
@@ -2258,19 +2223,7 @@ struct GemmMmaSync {
           wgmma::pin(a2[kb][t]);
         } else {
 #pragma unroll
-          for (int kt = 0; kt < 4; ++kt) {
-            if constexpr (WRAW) raw_tile(kt, w, af[t][kt]);
-            else dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
-          }
-        }
-        if constexpr (WRAW_ZP) {  // -(MAGIC + z * 2^sub) of rows g (registers 0, 2) and g + 8 (1, 3): exact, small integers
-          u32 (&c)[4] = corr[kb][t];
-          c[0] = ptx::hfma2<Cfg::BF16>(aux[0][0], dequant::f16x2_bits(-double(1 << DQ::SUB0), Cfg::BF16),
-                                       dequant::f16x2_bits(-DQ::MAGIC_F, Cfg::BF16));
-          c[1] = ptx::hfma2<Cfg::BF16>(aux[0][1], dequant::f16x2_bits(-double(1 << DQ::SUB1), Cfg::BF16),
-                                       dequant::f16x2_bits(-DQ::MAGIC_F, Cfg::BF16));
-          c[2] = c[0] | zero[2], c[3] = c[1] | zero[3];  // (zeros ptxas cannot prove: four registers, see wg_tile)
-          wgmma::pin(c);
+          for (int kt = 0; kt < 4; ++kt) dequant_tile(kt, w, af[t][kt], sc[kt], aux[kt]);
         }
         wgmma::pin(af[t]);
       }
@@ -2295,7 +2248,6 @@ struct GemmMmaSync {
           PT* d = &wacc[WG_FOLD ? kt / (4 / GSUB) : kt % NSET][t][0][0];
           wgmma::Mma<BM, WG_KIND>::run(d, af[t][kt], desc[kt], keep_d[kt]);
           if constexpr (SPLIT8) wgmma::Mma<BM, WG_KIND>::run(d, a2[kb][t][kt], desc[kt], 1);
-          if constexpr (WRAW) wgmma::Mma<BM, WG_KIND>::run(d, corr[WRAW_ZP ? kb : 0][WRAW_ZP ? t : 0], desc[kt], 1);
         }
       wgmma::commit();
       if constexpr (!WG_FOLD) {
@@ -2405,20 +2357,6 @@ struct GemmMmaSync {
 #pragma unroll
     for (int i = 0; i < ACC; ++i) (&acc[0][0][0])[i] = 0.0f;
     wgmma::fence_regs<NSET * ACC>(&wacc[0][0][0][0]);  // (the zeros are written before the first wgmma's fence)
-    // WRAW: the correction wgmmas' A operand. Without zero points a constant held in four registers for the whole
-    // loop: as literals ptxas rematerialized them into a fresh register quad for every wgmma (4 IMADs each), and
-    // so it did for a quad of two equal pairs; OR-ed with four different zeros it cannot prove (bits 28-31 of the
-    // dynamic shared-memory size) they are computed once. (WRAW_ZP: per block, compute_stage_wg, its registers 2 and
-    // 3 -- equal to 0 and 1 -- OR-ed with two of those zeros.)
-    u32 corr[CKB][CNT][4] = {}, zero[4] = {};
-    if constexpr (WRAW) {
-      u32 z;
-      asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(z));
-#pragma unroll
-      for (int i = 0; i < 4; ++i) zero[i] = z >> (28 + i);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) corr[0][0][i] = WRAW_ZP ? 0u : wraw_corr(i) | zero[i];
-    }
 
     // fill stage slot `slot` with step `s` of the slice (cp.async: a group per call, empty past
     // the slice, so that the waits count the same groups)
@@ -2471,8 +2409,7 @@ struct GemmMmaSync {
       }
       if constexpr (SYNC_STEP) group_sync();
       const int nxt = it + LEAD;
-      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, corr, zero, wn, lane,
-                       [&] {
+      compute_stage_wg(smem + rd * STAGE_BYTES, (ks_begin + it) * BK, it == 0, acc, wacc, a, a2, fs, xs, wn, lane, [&] {
         if constexpr (EMPTY_BARS) {  // slot wr is the one step it - 1 read (LEAD = STAGES - 1), its
           // (it - 1) / STAGES-th use: this warpgroup's wait has just retired that step's last group
           if (it > 0 && nxt < nsteps) {
