@@ -629,7 +629,7 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     no local memory, registers within 65536 / 384 threads; shared memory is the groups' regions and 1 KB, within
     the H200's 227 KB per block; only cp.async warpgroup tiles take groups. With HUMMING_WG16_KG the H200 plan's
     9-16 token tile takes them where its CTAs fit one wave (8192x8192: 128 of 64 rows), not where they do not
-    (28672x8192: 224 of 128 rows)."""
+    (28672x8192: 224 of 128 rows); by default three groups where they fill 2/3 of the SMs to all of them."""
     from dataclasses import replace
 
     from humming.planner import clear_cache
@@ -655,12 +655,27 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     for bad in (dict(kg=2, tma=1), dict(kg=2, sk=1), dict(kg=5), dict(kg=2, wgmma=0, bk=64)):
         with pytest.raises(ValueError, match="groups along K"):
             replace(G.WG_16_DEEP, **bad).check()
-    monkeypatch.setenv("HUMMING_WG16_KG", "3")
-    for n, k, kg in ((8192, 8192, 3), (28672, 8192, 1)):
+    # the planner: by default three groups for 4-bit integer codes on the 64-row tile where its tiles fill 2/3 of the
+    # SMs to all of them (wg16_groups_along_k); HUMMING_WG16_KG sets the count wherever the tiles fit one wave
+    def kg_of(n, k, scheme=WeightScheme("int4", "group", 128), act=ActivationScheme("fp16")):
         clear_cache()
-        tile = G.tile_from_config(humming.plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), "H200")
+        tile = G.tile_from_config(humming.plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt), "H200")
                                   .tuning_for(16).config)
-        assert tile.kg == kg and tile.bm == 16, (n, k, tile)
+        assert tile.bm == 16, (n, k, tile)
+        return tile.kg
+
+    monkeypatch.delenv("HUMMING_WG16_KG", raising=False)
+    uint4 = WeightScheme("uint4", "group", 128, zero_point="int")
+    assert kg_of(8192, 8192) == kg_of(7168, 8192) == kg_of(5632, 4096) == kg_of(8192, 8192, uint4) == 3
+    assert kg_of(8192, 8192, act=ActivationScheme("bf16")) == 3
+    assert kg_of(5120, 8192) == kg_of(4096, 4096) == kg_of(28672, 8192) == kg_of(14336, 4096) == 1
+    assert kg_of(8192, 8192, WeightScheme("int3", "group", 128)) == 1  # (not measured)
+    for env, kgs in (("3", (3, 3, 1)), ("2", (2, 2, 1)), ("1", (1, 1, 1))):
+        monkeypatch.setenv("HUMMING_WG16_KG", env)
+        assert (kg_of(8192, 8192), kg_of(4096, 4096), kg_of(28672, 8192)) == kgs, env
+    monkeypatch.setenv("HUMMING_WG16_KG", "5")
+    with pytest.raises(ValueError, match="HUMMING_WG16_KG"):
+        kg_of(8192, 8192)
     clear_cache()
 
 

@@ -232,20 +232,22 @@ def test_split_caps_and_neighbours_are_offered():
 
 
 def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wave(monkeypatch):
-    """`humming tune` times the H200's 9-16 token warpgroup tile with two and three groups along K (Tile.kg) where its
-    CTAs fit one wave (8192x8192: 128 of 64 rows), not where they do not (28672x8192: 224 of 128), nor on the register
-    rings; the plan with such a range compiles to a kernel of 128 kg threads. A tuning with groups along K on a TMA
-    tile is refused with the reason."""
+    """`humming tune` times the H200's 9-16 token warpgroup tile with the other counts of groups along K (Tile.kg: one,
+    two, three) where its CTAs fit one wave (8192x8192: 128 of 64 rows, three by default; 4096x4096: 64, one), not
+    where they do not (28672x8192: 224 of 128), nor on the register rings; the plan with such a range compiles to a
+    kernel of 128 kg threads. A tuning with groups along K on a TMA tile is refused with the reason."""
     _, caps, _ = resolve_device("H200")
-    for layer, offered in ((INT4, True), (LayerSpec(28672, 8192, WeightScheme("int4", "group", 128)), False)):
+    for layer, own, offered in ((INT4, 3, [1, 2]), (LayerSpec(4096, 4096, WeightScheme("int4", "group", 128)), 1, [2, 3]),
+                                (LayerSpec(28672, 8192, WeightScheme("int4", "group", 128)), 1, [])):
         p = plan(layer, "H200", tuning_db=False)
         i = _index(p, 16)
+        assert p.kernel(16).threads == 128 * own, layer
         cands = [c for c, _ in candidate_plans(p, caps, i)]
-        kgs = sorted(c["kg"] for c in cands if "kg" in c)
-        assert kgs == ([2, 3] if offered else []), (layer, cands)
-        if offered:
-            q = next(q for c, q in candidate_plans(p, caps, i) if c.get("kg") == 3)
-            assert q.kernel(16).threads == 384 and q.kernel(9).threads == 384 and q.kernel(17) == p.kernel(17)
+        kgs = sorted(c["kg"] for c in cands if "kg" in c and c["kg"] != own)
+        assert kgs == offered, (layer, cands)
+        for g in offered:
+            q = next(q for c, q in candidate_plans(p, caps, i) if c.get("kg") == g)
+            assert q.kernel(16).threads == 128 * g == q.kernel(9).threads and q.kernel(17) == p.kernel(17)
         assert all("kg" not in c for c, _ in candidate_plans(p, caps, 0))  # (the one-token ring)
     p = plan(INT4, "H200", tuning_db=False)
     tma = {**G.WG_64_TMA.to_dict(), "kg": 2}

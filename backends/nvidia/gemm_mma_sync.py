@@ -693,15 +693,35 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
     return ring3_tile(layer, kp, sms, 1)
 
 
-def wg16_groups_along_k() -> int:
-    """``HUMMING_WG16_KG`` (2-4; unset or 1: one): groups of four warps along K in each CTA of the 16-token warpgroup
-    tiles (Tile.kg; an experiment's switch, read when a plan is made)."""
+#: 9-16 tokens of 4-bit integer codes on the 64-row 16-token tile (WG_16_DEEP) take three groups of four warps along K
+#: in each CTA (Tile.kg) where its tiles fill at least WG16_KG_MIN_WAVE of the SMs and at most all of them: one CTA
+#: per tile, no K split, where one group per CTA split K two or three ways (summed in clusters, or through the
+#: workspace where they did not hold). H100, int4 g128 fp16, through the bench, two rounds alike, us, M = 9-12 / 16,
+#: one group -> three (gpu_run.sh s69k, s70k): 8192x8192 (128 tiles) 16.0-16.1 / 16.3 -> 14.3-14.4 / 14.4-14.5 (two
+#: groups 14.3-14.4 / 14.6), 7168x8192 (112) 14.7 / 14.8-14.9 -> 12.8 / 12.9, 6144x4096 (96) 7.63-7.64 / 7.71-7.73 ->
+#: 7.11-7.14 / 7.19-7.20; lost where fewer tiles left SMs idle or the launch still split K through the workspace:
+#: 5120x8192 (80) 10.2-10.3 / 10.3 -> 11.4 / 11.5, 4096x4096 (64, two slices) 6.27 / 6.23-6.27 -> 6.98-7.06 /
+#: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; 14336x4096 (224 tiles) keeps one. Not measured on the H200 (its faster memory left the 16-token rows further
+#: from the stream: s67t) nor for other codes or the 128-row tile, which keep one group unless HUMMING_WG16_KG says.
+WG16_KG_DEFAULT = 3
+WG16_KG_MIN_WAVE = 2 / 3
+
+
+def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) -> int:
+    """The groups along K (Tile.kg) of a dense layer's 16-token warpgroup tile (WG_16_DEEP, WG_16_DEEP_TWO): none where
+    its tiles exceed the SMs (one wave of one CTA each), else ``HUMMING_WG16_KG`` (1-4, read when a plan is made) where
+    set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs."""
     raw = os.environ.get("HUMMING_WG16_KG", "")
-    if raw in ("", "1"):
-        return 1
-    if raw not in ("2", "3", "4"):
+    if raw not in ("", "1", "2", "3", "4"):
         raise ValueError(f"HUMMING_WG16_KG: expected 1-4 groups along K, got {raw!r}")
-    return int(raw)
+    tiles = -(-padded_n(layer.n) // tile.bn)
+    if not sms or layer.is_moe or tile not in (WG_16_DEEP, WG_16_DEEP_TWO) or tiles > sms:
+        return 1
+    if raw:
+        return int(raw)
+    ok = (tile == WG_16_DEEP and recipe.bits == 4 and not recipe.wfloat and not recipe.op8
+          and tiles >= WG16_KG_MIN_WAVE * sms)
+    return WG16_KG_DEFAULT if ok else 1
 
 
 def stream_k_enabled() -> bool:
@@ -765,9 +785,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
-    elif (tile in (WG_16_DEEP, WG_16_DEEP_TWO) and wg16_groups_along_k() > 1 and sms and not layer.is_moe
-          and -(-padded_n(layer.n) // tile.bn) <= sms):  # (one CTA per SM: a dense layer whose tiles fit one wave)
-        tile = replace(tile, kg=wg16_groups_along_k())
+    elif wg16_groups_along_k(layer, recipe, tile, sms) > 1:  # (one CTA per SM: a dense layer whose tiles fit one wave)
+        tile = replace(tile, kg=wg16_groups_along_k(layer, recipe, tile, sms))
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
@@ -1832,8 +1851,8 @@ def check_tuning(layer, caps, compute, tuning) -> list[str]:
 #: the K-slice caps `humming tune` tries on tiles that are not register rings
 TUNE_SPLITS = (1, 2, 4, 8, 16)
 #: the groups along K (Tile.kg) `humming tune` tries on the 16-token warpgroup tiles of dense layers whose CTAs fit one
-#: wave (not planned by default: not yet measured; HUMMING_WG16_KG plans them)
-TUNE_GROUPS_ALONG_K = (2, 3)
+#: wave (besides the planner's own: wg16_groups_along_k)
+TUNE_GROUPS_ALONG_K = (1, 2, 3)
 
 
 def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
@@ -1843,8 +1862,8 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     ring serves every token of the range, and the neighbour is not a one-token range; for an MoE layer's rings,
     the rings dense layers of one expert's rows, eight experts' and every expert's would run. Only tiles the
     planner itself makes for this layer, so every candidate is a kernel the GPU tests cover; each passes
-    :func:`check_tuning`. (And the 16-token warpgroup tile with groups along K, TUNE_GROUPS_ALONG_K, which the planner
-    makes under HUMMING_WG16_KG and the GPU tests cover.)"""
+    :func:`check_tuning`. (And the 16-token warpgroup tile with the other counts of groups along K,
+    TUNE_GROUPS_ALONG_K, which the planner makes by default or under HUMMING_WG16_KG and the GPU tests cover.)"""
     from humming.planner.family import MRange
 
     r = tuning[index]
@@ -1856,9 +1875,9 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     if not tile.stream:
         out += [{**base, "split_k": s} for s in TUNE_SPLITS if s != base.get("split_k", 1)]
     sms = caps.product.sm_count if caps.product is not None else None
-    if (tile.wgmma and tile.bm == 16 and tile.kg == 1 and not (tile.tma or tile.sk or tile.cluster > 1) and sms
+    if (tile.wgmma and tile.bm == 16 and not (tile.tma or tile.sk or tile.cluster > 1) and sms
             and -(-padded_n(layer.n) // tile.bn) <= sms and not layer.is_moe):
-        out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K]  # (the 16-token tile with groups along K, whose
+        out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K if g != tile.kg]  # (the 16-token tile with groups along K, whose
         # CTAs fit one wave: as HUMMING_WG16_KG plans it)
     for j in (index - 1, index + 1):
         if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
