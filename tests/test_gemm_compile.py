@@ -600,10 +600,10 @@ def test_two_block_warpgroup_tile_machine_code(tmp_path):
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
-    for n, tile, per_stage, scheme in ((8192, G.WG_16_DEEP, 16, WeightScheme("int4", "group", 128)),
+    for n, tile, per_stage, scheme in ((8192, replace(G.WG_16_DEEP, kg=3), 16, WeightScheme("int4", "group", 128)),
                                        (14336, G.WG_16_DEEP_TWO, 32, WeightScheme("int4", "group", 128)),
                                        (14336, G.WG_16_TWO, 16, WeightScheme("int4", "channel", scale_fmt="fp32"))):
-        p = humming.plan(LayerSpec(n, 4096, scheme), "H200")
+        p = humming.plan(LayerSpec(n, 4096, scheme), "H200")  # (8192 rows: three groups along K, wg16_groups_along_k)
         r = p.tuning_for(16)
         folds = scheme.scale == "group"
         assert G.tile_from_config(r.config) == replace(tile, fold=int(folds)), r.config
@@ -629,7 +629,8 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     no local memory, registers within 65536 / 384 threads; shared memory is the groups' regions and 1 KB, within
     the H200's 227 KB per block; only cp.async warpgroup tiles take groups. With HUMMING_WG16_KG the H200 plan's
     9-16 token tile takes them where its CTAs fit one wave (8192x8192: 128 of 64 rows), not where they do not
-    (28672x8192: 224 of 128 rows); by default three groups where they fill 2/3 of the SMs to all of them."""
+    (28672x8192: 224 of 128 rows); by default three groups where they fill 2/3 of the SMs to all of them. The
+    64-token tile's cp.async twin with three groups (WG_64_KG) under HUMMING_WG64_KG."""
     from dataclasses import replace
 
     from humming.planner import clear_cache
@@ -676,6 +677,23 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     monkeypatch.setenv("HUMMING_WG16_KG", "5")
     with pytest.raises(ValueError, match="HUMMING_WG16_KG"):
         kg_of(8192, 8192)
+    monkeypatch.delenv("HUMMING_WG16_KG")
+    # 33-64 tokens: WG_64_TMA's cp.async twin with three groups under HUMMING_WG64_KG only (not measured yet), where
+    # its 64-row tiles fill 2/3 of the SMs to all of them; registers within 65536 / 384, no R2UR in its loop
+    kernel = rt.kernel(G.kernel_spec(rec, G.WG_64_KG))
+    use = I.resource_usage(kernel.cubin)["humming_entry"]
+    assert use["LOCAL"] == 0 and use["REG"] <= 168 and kernel.spec.threads == 384, use
+    assert I.count(main_loop(I.disassemble(kernel.cubin)), r"^R2UR") == 0
+
+    def tile64(n, k):
+        clear_cache()
+        return G.tile_from_config(humming.plan(LayerSpec(n, k, WeightScheme("int4", "group", 128)), "H200")
+                                  .tuning_for(64).config)
+
+    assert tile64(8192, 8192) == G.WG_64_TMA
+    monkeypatch.setenv("HUMMING_WG64_KG", "3")
+    assert tile64(8192, 8192) == G.WG_64_KG == tile64(6144, 4096) and G.WG_64_KG.kg == 3
+    assert tile64(14336, 4096) == G.WG_64_TMA and tile64(28672, 8192) == G.WG_64
     clear_cache()
 
 

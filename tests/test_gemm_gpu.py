@@ -1201,7 +1201,8 @@ def test_groups_along_k(scheme, bf16):
     its share of the CTA's K steps with stages of its own, their partial tiles summed in shared memory: 64 and 128
     rows per CTA, K with 33 steps of 256 (shares of 11, and of 5-6 where the launch also splits K in two through the
     workspace) and with BK = 128 (a K not a multiple of 256), N odd, 1-16 tokens, outputs poisoned, each launch
-    within the reference's bound."""
+    within the reference's bound; and the 64-token tile's cp.async twin (WG_64_KG, two accumulator chains, BK = 128)
+    at 17-64 tokens."""
     from humming_nvidia import gemm_mma_sync as G
 
     dev = torch.device("cuda")
@@ -1215,11 +1216,12 @@ def test_groups_along_k(scheme, bf16):
         qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
         rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
         pw = G.pack_weight(qw, rec, dev)
-        for base in (G.WG_16_DEEP, G.WG_16_DEEP_TWO):
+        for base, ms in ((replace(G.WG_16_DEEP, fold=1), (1, 5, 9, 16)), (replace(G.WG_16_DEEP_TWO, fold=1), (1, 5, 9, 16)),
+                         (G.WG_64_KG, (17, 33, 64))):  # (the 64-token twin: HUMMING_WG64_KG)
             for kg in (2, 3):
-                tile = G.fit_tile(replace(base, fold=1, kg=kg), rec, smem, pw.kp)
+                tile = G.fit_tile(replace(base, kg=kg), rec, smem, pw.kp)
                 assert tile.kg > 1, tile
-                for m in (1, 5, 9, 16):
+                for m in ms:
                     x = (torch.randn(m, k, device=dev) * 2).to(dt)
                     ref = R.gemm(x.float(), qw)
                     b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)

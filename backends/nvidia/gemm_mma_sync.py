@@ -724,6 +724,28 @@ def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) ->
     return WG16_KG_DEFAULT if ok else 1
 
 
+#: 33-64 tokens with groups along K (HUMMING_WG64_KG, not planned by default: not yet measured): WG_64_TMA's cp.async
+#: twin with three groups of four warps in one CTA (384 threads, 161 registers, 194560 bytes of shared memory at three
+#: stages each for int4 g128 on sm_90a), one CTA per 64-row tile where the tiles fill 2/3 of the SMs to all of them:
+#: the split launch's sum of 64-token partial tiles through the workspace (8192x8192: 128 tiles, three slices) left out,
+#: as for 16 tokens (wg16_groups_along_k)
+WG_64_KG = Tile(64, 64, 128, 1, 4, 1, 3, wgmma=1, chains=2, kg=3)
+
+
+def wg64_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) -> int:
+    """``HUMMING_WG64_KG`` (2-4; unset or 1: none): groups along K for a dense layer's 33-64 token range where the
+    planner gives it WG_64_TMA and its 64-row tiles fill WG16_KG_MIN_WAVE of the SMs to all of them (16-bit operands;
+    an experiment's switch, read when a plan is made)."""
+    raw = os.environ.get("HUMMING_WG64_KG", "")
+    if raw not in ("", "1", "2", "3", "4"):
+        raise ValueError(f"HUMMING_WG64_KG: expected 1-4 groups along K, got {raw!r}")
+    tiles = -(-padded_n(layer.n) // tile.bn)
+    if (raw in ("", "1") or not sms or layer.is_moe or tile != WG_64_TMA or recipe.op8
+            or not WG16_KG_MIN_WAVE * sms <= tiles <= sms):
+        return 1
+    return int(raw)
+
+
 def stream_k_enabled() -> bool:
     """Whether plans take the stream-K tiles of STREAM_K_FROM_N: ``HUMMING_STREAM_K`` is 1/on (read when a
     plan is made; plans are cached per process, so set it before the first, or call
@@ -787,6 +809,8 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
         tile = replace(tile, sk=1)
     elif wg16_groups_along_k(layer, recipe, tile, sms) > 1:  # (one CTA per SM: a dense layer whose tiles fit one wave)
         tile = replace(tile, kg=wg16_groups_along_k(layer, recipe, tile, sms))
+    elif wg64_groups_along_k(layer, recipe, tile, sms) > 1:
+        tile = replace(WG_64_KG, kg=wg64_groups_along_k(layer, recipe, tile, sms))
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
