@@ -1200,9 +1200,9 @@ def test_groups_along_k(scheme, bf16):
     """The 16-token warpgroup tiles with two and three groups of four warps along K in one CTA (Tile.kg), each over
     its share of the CTA's K steps with stages of its own, their partial tiles summed in shared memory: 64 and 128
     rows per CTA, K with 33 steps of 256 (shares of 11, and of 5-6 where the launch also splits K in two through the
-    workspace) and with BK = 128 (a K not a multiple of 256), N odd, 1-16 tokens, outputs poisoned, each launch
-    within the reference's bound; and the 64-token tile's cp.async twin (WG_64_KG, two accumulator chains, BK = 128)
-    at 17-64 tokens."""
+    workspace or in a cluster of two, whose barriers group 0 meets alone) and with BK = 128 (a K not a multiple of
+    256), N odd, 1-16 tokens, outputs poisoned, each launch within the reference's bound; and the 64-token tile's
+    cp.async twin (WG_64_KG, two accumulator chains, BK = 128) at 17-64 tokens."""
     from humming_nvidia import gemm_mma_sync as G
 
     dev = torch.device("cuda")
@@ -1225,13 +1225,16 @@ def test_groups_along_k(scheme, bf16):
                     x = (torch.randn(m, k, device=dev) * 2).to(dt)
                     ref = R.gemm(x.float(), qw)
                     b = bound(x.float(), qw, ref, eps, pw.out_mul, bf16_ops=bf16)
-                    for split in (1, 2):
+                    for split, clusters in ((1, 8), (2, 0), (2, 8)):  # (two slices: the workspace, a cluster)
                         launcher = G.Launcher(pw, [(1, None, tile)], props.multi_processor_count, max_split=split,
                                               smem_per_sm=props.shared_memory_per_multiprocessor, pdl=True,
-                                              cluster_split=8)
-                        lp, grid, *_ = launcher._shape(m)
-                        assert lp.kernel.spec.threads == 128 * tile.kg and grid[2] <= split, (tile, grid)
-                        _launch_thrice(launcher, x, ref, b, f"K={k}, {tile.to_dict()}, M={m}, split {grid[2]}")
+                                              cluster_split=clusters)
+                        shape = launcher._shape(m)
+                        lp, grid, cz = shape[0], shape[1], shape[7]
+                        assert lp.kernel.spec.threads == 128 * tile.kg and grid[2] == split, (tile, grid)
+                        assert cz == (split if clusters else 1), (tile, grid, cz)
+                        _launch_thrice(launcher, x, ref, b, f"K={k}, {tile.to_dict()}, M={m}, split {grid[2]}, "
+                                                            f"cluster {cz}")
 
 
 @pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])

@@ -321,8 +321,9 @@ class Launcher:
                 kps = -(-ksteps // split)
             smem = lp.kernel.spec.smem_bytes
         ctr = None
-        # (groups along K, Tile.kg: their slices sum through the workspace -- only group 0 finishes a tile)
-        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 and tile.kg == 1 else 1
+        # (groups along K, Tile.kg: only group 0 finishes a tile, the others have exited, which releases the cluster
+        # barriers they would hold up -- PTX `exit`; not refitted to clusters below: _refits_clusters)
+        cz = split if 1 < split <= self.cluster_split and tile.cluster == 1 else 1
         if cz > 1 and m_tiles * n_tiles * split > self.cluster_max_per_sm * self.sm_count:
             cz = 1  # (the workspace, or cluster_fit_split's slices below)
         elif cz > 1 and _resident_clusters(lp, smem, cz) < m_tiles * n_tiles:
