@@ -1216,7 +1216,8 @@ def test_groups_along_k(scheme, bf16):
         qw = R.quantize(torch.randn(N_ODD, k, device=dev) * 0.02, scheme)
         rec = G.recipe_for(scheme, bf16=bf16, out_bf16=bf16, caps_cp_async=True, k8mma=False, target="sm_90a")
         pw = G.pack_weight(qw, rec, dev)
-        for base, ms in ((replace(G.WG_16_DEEP, fold=1), (1, 5, 9, 16)), (replace(G.WG_16_DEEP_TWO, fold=1), (1, 5, 9, 16)),
+        for base, ms in ((replace(G.WG_16_DEEP, fold=1), (1, 5, 9, 16)),
+                         (replace(G.WG_16_DEEP_TWO, fold=1), (1, 5, 9, 16)),
                          (G.WG_64_KG, (17, 33, 64))):  # (the 64-token twin: HUMMING_WG64_KG)
             for kg in (2, 3):
                 tile = G.fit_tile(replace(base, kg=kg), rec, smem, pw.kp)

@@ -51,7 +51,8 @@ def _cases():
         for mark in getattr(f, "pytestmark", []):
             if mark.name != "parametrize":
                 continue
-            names = [a.strip() for a in mark.args[0].split(",")] if isinstance(mark.args[0], str) else list(mark.args[0])
+            arg = mark.args[0]
+            names = [a.strip() for a in arg.split(",")] if isinstance(arg, str) else list(arg)
             values = [tuple(getattr(v, "values", v)) if len(names) > 1 else (getattr(v, "values", (v,))[0],)
                       for v in mark.args[1]]
             axes.append((names, values))

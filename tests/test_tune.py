@@ -237,8 +237,9 @@ def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wa
     where they do not (28672x8192: 224 of 128), nor on the register rings; the plan with such a range compiles to a
     kernel of 128 kg threads. A tuning with groups along K on a TMA tile is refused with the reason."""
     _, caps, _ = resolve_device("H200")
-    for layer, own, offered in ((INT4, 3, [1, 2]), (LayerSpec(4096, 4096, WeightScheme("int4", "group", 128)), 1, [2, 3]),
-                                (LayerSpec(28672, 8192, WeightScheme("int4", "group", 128)), 1, [])):
+    g128 = WeightScheme("int4", "group", 128)
+    for layer, own, offered in ((INT4, 3, [1, 2]), (LayerSpec(4096, 4096, g128), 1, [2, 3]),
+                                (LayerSpec(28672, 8192, g128), 1, [])):
         p = plan(layer, "H200", tuning_db=False)
         i = _index(p, 16)
         assert p.kernel(16).threads == 128 * own, layer

@@ -701,8 +701,9 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
 #: groups 14.3-14.4 / 14.6), 7168x8192 (112) 14.7 / 14.8-14.9 -> 12.8 / 12.9, 6144x4096 (96) 7.63-7.64 / 7.71-7.73 ->
 #: 7.11-7.14 / 7.19-7.20; lost where fewer tiles left SMs idle or the launch still split K through the workspace:
 #: 5120x8192 (80) 10.2-10.3 / 10.3 -> 11.4 / 11.5, 4096x4096 (64, two slices) 6.27 / 6.23-6.27 -> 6.98-7.06 /
-#: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; 14336x4096 (224 tiles) keeps one. Not measured on the H200 (its faster memory left the 16-token rows further
-#: from the stream: s67t) nor for other codes or the 128-row tile, which keep one group unless HUMMING_WG16_KG says.
+#: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; 14336x4096 (224 tiles) keeps one. Not measured on the H200
+#: (its faster memory left the 16-token rows further from the stream: s67t) nor for other codes or the 128-row tile,
+#: which keep one group unless HUMMING_WG16_KG says.
 WG16_KG_DEFAULT = 3
 WG16_KG_MIN_WAVE = 2 / 3
 
@@ -1901,8 +1902,9 @@ def tuning_candidates(layer, caps, compute, tuning, index: int) -> list[dict]:
     sms = caps.product.sm_count if caps.product is not None else None
     if (tile.wgmma and tile.bm == 16 and not (tile.tma or tile.sk or tile.cluster > 1) and sms
             and -(-padded_n(layer.n) // tile.bn) <= sms and not layer.is_moe):
-        out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K if g != tile.kg]  # (the 16-token tile with groups along K, whose
-        # CTAs fit one wave: as HUMMING_WG16_KG plans it)
+        # (the 16-token tile with the other counts of groups along K, whose CTAs fit one wave: as HUMMING_WG16_KG plans
+        # them)
+        out += [{**base, "kg": g} for g in TUNE_GROUPS_ALONG_K if g != tile.kg]
     for j in (index - 1, index + 1):
         if not 0 <= j < len(tuning) or tuning[j].hi == 1:  # (one-token tiles: shaped and GPU-tested for one)
             continue
