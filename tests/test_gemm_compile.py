@@ -670,6 +670,7 @@ def test_groups_along_k_machine_code(tmp_path, monkeypatch):
     assert kg_of(8192, 8192) == kg_of(7168, 8192) == kg_of(5632, 4096) == kg_of(8192, 8192, uint4) == 3
     assert kg_of(8192, 8192, act=ActivationScheme("bf16")) == 3
     assert kg_of(5120, 8192) == kg_of(4096, 4096) == kg_of(28672, 8192) == kg_of(14336, 4096) == 1
+    assert kg_of(8192, 2048) == 1  # (a short K: not measured)
     assert kg_of(8192, 8192, WeightScheme("int3", "group", 128)) == 1  # (not measured)
     for env, kgs in (("3", (3, 3, 1)), ("2", (2, 2, 1)), ("1", (1, 1, 1))):
         monkeypatch.setenv("HUMMING_WG16_KG", env)

@@ -703,15 +703,18 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
 #: 5120x8192 (80) 10.2-10.3 / 10.3 -> 11.4 / 11.5, 4096x4096 (64, two slices) 6.27 / 6.23-6.27 -> 6.98-7.06 /
 #: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; 14336x4096 (224 tiles) keeps one. Not measured on the H200
 #: (its faster memory left the 16-token rows further from the stream: s67t) nor for other codes or the 128-row tile,
-#: which keep one group unless HUMMING_WG16_KG says.
+#: which keep one group unless HUMMING_WG16_KG says; nor over a K below WG16_KG_MIN_K (each group's share of a short K
+#: is a few stages: not measured).
 WG16_KG_DEFAULT = 3
 WG16_KG_MIN_WAVE = 2 / 3
+WG16_KG_MIN_K = 4096
 
 
 def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) -> int:
     """The groups along K (Tile.kg) of a dense layer's 16-token warpgroup tile (WG_16_DEEP, WG_16_DEEP_TWO): none where
     its tiles exceed the SMs (one wave of one CTA each), else ``HUMMING_WG16_KG`` (1-4, read when a plan is made) where
-    set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs."""
+    set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs, over
+    a K of at least WG16_KG_MIN_K."""
     raw = os.environ.get("HUMMING_WG16_KG", "")
     if raw not in ("", "1", "2", "3", "4"):
         raise ValueError(f"HUMMING_WG16_KG: expected 1-4 groups along K, got {raw!r}")
@@ -721,7 +724,7 @@ def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) ->
     if raw:
         return int(raw)
     ok = (tile == WG_16_DEEP and recipe.bits == 4 and not recipe.wfloat and not recipe.op8
-          and tiles >= WG16_KG_MIN_WAVE * sms)
+          and tiles >= WG16_KG_MIN_WAVE * sms and layer.k >= WG16_KG_MIN_K)
     return WG16_KG_DEFAULT if ok else 1
 
 
