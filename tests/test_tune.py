@@ -231,7 +231,7 @@ def test_split_caps_and_neighbours_are_offered():
     assert dict(p.tuning[i - 1].config) in cands and dict(p.tuning[i + 1].config) in cands
 
 
-def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wave(monkeypatch):
+def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wave():
     """`humming tune` times the H200's 9-16 token warpgroup tile with the other counts of groups along K (Tile.kg: one,
     two, three) where its CTAs fit one wave (8192x8192: 128 of 64 rows, three by default; 4096x4096: 64, one), not
     where they do not (28672x8192: 224 of 128), nor on the register rings; the plan with such a range compiles to a

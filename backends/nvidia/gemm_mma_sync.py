@@ -710,19 +710,25 @@ WG16_KG_MIN_WAVE = 2 / 3
 WG16_KG_MIN_K = 4096
 
 
+def _groups_switch(var: str) -> int:
+    """An environment switch of groups along K, read when a plan is made: 1-4, or 0 where unset."""
+    raw = os.environ.get(var, "")
+    if raw not in ("", "1", "2", "3", "4"):
+        raise ValueError(f"{var}: expected 1-4 groups along K, got {raw!r}")
+    return int(raw or 0)
+
+
 def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) -> int:
     """The groups along K (Tile.kg) of a dense layer's 16-token warpgroup tile (WG_16_DEEP, WG_16_DEEP_TWO): none where
     its tiles exceed the SMs (one wave of one CTA each), else ``HUMMING_WG16_KG`` (1-4, read when a plan is made) where
     set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs, over
     a K of at least WG16_KG_MIN_K."""
-    raw = os.environ.get("HUMMING_WG16_KG", "")
-    if raw not in ("", "1", "2", "3", "4"):
-        raise ValueError(f"HUMMING_WG16_KG: expected 1-4 groups along K, got {raw!r}")
+    switch = _groups_switch("HUMMING_WG16_KG")
     tiles = -(-padded_n(layer.n) // tile.bn)
     if not sms or layer.is_moe or tile not in (WG_16_DEEP, WG_16_DEEP_TWO) or tiles > sms:
         return 1
-    if raw:
-        return int(raw)
+    if switch:
+        return switch
     ok = (tile == WG_16_DEEP and recipe.bits == 4 and not recipe.wfloat and not recipe.op8
           and tiles >= WG16_KG_MIN_WAVE * sms and layer.k >= WG16_KG_MIN_K)
     return WG16_KG_DEFAULT if ok else 1
@@ -740,14 +746,12 @@ def wg64_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) ->
     """``HUMMING_WG64_KG`` (2-4; unset or 1: none): groups along K for a dense layer's 33-64 token range where the
     planner gives it WG_64_TMA and its 64-row tiles fill WG16_KG_MIN_WAVE of the SMs to all of them (16-bit operands;
     an experiment's switch, read when a plan is made)."""
-    raw = os.environ.get("HUMMING_WG64_KG", "")
-    if raw not in ("", "1", "2", "3", "4"):
-        raise ValueError(f"HUMMING_WG64_KG: expected 1-4 groups along K, got {raw!r}")
+    switch = _groups_switch("HUMMING_WG64_KG")
     tiles = -(-padded_n(layer.n) // tile.bn)
-    if (raw in ("", "1") or not sms or layer.is_moe or tile != WG_64_TMA or recipe.op8
+    if (switch <= 1 or not sms or layer.is_moe or tile != WG_64_TMA or recipe.op8
             or not WG16_KG_MIN_WAVE * sms <= tiles <= sms):
         return 1
-    return int(raw)
+    return switch
 
 
 def stream_k_enabled() -> bool:
@@ -811,10 +815,10 @@ def warpgroup_tile(lo: int, layer, recipe: "Recipe", sms: int | None = None) -> 
             tile = WG_16_NARROW
     if layer.n > STREAM_K_FROM_N and tile in (WG_DECODE_TWO, WG_16_DEEP_TWO) and stream_k_enabled():
         tile = replace(tile, sk=1)
-    elif wg16_groups_along_k(layer, recipe, tile, sms) > 1:  # (one CTA per SM: a dense layer whose tiles fit one wave)
-        tile = replace(tile, kg=wg16_groups_along_k(layer, recipe, tile, sms))
-    elif wg64_groups_along_k(layer, recipe, tile, sms) > 1:
-        tile = replace(WG_64_KG, kg=wg64_groups_along_k(layer, recipe, tile, sms))
+    elif (kg := wg16_groups_along_k(layer, recipe, tile, sms)) > 1:  # (one CTA per SM: tiles that fit one wave)
+        tile = replace(tile, kg=kg)
+    elif (kg := wg64_groups_along_k(layer, recipe, tile, sms)) > 1:
+        tile = replace(WG_64_KG, kg=kg)
     return replace(tile, fold=1) if tile.bm <= FOLD_MAX_BM and can_fold(recipe) else tile
 
 
