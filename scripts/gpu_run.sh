@@ -1363,11 +1363,12 @@ batched_decode or register_rings"
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
     s71h)  # (seventy-first session, for an H200) the issue's int4 rows with cuBLAS on this tree (8192x8192 M=16 now on
-           # three groups along K by default), groups along K against one group at 16 tokens on the three layers
-           # they were planned for (H100: s69k, s70k), alternated twice, and the other widths at M=1
+           # three groups along K by default), groups along K (one / two / three) at 16 tokens on the three layers
+           # they are planned for (H100: s69k, s70k) and on 14336x4096 (the 128-row tile, 112 tiles) and 4096x14336
+           # (64 tiles, two slices summed in a cluster), alternated twice, and the other widths at M=1
            int4rows s71h
-           envbench s71h 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |16 )|rror" \
-             --shapes 8192x8192,7168x8192,6144x4096 --m 16 --weight int4 --group-size 128
+           envbench s71h 2 "one=HUMMING_WG16_KG=1 two=HUMMING_WG16_KG=2 three=HUMMING_WG16_KG=3" 50 "^(== |16 )|rror" \
+             --shapes 8192x8192,7168x8192,6144x4096,14336x4096,4096x14336 --m 16 --weight int4 --group-size 128
            widths s71h-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128" ;;
     s71g)  # (seventy-first session, any sm_90 GPU; an H200 first) the GPU tests of groups along K (the 16-token default,
            # the 64-token twin, two slices summed in a cluster), of the planner paths, the TMA and cluster tiles, the
