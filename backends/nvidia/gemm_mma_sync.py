@@ -701,10 +701,11 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
 #: groups 14.3-14.4 / 14.6), 7168x8192 (112) 14.7 / 14.8-14.9 -> 12.8 / 12.9, 6144x4096 (96) 7.63-7.64 / 7.71-7.73 ->
 #: 7.11-7.14 / 7.19-7.20; lost where fewer tiles left SMs idle or the launch still split K through the workspace:
 #: 5120x8192 (80) 10.2-10.3 / 10.3 -> 11.4 / 11.5, 4096x4096 (64, two slices) 6.27 / 6.23-6.27 -> 6.98-7.06 /
-#: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; 14336x4096 (224 tiles) keeps one. Not measured on the H200
-#: (its faster memory left the 16-token rows further from the stream: s67t) nor for other codes or the 128-row tile,
-#: which keep one group unless HUMMING_WG16_KG says; nor over a K below WG16_KG_MIN_K (each group's share of a short K
-#: is a few stages: not measured).
+#: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; on the 128-row tile, 14336x4096 (112 tiles) 13.2 / 13.5 ->
+#: two groups 13.1-13.2 / 13.4, three 13.3-13.4 / 13.5 (a tie: it keeps one). Not measured on the H200 (its faster
+#: memory left the 16-token rows further from the stream: s67t) nor for other codes, which keep one group unless
+#: HUMMING_WG16_KG says; nor over a K below WG16_KG_MIN_K (each group's share of a short K is a few stages: not
+#: measured).
 WG16_KG_DEFAULT = 3
 WG16_KG_MIN_WAVE = 2 / 3
 WG16_KG_MIN_K = 4096
