@@ -1552,13 +1552,18 @@ def test_programmatic_dependent_launch_chain(n, m, k):
         cfg = dict(lp.kernel.spec.config)
         assert cfg["WG"] and not cfg["TMA"] and grid[2] == 1, (cfg, grid)
         assert lp.pdl and pdl_ok
-    if n == k == 8192 and torch.cuda.get_device_properties(dev).multi_processor_count == 132:  # (H200 / H100 SXM:
-        # three K slices of 128 CTAs, three resident per SM, Launcher.crowded: no; both layers; the 64-token
-        # tile is fed by TMA and waits before its first copy, so it launches plainly)
+    if n == k == 8192 and torch.cuda.get_device_properties(dev).multi_processor_count == 132:  # (H200 / H100 SXM,
+        # both layers: 16 tokens on three groups of warps along K, one CTA per tile, 128 CTAs, no K split,
+        # programmatic, wg16_groups_along_k; 64 tokens in three K slices, fed by TMA, which waits before its first
+        # copy, so it launches plainly)
         for pw in (p1, p2):
             lp, grid, *_, pdl_ok = pw.launcher._by_m[m]
             cfg = dict(lp.kernel.spec.config)
-            assert cfg["WG"] and grid[2] > 1 and (cfg["TMA"] or (lp.pdl and pdl_ok and lp.params.early_w)), grid
+            if m == 16:
+                assert cfg["WG"] and cfg.get("KG") == 3 and grid[2] == 1, (cfg, grid)
+                assert lp.pdl and pdl_ok and lp.params.early_w, grid
+            else:
+                assert cfg["WG"] and cfg["TMA"] and grid[2] > 1, (cfg, grid)
     if n == 4096 and m > 64 and torch.cuda.get_device_capability(dev)[0] == 9:  # (at most one CTA per SM of a
         # warpgroup tile: where two are resident per SM, Launcher.crowded, so a plain launch -- launched early, some
         # SMs took two and others none; 128 tokens over a K of 2048: 64-token CTAs, two per SM -- the 2048x4096 layer
