@@ -1362,6 +1362,17 @@ batched_decode or register_rings"
              --m 1 --weight int4 --group-size 128
            abbench s60e-w 1 "new old" 150 "^(== |[0-9]+ )|rror" --shapes 8192x14336,8192x28672,5120x13824,10240x8192 \
              --m 2,4,6,8 --weight int4 --group-size 128 ;;
+    s73v)  # (seventy-third session, any sm_90 GPU) 9-16 tokens take three groups along K by default also where the
+           # launch splits K in two, summed in clusters (wg16_groups_along_k: 45-66 tiles of 64 rows on 132 SMs; s70c on
+           # an H100: 4096x4096 / 4096x14336 gained, 2048x8192's four slices lost): the chained-launch, groups and
+           # cluster tests, then one / three groups on the layers of 48 and 56 tiles the rule now takes and 4096x4096,
+           # alternated twice
+           gputests s73v 240 "programmatic_dependent_launch or groups_along_k or split_k_in_clusters"
+           envbench s73v 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \
+             --shapes 3072x8192,3584x8192,3072x14336,4096x4096 --m 12,16 --weight int4 --group-size 128 ;;
+    s73r)  # (seventy-third session; ran on an H100) the issue's int4 rows with cuBLAS on this tree (4096x4096 and
+           # 4096x14336 at 16 tokens now on three groups along K, two slices summed in clusters)
+           int4rows s73r ;;
     s71h)  # (seventy-first session, for an H200) the issue's int4 rows with cuBLAS on this tree (8192x8192 M=16 now on
            # three groups along K by default), groups along K (one / two / three) at 16 tokens on the three layers
            # they are planned for (H100: s69k, s70k) and on 14336x4096 (the 128-row tile, 112 tiles) and 4096x14336
@@ -1370,7 +1381,7 @@ batched_decode or register_rings"
            envbench s71h 2 "one=HUMMING_WG16_KG=1 two=HUMMING_WG16_KG=2 three=HUMMING_WG16_KG=3" 50 "^(== |16 )|rror" \
              --shapes 8192x8192,7168x8192,6144x4096,14336x4096,4096x14336 --m 16 --weight int4 --group-size 128
            widths s71h-w 8192x8192 "int8:0 e4m3:0 int3:128 int2:128" ;;
-    s71g)  # (seventy-first session, any sm_90 GPU; an H200 first) the GPU tests of groups along K (the 16-token default,
+    s71g)  # (seventy-first session, any sm_90 GPU; an H200 first; passed on an H100 in the seventy-third) the GPU tests of groups along K (the 16-token default,
            # the 64-token twin, two slices summed in a cluster), of the planner paths, the TMA and cluster tiles, the
            # long-K ring, and the planner fuzz
            gputests s71g-kg 200 "groups_along_k or split_k_in_clusters"
@@ -1389,13 +1400,15 @@ batched_decode or register_rings"
            # K), 4096x14336 (64 tiles, five slices in clusters) and 28672x8192 (the 128-row tile) at M=16 -- what would
            # decide raw codes with activation sums (docs/perf-notes.md, seventy-first session)
            PROF="8192x8192:16 4096x14336:16 28672x8192:16" bash "$0" prof ;;
-    s70m)  # (seventieth session, for any sm_90 GPU; NOT RUN there: the device time ran out) 33-64 tokens on WG_64_TMA's
+    s70m)  # (seventieth session, for any sm_90 GPU; ran on an H100 in the seventy-third: the groups lost 5-10 %,
+           # figures at WG_64_KG in gemm_mma_sync.py) 33-64 tokens on WG_64_TMA's
            # cp.async twin with three groups along K (WG_64_KG, HUMMING_WG64_KG=3) where its tiles fill 2/3 of the SMs
            # to all of them, against WG_64_TMA's split launch; the groups' GPU tests first (now with the 64-token twin)
            gputests s70m 200 "groups_along_k"
            envbench s70m 2 "tma=HUMMING_WG64_KG=1 kg3=HUMMING_WG64_KG=3" 60 "^(== |33 |48 |64 )|rror" \
              --shapes 8192x8192,7168x8192,6144x4096 --m 33,48,64 --weight int4 --group-size 128 ;;
-    s70c)  # (seventieth session, for any sm_90 GPU; NOT RUN there) groups along K whose launch splits K two ways now sum in a
+    s70c)  # (seventieth session, for any sm_90 GPU; ran on an H100 in the seventy-third: 64 tiles in two slices won,
+           # 32 in four lost; figures at WG16_KG_DEFAULT) groups along K whose launch splits K two ways now sum in a
            # cluster (s70k: through the workspace they lost on 4096x4096 / 4096x14336, 64 tiles): HUMMING_WG16_KG = 1 / 3
            # at M = 12 / 16, alternated twice (the groups' GPU tests, in s70m, cover the cluster sum)
            envbench s70c 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \

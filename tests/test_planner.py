@@ -453,11 +453,12 @@ def test_small_m_tiles_follow_the_layer_shape_on_a_known_gpu():
     assert G.tile_from_config(w4a4.tuning[0].config).stream == 1  # (quantized activations: as before, not measured)
     deep = G.replace(fold(G.WG_DECODE_TWO), stages=G.DECODE_TWO_STAGES)  # (decode_depth)
     assert tile(28672, 8192, 1, "h200") == deep == tile(28672, 8192, 8, "h200") and G.WG_DECODE.bk == 256
-    assert tile(4096, 4096, 16, "h200") == fold(G.WG_16_DEEP) == tile(5120, 8192, 9, "h200")
-    assert tile(4096, 14336, 16, "h200") == fold(G.WG_16_DEEP)
-    # (... with three groups of warps along K where its tiles fill 2/3 of the SMs to all of them: wg16_groups_along_k)
+    assert fold(G.WG_16_DEEP) == tile(5120, 8192, 9, "h200") == tile(2048, 8192, 16, "h200")
+    # (... with three groups of warps along K where its tiles fill 2/3 of the SMs to all of them, or a launch that
+    # splits K in two does: wg16_groups_along_k)
     kg3 = G.replace(fold(G.WG_16_DEEP), kg=3)
     assert tile(8192, 8192, 9, "h200") == kg3 == tile(7168, 8192, 16, "h200") == tile(6144, 4096, 16, "h200")
+    assert tile(4096, 4096, 16, "h200") == kg3 == tile(4096, 14336, 12, "h200")
     assert tile(28672, 8192, 16, "h200") == fold(G.WG_16_DEEP_TWO) == tile(14336, 4096, 9, "h200")
     assert G.WG_16_TWO.bn == 32 * G.WG_16_TWO.wn and G.Launcher.ctas_for(G.WG_16_TWO) == 2
     assert tile(8192, 8192, 17, "h200") == fold(G.WG_32_NARROW) == tile(4096, 4096, 100, "h200")  # (M > 32: two tiles)

@@ -233,12 +233,12 @@ def test_split_caps_and_neighbours_are_offered():
 
 def test_groups_along_k_are_offered_to_the_16_token_tile_where_its_ctas_fit_a_wave():
     """`humming tune` times the H200's 9-16 token warpgroup tile with the other counts of groups along K (Tile.kg: one,
-    two, three) where its CTAs fit one wave (8192x8192: 128 of 64 rows, three by default; 4096x4096: 64, one), not
+    two, three) where its CTAs fit one wave (8192x8192: 128 of 64 rows, three by default; 2048x8192: 32, one), not
     where they do not (28672x8192: 224 of 128), nor on the register rings; the plan with such a range compiles to a
     kernel of 128 kg threads. A tuning with groups along K on a TMA tile is refused with the reason."""
     _, caps, _ = resolve_device("H200")
     g128 = WeightScheme("int4", "group", 128)
-    for layer, own, offered in ((INT4, 3, [1, 2]), (LayerSpec(4096, 4096, g128), 1, [2, 3]),
+    for layer, own, offered in ((INT4, 3, [1, 2]), (LayerSpec(2048, 8192, g128), 1, [2, 3]),
                                 (LayerSpec(28672, 8192, g128), 1, [])):
         p = plan(layer, "H200", tuning_db=False)
         i = _index(p, 16)

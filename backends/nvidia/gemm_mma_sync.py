@@ -702,7 +702,13 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
 #: 7.11-7.14 / 7.19-7.20; lost where fewer tiles left SMs idle or the launch still split K through the workspace:
 #: 5120x8192 (80) 10.2-10.3 / 10.3 -> 11.4 / 11.5, 4096x4096 (64, two slices) 6.27 / 6.23-6.27 -> 6.98-7.06 /
 #: 6.83-6.90, 4096x14336 (64) 13.9 / 14.1 -> 14.3 / 14.4; on the 128-row tile, 14336x4096 (112 tiles) 13.2 / 13.5 ->
-#: two groups 13.1-13.2 / 13.4, three 13.3-13.4 / 13.5 (a tie: it keeps one). Not measured on the H200 (its faster
+#: two groups 13.1-13.2 / 13.4, three 13.3-13.4 / 13.5 (a tie: it keeps one). Since the two slices of such a launch
+#: sum in a cluster (seventieth session), three groups win there too, where the two slices' CTAs fill
+#: WG16_KG_MIN_WAVE of the SMs (H100, the same way, s70c, s73v): 4096x4096 (64 tiles) 6.20-6.22 / 6.23-6.26 ->
+#: 6.03-6.12 / 6.15-6.21, 4096x14336 (64) 14.0 / 14.1-14.2 -> 13.4-13.5 / 13.5, 3584x8192 (56) 8.51-8.53 / 8.57-8.63
+#: -> 8.19-8.23 / 8.24-8.25, 3072x14336 (48) 11.6-11.7 / 11.8 -> 11.3 / 11.4, 3072x8192 (48) 7.87-7.90 / 7.92-7.98 ->
+#: 7.74-7.82 / 7.77-7.82; not four slices: 2048x8192 (32 tiles) 6.43-6.44 / 6.46-6.47 -> 8.00-8.03 / 7.81-7.82, nor
+#: three (44 tiles or fewer: not measured). Not measured on the H200 (its faster
 #: memory left the 16-token rows further from the stream: s67t) nor for other codes, which keep one group unless
 #: HUMMING_WG16_KG says; nor over a K below WG16_KG_MIN_K (each group's share of a short K is a few stages: not
 #: measured).
@@ -722,20 +728,27 @@ def _groups_switch(var: str) -> int:
 def wg16_groups_along_k(layer, recipe: "Recipe", tile: Tile, sms: int | None) -> int:
     """The groups along K (Tile.kg) of a dense layer's 16-token warpgroup tile (WG_16_DEEP, WG_16_DEEP_TWO): none where
     its tiles exceed the SMs (one wave of one CTA each), else ``HUMMING_WG16_KG`` (1-4, read when a plan is made) where
-    set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs, over
-    a K of at least WG16_KG_MIN_K."""
+    set, else WG16_KG_DEFAULT for 4-bit integer codes on WG_16_DEEP whose tiles fill WG16_KG_MIN_WAVE of the SMs, or
+    whose launch splits K in two and fills as much, over a K of at least WG16_KG_MIN_K."""
     switch = _groups_switch("HUMMING_WG16_KG")
     tiles = -(-padded_n(layer.n) // tile.bn)
     if not sms or layer.is_moe or tile not in (WG_16_DEEP, WG_16_DEEP_TWO) or tiles > sms:
         return 1
     if switch:
         return switch
+    # (one CTA per tile: the tiles fill WG16_KG_MIN_WAVE of the SMs; or the launch splits K in two, each pair of
+    # slices summed in a cluster, and those CTAs fill as much: Launcher.split_for gives two slices where the SMs over
+    # the tiles round down to two)
+    wave = tiles >= WG16_KG_MIN_WAVE * sms or (sms // tiles == 2 and 2 * tiles >= WG16_KG_MIN_WAVE * sms)
     ok = (tile == WG_16_DEEP and recipe.bits == 4 and not recipe.wfloat and not recipe.op8
-          and tiles >= WG16_KG_MIN_WAVE * sms and layer.k >= WG16_KG_MIN_K)
+          and wave and layer.k >= WG16_KG_MIN_K)
     return WG16_KG_DEFAULT if ok else 1
 
 
-#: 33-64 tokens with groups along K (HUMMING_WG64_KG, not planned by default: not yet measured): WG_64_TMA's cp.async
+#: 33-64 tokens with groups along K (HUMMING_WG64_KG, not planned by default: it lost to WG_64_TMA's split launch, H100,
+#: int4 g128 fp16, through the bench, two rounds alike, us, M = 33 / 48 / 64, s70m: 8192x8192 23.9-24.0 / 24.1-24.2 /
+#: 23.9-24.4 -> 25.7-25.8 / 26.1-26.3 / 26.6-26.8, 7168x8192 23.1-23.2 / 23.2-23.3 / 23.8 -> 24.9 / 25.3 / 26.0,
+#: 6144x4096 12.9-13.0 / 13.0-13.2 / 13.4-13.5 -> 13.7-13.8 / 13.9-14.0 / 14.1): WG_64_TMA's cp.async
 #: twin with three groups of four warps in one CTA (384 threads, 161 registers, 194560 bytes of shared memory at three
 #: stages each for int4 g128 on sm_90a), one CTA per 64-row tile where the tiles fill 2/3 of the SMs to all of them:
 #: the split launch's sum of 64-token partial tiles through the workspace (8192x8192: 128 tiles, three slices) left out,
