@@ -1370,6 +1370,12 @@ batched_decode or register_rings"
            gputests s73v 240 "programmatic_dependent_launch or groups_along_k or split_k_in_clusters"
            envbench s73v 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \
              --shapes 3072x8192,3584x8192,3072x14336,4096x4096 --m 12,16 --weight int4 --group-size 128 ;;
+    s73t)  # (seventy-third session, any sm_90 GPU; ran on an H100: three and four slices lost 9-15 %, figures at
+           # WG16_KG_DEFAULT) groups along K where the 16-token launch splits K in three (40-44
+           # tiles of 64 rows on 132 SMs, summed in clusters of three; not planned: wg16_groups_along_k) and in four
+           # (2048x8192, which lost in s70c), one / three groups at M = 12 / 16, alternated twice
+           envbench s73t 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \
+             --shapes 2560x8192,2560x14336,2816x8192,2048x14336 --m 12,16 --weight int4 --group-size 128 ;;
     s73r)  # (seventy-third session; ran on an H100) the issue's int4 rows with cuBLAS on this tree (4096x4096 and
            # 4096x14336 at 16 tokens now on three groups along K, two slices summed in clusters)
            int4rows s73r ;;

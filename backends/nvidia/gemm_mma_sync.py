@@ -707,8 +707,10 @@ def ring3_one_tile(layer, recipe: "Recipe", kp: int, sms: int | None) -> Tile | 
 #: WG16_KG_MIN_WAVE of the SMs (H100, the same way, s70c, s73v): 4096x4096 (64 tiles) 6.20-6.22 / 6.23-6.26 ->
 #: 6.03-6.12 / 6.15-6.21, 4096x14336 (64) 14.0 / 14.1-14.2 -> 13.4-13.5 / 13.5, 3584x8192 (56) 8.51-8.53 / 8.57-8.63
 #: -> 8.19-8.23 / 8.24-8.25, 3072x14336 (48) 11.6-11.7 / 11.8 -> 11.3 / 11.4, 3072x8192 (48) 7.87-7.90 / 7.92-7.98 ->
-#: 7.74-7.82 / 7.77-7.82; not four slices: 2048x8192 (32 tiles) 6.43-6.44 / 6.46-6.47 -> 8.00-8.03 / 7.81-7.82, nor
-#: three (44 tiles or fewer: not measured). Not measured on the H200 (its faster
+#: 7.74-7.82 / 7.77-7.82; not three slices (s73t): 2560x8192 (40 tiles) 7.18-7.22 / 7.21-7.35 -> 8.35-8.43 / 8.19-8.20,
+#: 2560x14336 (40) 10.0-10.1 / 10.1 -> 11.1-11.2 / 11.0, 2816x8192 (44) 7.78-7.83 / 7.89-7.92 -> 8.59-8.63 / 8.51-8.53;
+#: nor four: 2048x8192 (32) 6.43-6.44 / 6.46-6.47 -> 8.00-8.03 / 7.81-7.82, 2048x14336 (32) 8.88-8.90 / 9.00-9.02 ->
+#: 10.1 / 9.98-9.99 (each group's share of a slice a few stages). Not measured on the H200 (its faster
 #: memory left the 16-token rows further from the stream: s67t) nor for other codes, which keep one group unless
 #: HUMMING_WG16_KG says; nor over a K below WG16_KG_MIN_K (each group's share of a short K is a few stages: not
 #: measured).
