@@ -368,6 +368,44 @@ def test_prefill_split_counts_for_the_planners_tiles():
     assert L.split_for(G.WG_16_NARROW, 1, 128, 64, 16) == 2 and L.split_for(G.WG_16_NARROW, 1, 256, 64, 16) == 1
 
 
+def test_groups_along_k_are_planned_for_the_launchers_one_or_two_slices(monkeypatch):
+    """The planner gives the 16-token tile groups along K (wg16_groups_along_k) where the launcher runs its tiles in
+    one K slice filling 2/3 of the SMs or more, or in two slices (summed in a cluster) that fill as much; three or
+    four slices lost (docs/perf-notes.md, seventy-third session). The plan assumes that; the launcher decides it
+    (Launcher.split_for, at the first launch: a GPU-only path otherwise). Here both on the H200's plans of layers
+    of 32-132 tiles of 64 rows, for the formats that take the groups by default: one CTA per SM, and one or two
+    slices filling 2/3 of the SMs wherever the groups are planned (both kinds among these layers)."""
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+    from humming_nvidia.mma_sync_kernel import smem_bytes
+
+    monkeypatch.delenv("HUMMING_WG16_KG", raising=False)
+    clear_cache()
+    L = G.Launcher.__new__(G.Launcher)
+    L.sm_count, L.ctas_per_sm, L.max_split, L.smem_per_sm = 132, None, 16, 228 * 1024
+    seen = set()
+    for scheme, act in ((WeightScheme("int4", "group", 128), ActivationScheme("fp16")),
+                        (WeightScheme("uint4", "group", 128, zero_point="int"), ActivationScheme("fp16")),
+                        (WeightScheme("int4", "group", 128), ActivationScheme("bf16"))):
+        for n in (2048, 2560, 2816, 2880, 3072, 3584, 4096, 4224, 5120, 5632, 7168, 8192, 8448):
+            for k in (4096, 8192, 14336):
+                p = humming.plan(LayerSpec(n, k, scheme, act, out_dtype=act.fmt), "H200")
+                r = p.tuning_for(16)
+                t = G.tile_from_config(r.config)
+                if t.bm != 16 or t.kg == 1:
+                    continue
+                L.packed = types.SimpleNamespace(recipe=G.recipe_for(
+                    scheme, bf16=act.fmt == "bf16", out_bf16=act.fmt == "bf16", caps_cp_async=True, k8mma=False,
+                    target="sm_90a"))
+                assert 2 * (smem_bytes(L.packed.recipe, t) + 1024) > L.smem_per_sm, (n, k, t)  # (one CTA per SM)
+                tiles = -(-n // t.bn)
+                split = L.split_for(t, 1, tiles, -(-k // t.bk), r.config.get("split_k", 16))
+                assert split in (1, 2) and 3 * tiles * split >= 2 * 132, (n, k, tiles, split)
+                seen.add(split)
+    assert seen == {1, 2}
+    clear_cache()
+
+
 def test_narrow_layers_split_k_above_64_tokens_within_one_wave():
     """Dense layers of 16-bit operands whose grid leaves half the SMs idle at a range's first M split K above 64
     tokens too (IDLE_SPLIT_16: split_k = SMs // tiles at the range's first M); the launcher splits a warpgroup tile of
