@@ -169,6 +169,13 @@ GROUPS = {
     "f16": [T(16, 64, 128, 1, 4, 1, 6, wgmma=1)],
     "f64": [T(64, 64, 128, 1, 4, 1, 3, wgmma=1, tma=1, chains=2), T(64, 128, 128, 1, 8, 1, 4, wgmma=1)],
     "f256": [T(128, 128, 128, 1, 8, 1, 4, wgmma=1), T(256, 128, 128, 1, 8, 1, 3, wgmma=1)],
+    # (seventy-fourth session) short K at many tokens (deepseek-v3's kv_b, 32768x512): the planner's 256-token tile
+    # (one CTA per SM), tiles of two CTAs per SM (one's epilogue under the other's loop), and 256-row tiles (half
+    # the activations' re-reads from L2)
+    "kvb": [T(256, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 128, 128, 1, 8, 1, 4, wgmma=1),
+            T(128, 64, 128, 1, 4, 1, 3, wgmma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
+            T(128, 256, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1),
+            T(64, 256, 128, 1, 8, 1, 3, wgmma=1), T(192, 128, 128, 1, 8, 1, 3, wgmma=1)],
     # 8-bit weights above 128 tokens: three stages fit, so TMA (refilled one behind) keeps two in flight
     "b8tma": [T(128, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1),
               T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1), T(128, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),
