@@ -42,6 +42,27 @@ def test_from_float_runs_the_reference_on_cpu():
     assert torch.equal(y, want.reshape(2, 3, 64))
 
 
+def test_the_ops_name_a_weight_that_is_not_prepared():
+    """gemm / moe_gemm given a QuantizedWeight, a tensor (arguments swapped) or None, and prepare_weight given a
+    float tensor, raise an error that says what was expected and what came -- before any GPU is needed."""
+    import humming
+
+    qw = R.quantize(torch.randn(64, 256) * 0.02, WeightScheme("int4", "group", 128))
+    x = torch.randn(2, 256, dtype=torch.float16)
+    with pytest.raises(ShapeError, match=r"gemm: the weight must be a PreparedWeight .* got a QuantizedWeight; "
+                                         r"prepare it once with humming.prepare_weight"):
+        humming.gemm(x, qw)
+    with pytest.raises(ShapeError, match=r"got a torch.Tensor \(the arguments are x, then the prepared weight\)"):
+        humming.gemm(qw, x)
+    with pytest.raises(ShapeError, match="got NoneType"):
+        humming.gemm(x, None)
+    with pytest.raises(ShapeError, match="moe_gemm: the weight must be a PreparedWeight .* got a QuantizedWeight"):
+        humming.moe_gemm(x, qw, torch.zeros(2, 1, dtype=torch.int32))
+    with pytest.raises(ShapeError, match=r"prepare_weight: the weight must be a QuantizedWeight, got Tensor "
+                                         r"\(a float weight: quantize it first"):
+        humming.prepare_weight(torch.randn(64, 256))
+
+
 def test_static_activations_need_one_positive_scale():
     w = torch.randn(32, 128) * 0.02
     with pytest.raises(ShapeError, match="e4m3 static tensor .* need act_scale"):

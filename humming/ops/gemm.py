@@ -92,7 +92,12 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     """Plan ``qw`` (a :class:`~humming.reference.QuantizedWeight`) for ``device`` and repack it there."""
     from .. import plan as make_plan
     from ..device import get_device
+    from ..reference import QuantizedWeight
 
+    if not isinstance(qw, QuantizedWeight):
+        hint = (" (a float weight: quantize it first, humming.reference.quantize(w, scheme), or use "
+                "humming.nn.QuantLinear.from_float)" if isinstance(qw, torch.Tensor) else "")
+        raise ShapeError(f"prepare_weight: the weight must be a QuantizedWeight, got {type(qw).__name__}{hint}")
     dev = _detect_cuda(device)
     if layer is None:
         act = activation or ActivationScheme("fp16")
@@ -147,6 +152,17 @@ def registered(handle: int) -> PreparedWeight:
     if w is None:
         raise ShapeError(f"gemm: no prepared weight with handle {handle} (was it freed?)")
     return w
+
+
+def not_prepared(w, op: str) -> ShapeError:
+    """The error for a call given something other than a PreparedWeight as its weight (``op``: the call's name)."""
+    if isinstance(w, torch.Tensor):
+        hint = "a torch.Tensor (the arguments are x, then the prepared weight)"
+    elif type(w).__name__ == "QuantizedWeight":
+        hint = "a QuantizedWeight; prepare it once with humming.prepare_weight(w) (plan and repack for this GPU)"
+    else:
+        hint = type(w).__name__
+    return ShapeError(f"{op}: the weight must be a PreparedWeight (humming.prepare_weight), got {hint}")
 
 
 def _check_x(x: torch.Tensor, w: PreparedWeight) -> None:
@@ -239,12 +255,17 @@ def gemm(x: torch.Tensor, w: PreparedWeight, bias: torch.Tensor | None = None,
     Under ``torch.compile`` this is the custom op ``torch.ops.humming.gemm``.
     """
     if out is None and _is_compiling():
+        if not isinstance(w, PreparedWeight):
+            raise not_prepared(w, "gemm")
         return _gemm_op.op(x, w.handle, bias, act_scale)
     return _gemm(x, w, bias, act_scale, out)
 
 
 def _gemm(x, w, bias=None, act_scale=None, out=None):
-    f = w.fast
+    try:
+        f = w.fast
+    except AttributeError:  # (no check on the fast path: an attribute read fails only for a wrong object)
+        raise not_prepared(w, "gemm") from None
     # the common call (16-bit x as the kernel wants it, nothing else given) in a few
     # attribute reads; anything else takes the checked path below
     if f and out is None and bias is None and act_scale is None and type(x) is torch.Tensor:

@@ -51,7 +51,7 @@ from typing import Optional
 import torch
 
 from ..errors import ShapeError
-from .gemm import MOE_MIN_TOKENS, PreparedWeight, _prepare_activations, registered
+from .gemm import MOE_MIN_TOKENS, PreparedWeight, _prepare_activations, not_prepared, registered
 from .library import register_op
 
 __all__ = ["MoeRoute", "moe_route", "moe_gemm", "moe_gemm_batched", "moe_mlp", "tokens_per_expert"]
@@ -229,6 +229,8 @@ def moe_route(topk_ids: torch.Tensor, num_experts: int, block_m: int) -> MoeRout
 
 
 def _check(x, w: PreparedWeight, topk_ids, topk_weights, check_ids: bool):
+    if not isinstance(w, PreparedWeight):
+        raise not_prepared(w, "moe_gemm")
     if not w.layer.is_moe:
         raise ShapeError("moe_gemm: this prepared weight is dense (no expert dimension); use gemm")
     k, e = w.layer.k, w.layer.num_experts
@@ -271,6 +273,8 @@ def moe_gemm(x: torch.Tensor, w: PreparedWeight, topk_ids: torch.Tensor, topk_we
     ``static_tensor`` activation scheme. Under ``torch.compile`` this is ``torch.ops.humming.moe_gemm``.
     """
     if torch.compiler.is_compiling():
+        if not isinstance(w, PreparedWeight):
+            raise not_prepared(w, "moe_gemm")
         return _moe_op.op(x, w.handle, topk_ids, topk_weights, bool(reduce), act_scale)
     return _moe_gemm(x, w, topk_ids, topk_weights, reduce, act_scale, check_ids)
 
