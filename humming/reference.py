@@ -552,6 +552,30 @@ def gemm(x: torch.Tensor, qw: QuantizedWeight, activation: ActivationScheme | No
     return y.to(torch.float32)
 
 
+def check_moe_call(op: str, x, k: int, topk_ids, topk_weights, dtypes=(torch.float16, torch.bfloat16)) -> None:
+    """The shapes and dtypes of an MoE call (``op``: its name in the errors): ``topk_ids`` int ``[M, topk]``,
+    ``x`` ``[M, K]`` or ``[M, topk, K]`` of one of ``dtypes`` (None: any floating dtype), ``topk_weights`` a float
+    ``[M, topk]`` or None. Raises ShapeError naming the tensor, what was expected and what came."""
+    if not isinstance(topk_ids, torch.Tensor) or topk_ids.dim() != 2 or topk_ids.dtype not in (
+            torch.int32, torch.int64):
+        raise ShapeError(f"{op}: topk_ids must be an int32 or int64 tensor [M, topk], got "
+                         f"{getattr(topk_ids, 'dtype', type(topk_ids).__name__)} "
+                         f"{list(getattr(topk_ids, 'shape', []))}")
+    m, topk = topk_ids.shape
+    if not isinstance(x, torch.Tensor) or (x.dtype not in dtypes if dtypes else not x.is_floating_point()):
+        want = " or ".join(str(d).replace("torch.", "") for d in dtypes) if dtypes else "floating-point"
+        raise ShapeError(f"{op}: x must be a {want} tensor, got {getattr(x, 'dtype', type(x).__name__)}")
+    if tuple(x.shape) not in ((m, k), (m, topk, k)):
+        raise ShapeError(f"{op}: x must be [M, K] = [{m}, {k}] or [M, topk, K] = [{m}, {topk}, {k}] "
+                         f"(M, topk from topk_ids), got {list(x.shape)}")
+    if topk_weights is not None and (not isinstance(topk_weights, torch.Tensor)
+                                     or topk_weights.shape != topk_ids.shape
+                                     or not topk_weights.is_floating_point()):
+        raise ShapeError(f"{op}: topk_weights must be a float tensor [M, topk] = {list(topk_ids.shape)}, got "
+                         f"{getattr(topk_weights, 'dtype', type(topk_weights).__name__)} "
+                         f"{list(getattr(topk_weights, 'shape', []))}")
+
+
 def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
              topk_weights: torch.Tensor | None = None, activation: ActivationScheme | None = None,
              reduce: bool = False, act_scale: torch.Tensor | None = None) -> torch.Tensor:
@@ -566,14 +590,9 @@ def moe_gemm(x: torch.Tensor, qw: QuantizedWeight, topk_ids: torch.Tensor,
     """
     if not qw.is_moe:
         raise ShapeError("reference.moe_gemm: expected an MoE weight [E, N, K]")
+    check_moe_call("reference.moe_gemm", x, qw.k, topk_ids, topk_weights, dtypes=None)
     m, topk = topk_ids.shape
-    if x.dim() == 2:
-        xs = x[:, None, :].expand(m, topk, x.shape[-1])
-    elif x.dim() == 3 and x.shape[:2] == (m, topk):
-        xs = x
-    else:
-        raise ShapeError(f"reference.moe_gemm: x must be [M, K] or [M, topk, K] with M={m}, topk={topk}; "
-                         f"got {list(x.shape)}")
+    xs = x[:, None, :].expand(m, topk, x.shape[-1]) if x.dim() == 2 else x
     if topk_ids.numel() and int(topk_ids.max()) >= qw.num_experts:
         raise ShapeError(f"reference.moe_gemm: topk_ids must be below {qw.num_experts} (negative: an expert held "
                          f"elsewhere), found {int(topk_ids.max())}")

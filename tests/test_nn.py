@@ -11,7 +11,7 @@ from safetensors.torch import save_file
 from humming import reference as R
 from humming.errors import ShapeError
 from humming.formats import load_checkpoint
-from humming.nn import QuantLinear
+from humming.nn import QuantLinear, QuantMoE
 from humming.scheme import ActivationScheme, WeightScheme
 
 FP8_STATIC = ActivationScheme("e4m3", "static_tensor")
@@ -58,6 +58,18 @@ def test_the_ops_name_a_weight_that_is_not_prepared():
         humming.gemm(x, None)
     with pytest.raises(ShapeError, match="moe_gemm: the weight must be a PreparedWeight .* got a QuantizedWeight"):
         humming.moe_gemm(x, qw, torch.zeros(2, 1, dtype=torch.int32))
+    # the modules check their inputs on the reference path (CPU) as the kernels' path does
+    ql = QuantLinear.from_float(torch.randn(64, 256) * 0.02, WeightScheme("int4", "group", 128), device="cpu")
+    with pytest.raises(ShapeError, match=r"QuantLinear: x must be a floating-point tensor \[..., 256\] "
+                                         r"\(in_features\), got torch.float32 \[2, 200\]"):
+        ql(torch.randn(2, 200))
+    with pytest.raises(ShapeError, match=r"got torch.int64 \[2, 256\]"):
+        ql(torch.ones(2, 256, dtype=torch.long))
+    qm = QuantMoE.from_float(torch.randn(4, 64, 256) * 0.02, WeightScheme("int4", "group", 128), device="cpu")
+    with pytest.raises(ShapeError, match=r"x must be \[M, K\] = \[3, 256\]"):
+        qm(torch.randn(3, 200), torch.zeros(3, 2, dtype=torch.int32))
+    with pytest.raises(ShapeError, match=r"topk_weights must be a float tensor \[M, topk\] = \[3, 2\]"):
+        qm(torch.randn(3, 256), torch.zeros(3, 2, dtype=torch.int32), torch.rand(3, 3))
     with pytest.raises(ShapeError, match=r"prepare_weight: the weight must be a QuantizedWeight, got Tensor "
                                          r"\(a float weight: quantize it first"):
         humming.prepare_weight(torch.randn(64, 256))

@@ -190,6 +190,15 @@ def test_moe_gemm_reference():
     assert torch.allclose(y3[2, 1], R.gemm(x3[2, 1:2], qw.expert(int(ids[2, 1])))[0], atol=1e-6)
     with pytest.raises(ShapeError, match="topk_ids must be below 4"):
         R.moe_gemm(x, qw, ids + 4)
+    # the call's shapes and dtypes are named as the kernels' moe_gemm names them (R.check_moe_call)
+    bad = [((x[:, :60], qw, ids), r"reference.moe_gemm: x must be \[M, K\] = \[6, 64\] or \[M, topk, K\]"),
+           ((x[:5], qw, ids), r"x must be \[M, K\] = \[6, 64\] .* got \[5, 64\]"),
+           ((x.long(), qw, ids), "x must be a floating-point tensor, got torch.int64"),
+           ((x, qw, ids.float()), "topk_ids must be an int32 or int64 tensor"),
+           ((x, qw, ids, torch.rand(6, 3)), r"topk_weights must be a float tensor \[M, topk\] = \[6, 2\]")]
+    for args, msg in bad:
+        with pytest.raises(ShapeError, match=msg):
+            R.moe_gemm(*args)
 
 
 def test_quantized_weight_validation_names_the_tensor():

@@ -119,6 +119,11 @@ class QuantLinear(torch.nn.Module):
 
     # -- forward ---------------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != self.in_features \
+                or not x.is_floating_point():
+            got = (f"{x.dtype} {list(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__)
+            raise ShapeError(f"QuantLinear: x must be a floating-point tensor [..., {self.in_features}] "
+                             f"(in_features), got {got}")
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
         if self.prepared is not None:

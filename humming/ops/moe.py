@@ -50,6 +50,7 @@ from typing import Optional
 
 import torch
 
+from .. import reference as R
 from ..errors import ShapeError
 from .gemm import MOE_MIN_TOKENS, PreparedWeight, _prepare_activations, not_prepared, registered
 from .library import register_op
@@ -234,24 +235,10 @@ def _check(x, w: PreparedWeight, topk_ids, topk_weights, check_ids: bool):
     if not w.layer.is_moe:
         raise ShapeError("moe_gemm: this prepared weight is dense (no expert dimension); use gemm")
     k, e = w.layer.k, w.layer.num_experts
-    if not isinstance(topk_ids, torch.Tensor) or topk_ids.dim() != 2 or topk_ids.dtype not in (
-            torch.int32, torch.int64):
-        raise ShapeError(f"moe_gemm: topk_ids must be an int32 or int64 tensor [M, topk], got "
-                         f"{getattr(topk_ids, 'dtype', type(topk_ids).__name__)} "
-                         f"{list(getattr(topk_ids, 'shape', []))}")
-    m, topk = topk_ids.shape
-    if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float16, torch.bfloat16):
-        raise ShapeError(f"moe_gemm: x must be a float16 or bfloat16 tensor, got "
-                         f"{getattr(x, 'dtype', type(x).__name__)}")
-    if tuple(x.shape) not in ((m, k), (m, topk, k)):
-        raise ShapeError(f"moe_gemm: x must be [M, K] = [{m}, {k}] or [M, topk, K] = [{m}, {topk}, {k}] "
-                         f"(M, topk from topk_ids), got {list(x.shape)}")
+    R.check_moe_call("moe_gemm", x, k, topk_ids, topk_weights)
     for name, t in (("x", x), ("topk_ids", topk_ids), ("topk_weights", topk_weights)):
         if t is not None and t.device != w.device:
             raise ShapeError(f"moe_gemm: {name} is on {t.device}, the prepared weight on {w.device}")
-    if topk_weights is not None and (topk_weights.shape != topk_ids.shape or not topk_weights.is_floating_point()):
-        raise ShapeError(f"moe_gemm: topk_weights must be a float tensor [M, topk] = {list(topk_ids.shape)}, got "
-                         f"{topk_weights.dtype} {list(topk_weights.shape)}")
     if check_ids and topk_ids.numel() and not torch.compiler.is_compiling() and not (
             topk_ids.is_cuda and torch.cuda.is_current_stream_capturing()):
         hi = int(topk_ids.max())
