@@ -40,7 +40,7 @@ from typing import Optional
 
 import torch
 
-from .dtypes import FloatFormat, IntFormat, NumberFormat, get_format
+from .dtypes import IntFormat, NumberFormat, get_format
 from .errors import FormatError, ShapeError
 from .scheme import ActivationScheme, WeightScheme
 
