@@ -17,6 +17,7 @@ from typing import Optional
 import torch
 
 from ..errors import DeviceError, ShapeError, UnsupportedError
+from ..reference import QuantizedWeight
 from ..scheme import ActivationScheme, LayerSpec
 from .library import register_op
 
@@ -92,7 +93,6 @@ def prepare_weight(qw, layer: LayerSpec | None = None, activation: ActivationSch
     """Plan ``qw`` (a :class:`~humming.reference.QuantizedWeight`) for ``device`` and repack it there."""
     from .. import plan as make_plan
     from ..device import get_device
-    from ..reference import QuantizedWeight
 
     if not isinstance(qw, QuantizedWeight):
         hint = (" (a float weight: quantize it first, humming.reference.quantize(w, scheme), or use "
@@ -158,7 +158,7 @@ def not_prepared(w, op: str) -> ShapeError:
     """The error for a call given something other than a PreparedWeight as its weight (``op``: the call's name)."""
     if isinstance(w, torch.Tensor):
         hint = "a torch.Tensor (the arguments are x, then the prepared weight)"
-    elif type(w).__name__ == "QuantizedWeight":
+    elif isinstance(w, QuantizedWeight):
         hint = "a QuantizedWeight; prepare it once with humming.prepare_weight(w) (plan and repack for this GPU)"
     else:
         hint = type(w).__name__
