@@ -376,6 +376,9 @@ class LinearKernel:
             raise ShapeError("apply: this config has experts (num_experts > 0); use MoEKernel")
         if self.weight is None:
             raise ShapeError("apply: call process_weights first (no weight has been converted yet)")
+        if not isinstance(x, torch.Tensor) or x.dim() < 1:
+            raise ShapeError(f"apply: x must be a tensor [..., {self.layer.k}], got "
+                             f"{list(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
         lead = x.shape[:-1]
         y = gemm(x.reshape(-1, x.shape[-1]), self.weight, bias=bias, act_scale=act_scale)
         return y.reshape(*lead, self.layer.n)

@@ -418,3 +418,19 @@ def test_moe_kernel_from_gptq_experts(poison_cuda, act_order):
         assert torch.allclose(yb[i, :c].float(), r, rtol=4e-3, atol=4e-3 * float(r.abs().max() + 1))
     assert len(precompile([kern], ms=(1, 16, 64))) >= 1
     assert MOE.tokens_per_expert(9, 2, 8) == 3
+
+
+def test_apply_names_what_it_was_given():
+    """LinearKernel.apply refuses a non-tensor x, and (through gemm) a weight that was never prepared, by name --
+    no GPU needed: the kernel object is built without its constructor's device check."""
+    qw = R.quantize(torch.randn(64, 256) * 0.02, WeightScheme("int4", "group", 128))
+    kern = LinearKernel.__new__(LinearKernel)
+    kern.layer = LayerSpec(64, 256, qw.scheme, ActivationScheme("fp16"))
+    kern.weight = None
+    with pytest.raises(ShapeError, match="call process_weights first"):
+        kern.apply(torch.randn(2, 256).half())
+    kern.weight = qw
+    with pytest.raises(ShapeError, match=r"apply: x must be a tensor \[..., 256\], got list"):
+        kern.apply([[0.0] * 256])
+    with pytest.raises(ShapeError, match="gemm: the weight must be a PreparedWeight .* got a QuantizedWeight"):
+        kern.apply(torch.randn(2, 256).half())

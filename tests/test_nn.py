@@ -58,6 +58,10 @@ def test_the_ops_name_a_weight_that_is_not_prepared():
         humming.gemm(x, None)
     with pytest.raises(ShapeError, match="moe_gemm: the weight must be a PreparedWeight .* got a QuantizedWeight"):
         humming.moe_gemm(x, qw, torch.zeros(2, 1, dtype=torch.int32))
+    from humming.ops.moe import moe_gemm_batched
+
+    with pytest.raises(ShapeError, match="moe_gemm_batched: the weight must be a PreparedWeight .* got a Quantized"):
+        moe_gemm_batched(x[None], qw, torch.ones(1, dtype=torch.int32))
     # the modules check their inputs on the reference path (CPU) as the kernels' path does
     ql = QuantLinear.from_float(torch.randn(64, 256) * 0.02, WeightScheme("int4", "group", 128), device="cpu")
     with pytest.raises(ShapeError, match=r"QuantLinear: x must be a floating-point tensor \[..., 256\] "

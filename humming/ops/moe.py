@@ -546,6 +546,8 @@ def moe_gemm_batched(x: torch.Tensor, w: PreparedWeight, expert_num_tokens: torc
     default: half of ``T``, the counts being on the device). Where ``T`` is a multiple of the tile's rows the
     GEMM reads ``x`` and writes the output in place (one launch, its blocks' experts from the counts by a few
     torch ops); otherwise ``x`` is first copied into rows padded to whole blocks."""
+    if not isinstance(w, PreparedWeight):
+        raise not_prepared(w, "moe_gemm_batched")
     if torch.compiler.is_compiling():
         return _batched_op.op(x, w.handle, expert_num_tokens, act_scale, int(tokens_per_expert or 0))
     return _moe_gemm_batched(x, w, expert_num_tokens, act_scale, tokens_per_expert)
@@ -613,6 +615,9 @@ def moe_mlp(x: torch.Tensor, w13: PreparedWeight, w2: PreparedWeight, topk_ids: 
     :func:`moe_gemm`, the activation in torch, and :func:`moe_gemm` again.
     """
     if torch.compiler.is_compiling():
+        for name, w in (("w13", w13), ("w2", w2)):
+            if not isinstance(w, PreparedWeight):
+                raise not_prepared(w, f"moe_mlp ({name})")
         return _mlp_op.op(x, w13.handle, w2.handle, topk_ids, topk_weights, activation, bool(interleaved),
                           float(alpha), float(limit), act_scales[0], act_scales[1])
     return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales, check_ids)
