@@ -230,8 +230,6 @@ def moe_route(topk_ids: torch.Tensor, num_experts: int, block_m: int) -> MoeRout
 
 
 def _check(x, w: PreparedWeight, topk_ids, topk_weights, check_ids: bool):
-    if not isinstance(w, PreparedWeight):
-        raise not_prepared(w, "moe_gemm")
     if not w.layer.is_moe:
         raise ShapeError("moe_gemm: this prepared weight is dense (no expert dimension); use gemm")
     k, e = w.layer.k, w.layer.num_experts
@@ -259,9 +257,9 @@ def moe_gemm(x: torch.Tensor, w: PreparedWeight, topk_ids: torch.Tensor, topk_we
     per expert, is added to each pair's row before the weighting. ``act_scale``: the calibrated scale of a
     ``static_tensor`` activation scheme. Under ``torch.compile`` this is ``torch.ops.humming.moe_gemm``.
     """
+    if not isinstance(w, PreparedWeight):
+        raise not_prepared(w, "moe_gemm")
     if torch.compiler.is_compiling():
-        if not isinstance(w, PreparedWeight):
-            raise not_prepared(w, "moe_gemm")
         return _moe_op.op(x, w.handle, topk_ids, topk_weights, bool(reduce), act_scale)
     return _moe_gemm(x, w, topk_ids, topk_weights, reduce, act_scale, check_ids)
 
@@ -615,22 +613,24 @@ def moe_mlp(x: torch.Tensor, w13: PreparedWeight, w2: PreparedWeight, topk_ids: 
     :func:`moe_gemm`, the activation in torch, and :func:`moe_gemm` again.
     """
     if torch.compiler.is_compiling():
-        for name, w in (("w13", w13), ("w2", w2)):
-            if not isinstance(w, PreparedWeight):
-                raise not_prepared(w, f"moe_mlp ({name})")
+        _check_mlp_weights(w13, w2)
         return _mlp_op.op(x, w13.handle, w2.handle, topk_ids, topk_weights, activation, bool(interleaved),
                           float(alpha), float(limit), act_scales[0], act_scales[1])
     return _moe_mlp(x, w13, w2, topk_ids, topk_weights, activation, interleaved, alpha, limit, act_scales, check_ids)
+
+
+def _check_mlp_weights(w13, w2) -> None:
+    for name, w in (("w13", w13), ("w2", w2)):
+        if not isinstance(w, PreparedWeight) or not w.layer.is_moe:
+            raise ShapeError(f"moe_mlp: {name} must be a prepared MoE weight (an expert dimension), got "
+                             f"{w.layer.describe() if isinstance(w, PreparedWeight) else type(w).__name__}")
 
 
 def _moe_mlp(x, w13, w2, topk_ids, topk_weights=None, activation="silu", interleaved=False, alpha=1.702, limit=7.0,
              act_scales=(None, None), check_ids=True):
     from ..reference import MOE_ACTIVATIONS, moe_activation
 
-    for name, w in (("w13", w13), ("w2", w2)):
-        if not isinstance(w, PreparedWeight) or not w.layer.is_moe:
-            raise ShapeError(f"moe_mlp: {name} must be a prepared MoE weight (an expert dimension), got "
-                             f"{getattr(getattr(w, 'layer', None), 'describe', lambda: type(w).__name__)()}")
+    _check_mlp_weights(w13, w2)
     l1, l2 = w13.layer, w2.layer
     if l1.num_experts != l2.num_experts or l1.n != 2 * l2.k or l1.n % 2:
         raise ShapeError(f"moe_mlp: w13 is {l1.num_experts} experts of N x K = {l1.n} x {l1.k} and w2 "
