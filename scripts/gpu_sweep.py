@@ -176,6 +176,9 @@ GROUPS = {
             T(128, 64, 128, 1, 4, 1, 3, wgmma=1), T(64, 128, 128, 1, 8, 1, 4, wgmma=1),
             T(128, 256, 128, 1, 8, 1, 3, wgmma=1), T(128, 256, 128, 1, 16, 1, 3, wgmma=1),
             T(64, 256, 128, 1, 8, 1, 3, wgmma=1), T(192, 128, 128, 1, 8, 1, 3, wgmma=1)],
+    # above 256 tokens: the planner's 256-token tile against 128 tokens x 256 rows on sixteen warps (G.WG_256_WIDE, one
+    # CTA per SM at 128 registers) at three and four stages
+    "wide256": [G.WG_256, G.WG_256_WIDE, G.replace(G.WG_256_WIDE, stages=4)],
     # 8-bit weights above 128 tokens: three stages fit, so TMA (refilled one behind) keeps two in flight
     "b8tma": [T(128, 128, 128, 1, 8, 1, 3, wgmma=1), T(128, 128, 128, 1, 8, 1, 3, wgmma=1, tma=1),
               T(64, 128, 128, 1, 8, 1, 4, wgmma=1, tma=1), T(128, 64, 128, 1, 4, 1, 4, wgmma=1, tma=1),

@@ -228,6 +228,20 @@ WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
 WG_128 = Tile(128, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
+#: 128 tokens x 256 rows on sixteen warps (four warpgroups of 64 rows, 128 registers, one CTA per SM): an
+#: experiment's stand-in for WG_256 wherever the planner takes WG_256 (HUMMING_WG256_WIDE = its stages, 3 or 4; unset:
+#: none). deepseek-v3's kv_b (32768x512) at M = 1024 / 4096 ran 87.6 / 343 us on it against 102 / 421 for WG_256
+#: (H100, int4 g128, kernel alone, gpu_sweep.py kvb, three rounds, s74k)
+WG_256_WIDE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
+
+
+def wg256_wide() -> Tile | None:
+    """The tile ``HUMMING_WG256_WIDE`` (3 or 4: WG_256_WIDE's stages; read when a plan is made) puts in WG_256's
+    place, or None where unset."""
+    raw = os.environ.get("HUMMING_WG256_WIDE", "")
+    if raw not in ("", "3", "4"):
+        raise ValueError(f"HUMMING_WG256_WIDE: expected 3 or 4 stages, got {raw!r}")
+    return replace(WG_256_WIDE, stages=int(raw)) if raw else None
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
 #: stages (three CTAs fit an SM), K split for two per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 /
@@ -1262,6 +1276,8 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if wg and lo >= dec:
             nominal = (wave_tile(wave[(lo, hi)]) if (lo, hi) in wave else
                        warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe, sms))
+            if nominal == WG_256 and not layer.is_moe and (wide := wg256_wide()) is not None:
+                nominal = wide
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
             # (measured so: split K up to 64 tokens, and above for tiles of at most 32 tokens (split_config: wgmma_tile's
