@@ -1383,7 +1383,7 @@ batched_decode or register_rings"
            timeout 150 python3 scripts/gpu_sweep.py --m 1024,4096 --groups wide256 --rounds 3 \
              --shapes 32768x512,24576x1536,1536x7168,5120x2048,6144x4096,4096x14336,8192x8192,28672x4096 \
              --json "$OUT/s75w-sweep.json" > "$OUT/s75w-sweep.log" 2>&1; tail -3 "$OUT/s75w-sweep.log"
-           envbench s75w 1 "base= wide3=HUMMING_WG256_WIDE=3 wide4=HUMMING_WG256_WIDE=4 base2=" "${S75W_BENCH_S:-75}" \
+           envbench s75w 1 "base= wide4=HUMMING_WG256_WIDE=4 wide3=HUMMING_WG256_WIDE=3 base2=" "${S75W_BENCH_S:-55}" \
              "^== |rror" --preset deepseek-v3,qwen3-30b-a3b,llama3-8b,llama3-70b --kind dense --m 1024,4096 \
              --weight int4 --group-size 128 ;;
     s74q)  # (seventy-fourth session) the next call's queue by the card that came: on an H200 the issue's table
