@@ -492,10 +492,13 @@ def test_large_m_steps_take_the_tile_of_the_fewest_waves():
     for (n, k), by_m in fitted.items():
         for m, (us_fit, us256) in by_m.items():
             assert us_fit < us256 / 1.05 and tile(n, k, m).bm == -(-m // 64) * 32, (n, k, m)
-    # within a 32-token step the tile holds; qwen3's qkv (40 tiles of 128 rows) by its waves and its last M tile
+    # within a 32-token step the tile holds; qwen3's qkv (40 tiles of 128 rows) by its waves and its last M tile (its
+    # short K: the 256-token steps on WG_256_WIDE, 128 tokens x 256 rows, wide_256)
+    w = G.WG_256_WIDE.bm
     assert [tile(5120, 2048, m).bm for m in (257, 384, 385, 480, 481, 577, 673, 768, 769, 960, 1537, 1664)] == [
-        128, 128, 160, 160, 192, 224, 256, 256, 160, 160, 128, 128]
-    assert tile(5120, 2048, 100000) == G.WG_256  # (past WAVE_MAX_WAVES waves: one range)
+        128, 128, 160, 160, 192, 224, w, w, 160, 160, 128, 128]
+    assert tile(5120, 2048, 673) == G.WG_256_WIDE == tile(5120, 2048, 100000)  # (past WAVE_MAX_WAVES: one range)
+    assert tile(5120, 2048 + 256, 100000) == G.WG_256  # (a longer K)
     qkv = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16")), "h100")
     assert "128 at M 257-384, 1537-1664; 160 at M 385-480, 769-960" in qkv.components["scheduler"]
     moe = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16"), num_experts=8), "h100")
@@ -513,6 +516,64 @@ def test_large_m_steps_take_the_tile_of_the_fewest_waves():
     finally:
         G.WAVE_TILES = old
     assert tile(5120, 2048 + 256, 1024).bm == 192
+
+
+def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
+    """Where the planner takes the 256-token warpgroup tile (WG_256), dense layers of more than 4096 rows over a K of at
+    most WIDE_256_MAX_K take 128 tokens x 256 rows on sixteen warps (WG_256_WIDE, wide_256: deepseek-v3's kv_b and q_b,
+    qwen3's qkv), for 16-bit operands and codes of at most 4 bits; longer K, at most 4096 rows, 8-bit codes,
+    zero-point codes (WG_128 there), and MoE layers keep theirs. HUMMING_WG256_WIDE: 0 never, 3 or 4 (its stages)
+    wherever WG_256 is taken, anything else refused by name. Its kernels compile for sm_90a to four warpgroups of
+    m64n128k16 wgmmas within 128 registers (512 threads), without a stack or local memory, at three stages."""
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    int4 = WeightScheme("int4", "group", 128)
+
+    def tile(n, k, m, scheme=int4, act="fp16", e=0):
+        p = humming.plan(LayerSpec(n, k, scheme, ActivationScheme(act), out_dtype=act, num_experts=e), "h200")
+        return G.tile_from_config(p.tuning_for(m).config)
+
+    monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
+    clear_cache()
+    try:
+        wide = G.WG_256_WIDE
+        assert (wide.bm, wide.bn, wide.threads, wide.stages) == (128, 256, 512, 3)
+        for n, k in ((32768, 512), (24576, 1536), (5120, 2048)):  # (5120x2048 at 1024 tokens: 192, wave_steps)
+            assert tile(n, k, 4096) == wide == tile(n, k, 4096, act="bf16") == tile(n, k, 100000), (n, k)
+        assert tile(32768, 512, 1024) == wide == tile(24576, 1536, 1024)
+        assert tile(32768, 512, 200) == wide  # (129-256 tokens: WG_256 on more than 8192 rows)
+        for scheme in (WeightScheme("int3", "group", 128), WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"),
+                       WeightScheme("int4", "channel", scale_fmt="fp32")):
+            assert tile(32768, 512, 1024, scheme) == wide, scheme.describe()
+        assert tile(5120, 2048 + 256, 4096) == G.WG_256 == tile(8192, 8192, 4096) == tile(36864, 7168, 4096)
+        assert tile(4096, 2048, 1024).bm == 256  # (at most 4096 rows)
+        assert tile(32768, 512, 1024, WeightScheme("uint4", "group", 128, zero_point="int")) == G.WG_128
+        assert tile(32768, 512, 1024, WeightScheme("e4m3", "channel", scale_fmt="fp32")) != wide
+        assert tile(32768, 512, 1024, e=8) != wide
+        monkeypatch.setenv("HUMMING_WG256_WIDE", "0")
+        clear_cache()
+        assert tile(32768, 512, 1024) == G.WG_256
+        monkeypatch.setenv("HUMMING_WG256_WIDE", "4")
+        clear_cache()
+        assert tile(8192, 8192, 4096) == dataclasses.replace(wide, stages=4)
+        monkeypatch.setenv("HUMMING_WG256_WIDE", "2")
+        clear_cache()
+        with pytest.raises(ValueError, match="HUMMING_WG256_WIDE.*'2'"):
+            tile(8192, 8192, 4096)
+    finally:
+        monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
+        clear_cache()
+    rt = Runtime(cache_dir=str(tmp_path))
+    for scheme, act in ((int4, "fp16"), (WeightScheme("int3", "group", 128), "bf16"),
+                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "fp16")):
+        p = humming.plan(LayerSpec(32768, 512, scheme, ActivationScheme(act), out_dtype=act), "h200")
+        assert G.tile_from_config(p.tuning_for(1024).config) == G.WG_256_WIDE
+        kern = rt.kernel(p.kernel(1024))
+        sass = I.disassemble(kern.cubin)
+        assert set(re.findall(r"HGMMA\.(\d+x\d+x\d+)", sass)) == {"64x128x16"}, (scheme.describe(), act)
+        u = I.resource_usage(kern.cubin)["humming_entry"]
+        assert u["REG"] <= 128 and not u["STACK"] and not u["LOCAL"], (scheme.describe(), act, u)
 
 
 def test_token_fitted_warpgroup_tiles_machine_code(tmp_path):

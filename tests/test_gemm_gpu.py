@@ -1349,7 +1349,8 @@ def test_large_m_steps_by_their_waves_through_the_planner(scheme, n, k, act):
     """Above 256 tokens, 32-token steps of M on the tile of 128, 160, 192, 224 or 256 tokens whose waves cost least
     (wave_steps): the first and last M of the first two steps of each tile and one inside, rows past M in the last M
     tile, through the planner for this GPU, against reference.py, outputs poisoned. On sm_90 with 132 SMs the plan
-    has the 256-token tile and at least two others, one of them of 160-224 tokens."""
+    has the 256-token tile (over qkv's short K: 128 tokens x 256 rows, WG_256_WIDE) and at least two others, one of
+    them of 160-224 tokens."""
     from humming_nvidia import gemm_mma_sync as G
 
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
@@ -1361,9 +1362,34 @@ def test_large_m_steps_by_their_waves_through_the_planner(scheme, n, k, act):
         for r in p.tuning:
             t = G.tile_from_config(r.config)
             if r.lo > 256 and r.hi is not None and t.wgmma:
-                steps.setdefault(t.bm, []).append((r.lo, r.hi))
+                steps.setdefault(256 if t == G.WG_256_WIDE else t.bm, []).append((r.lo, r.hi))
+        # (the 256-token steps: WG_256, or over a short K 128 tokens x 256 rows, WG_256_WIDE -- the qkv layer's)
         assert G.WG_256.bm in steps and len(steps) >= 3 and set(steps) & set(G.WAVE_FITTED_COST), p.tuning
         ms = sorted({m for runs in steps.values() for lo, hi in runs[:2] for m in (lo, (lo + hi) // 2 | 1, hi)})
+    run_and_check(qw, act, ms=ms)
+
+
+@pytest.mark.parametrize("act", [FP16, BF16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("scheme,n,k", [(WeightScheme("int4", "group", 128), 8192 + 72, 512),
+                                        (WeightScheme("int3", "group", 64), 6000, 1536 - 64),
+                                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), 12288, 2048 - 32),
+                                        (WeightScheme("int4", "channel", scale_fmt="fp32"), 5120 + 8, 1000)],
+                         ids=["int4-g128-kvb", "int3-g64-odd", "mxfp4", "int4-ch-odd-k"])
+def test_short_k_layers_on_the_sixteen_warp_tile(scheme, n, k, act):
+    """Dense layers of more than 4096 rows over a K of at most 2048 where the planner would take the 256-token tile:
+    128 tokens x 256 rows on sixteen warps (WG_256_WIDE, wide_256), at 129-256 tokens on more than 8192 rows and
+    above 256 where wave_steps keeps 256 tokens; rows past M and past N in the last tiles, a K that is not a multiple
+    of the 128-column block; through the planner for this GPU, against reference.py, outputs poisoned."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    ms = [300, 1000, 1537]
+    props = torch.cuda.get_device_properties(0)
+    if torch.cuda.get_device_capability(0)[0] == 9 and props.multi_processor_count == 132:
+        p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
+        runs = [(r.lo, r.hi) for r in p.tuning if G.tile_from_config(r.config) == G.WG_256_WIDE]
+        assert runs and (n <= 8192 or runs[0] == (129, 256)), p.tuning
+        ms = sorted({m for lo, hi in runs[:3] for m in (lo, hi or lo + 700)} | {200, 300})
     run_and_check(qw, act, ms=ms)
 
 

@@ -228,20 +228,38 @@ WG_64 = Tile(64, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_64_NARROW = Tile(64, 64, 128, 1, 4, 1, 4, wgmma=1)
 WG_128 = Tile(128, 128, 128, 1, 8, 1, 4, wgmma=1)
 WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
-#: 128 tokens x 256 rows on sixteen warps (four warpgroups of 64 rows, 128 registers, one CTA per SM): an
-#: experiment's stand-in for WG_256 wherever the planner takes WG_256 (HUMMING_WG256_WIDE = its stages, 3 or 4; unset:
-#: none). deepseek-v3's kv_b (32768x512) at M = 1024 / 4096 ran 87.6 / 343 us on it against 102 / 421 for WG_256
-#: (H100, int4 g128, kernel alone, gpu_sweep.py kvb, three rounds, s74k)
+#: 128 tokens x 256 rows on sixteen warps (four warpgroups of 64 rows, 128 registers, one CTA per SM) in WG_256's
+#: place on dense layers of more than 4096 rows over a K of at most WIDE_256_MAX_K, codes of at most 4 bits on 16-bit
+#: operands (wide_256). Its CTA holds half the activations of WG_256's in a stage (three stages of 48 KB against 72
+#: KB for int4 g128) and issues from sixteen warps where WG_256's eight hold 255 registers; over a short K each CTA
+#: is a few stages between its prologue and a 64 KB epilogue. H100, int4 g128, fp16 (seventy-fifth session,
+#: gpu_run.sh s75w): kernel alone (gpu_sweep.py wide256, three rounds, us, WG_256 -> this tile, M = 1024 / 4096):
+#: 32768x512 101.7 / 397 -> 87.7 / 334, 24576x1536 141 / 659 -> 139 / 565, 5120x2048 57.0 / 155 -> 54.2 / 143; over a
+#: longer K 1-5 % (1536x7168, 6144x4096, 4096x14336, 8192x8192) or a tie (28672x4096). Through the bench (one round
+#: each, the planner's WG_256 before and after, M = 1024 / 2048 / 4096): deepseek-v3's kv_b 100 / 192 / 388 -> 87.7
+#: / 166 / 341, q_b 147-154 / 285-293 / 595-605 -> 146 / 270 / 546, qwen3-30b-a3b's qkv (5120x2048) 47.0-47.4 /
+#: 77.7-78.3 / 151-153 -> 47.0 / 79.2 / 137; where WG_256 takes 129-256 tokens (more than 8192 rows), M=256: kv_b 24.7
+#: -> 22.5, q_b 47.0 -> 45.3. Over a longer K the bench was mixed, 5 % either way (deepseek-v3's dense_gate_up,
+#: 36864x7168, 1.02-1.05x slower; llama3-70b's gate_up, 57344x8192, 1.03-1.05x), so WG_256 stays there; four stages
+#: were no better than three. HUMMING_WG256_WIDE (read when a plan is made): 0 never, 3 or 4 everywhere the planner
+#: takes WG_256, at that many stages (measurements); unset, wide_256's rule.
 WG_256_WIDE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
+WIDE_256_MAX_K = 2048
 
 
-def wg256_wide() -> Tile | None:
-    """The tile ``HUMMING_WG256_WIDE`` (3 or 4: WG_256_WIDE's stages; read when a plan is made) puts in WG_256's
-    place, or None where unset."""
+def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
+    """The tile a dense layer takes where the planner takes WG_256 (``kp``: its padded K in kernel units): WG_256_WIDE
+    over a short K (see there), else None; ``HUMMING_WG256_WIDE`` overrides the rule."""
     raw = os.environ.get("HUMMING_WG256_WIDE", "")
-    if raw not in ("", "3", "4"):
-        raise ValueError(f"HUMMING_WG256_WIDE: expected 3 or 4 stages, got {raw!r}")
-    return replace(WG_256_WIDE, stages=int(raw)) if raw else None
+    if raw not in ("", "0", "3", "4"):
+        raise ValueError(f"HUMMING_WG256_WIDE: expected 0 (never), or 3 or 4 stages, got {raw!r}")
+    if layer.is_moe or raw == "0":
+        return None
+    if raw:
+        return replace(WG_256_WIDE, stages=int(raw))
+    ok = (not recipe.op8 and recipe.bits <= 4 and kp * recipe.ku <= WIDE_256_MAX_K
+          and padded_n(layer.n) > 4096)
+    return WG_256_WIDE if ok else None
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
 #: stages (three CTAs fit an SM), K split for two per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 /
@@ -1276,7 +1294,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if wg and lo >= dec:
             nominal = (wave_tile(wave[(lo, hi)]) if (lo, hi) in wave else
                        warpgroup_tile(moe_fp8_rows(layer, recipe, lo), layer, recipe, sms))
-            if nominal == WG_256 and not layer.is_moe and (wide := wg256_wide()) is not None:
+            if nominal == WG_256 and (wide := wide_256(layer, recipe, kp)) is not None:
                 nominal = wide
             if nominal.tma and not caps.has("tma"):  # (a wgmma chip declared without TMA: cp.async stages)
                 nominal = replace(nominal, tma=0)
