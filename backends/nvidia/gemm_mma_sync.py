@@ -236,10 +236,10 @@ WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
 #: gpu_run.sh s75w): kernel alone (gpu_sweep.py wide256, three rounds, us, WG_256 -> this tile, M = 1024 / 4096):
 #: 32768x512 101.7 / 397 -> 87.7 / 334, 24576x1536 141 / 659 -> 139 / 565, 5120x2048 57.0 / 155 -> 54.2 / 143; over a
 #: longer K 1-5 % (1536x7168, 6144x4096, 4096x14336, 8192x8192) or a tie (28672x4096). Through the bench (one round
-#: each, the planner's WG_256 before and after, M = 1024 / 2048 / 4096): deepseek-v3's kv_b 100 / 192 / 388 -> 87.7
-#: / 166 / 341, q_b 147-154 / 285-293 / 595-605 -> 146 / 270 / 546, qwen3-30b-a3b's qkv (5120x2048) 47.0-47.4 /
-#: 77.7-78.3 / 151-153 -> 47.0 / 79.2 / 137; where WG_256 takes 129-256 tokens (more than 8192 rows), M=256: kv_b 24.7
-#: -> 22.5, q_b 47.0 -> 45.3. Over a longer K the bench was mixed, 5 % either way (deepseek-v3's dense_gate_up,
+#: each, the planner with WG_256, then with this tile in its place, M = 1024 / 2048 / 4096): deepseek-v3's kv_b 100
+#: / 192 / 388 -> 87.7 / 166 / 341, q_b 147-154 / 285-293 / 595-605 -> 146 / 270 / 546, qwen3-30b-a3b's qkv
+#: (5120x2048) 47.0-47.4 / 77.7-78.3 / 151-153 -> 47.0 / 79.2 / 137; where WG_256 takes 129-256 tokens (more than
+#: 8192 rows), M=256: kv_b 24.7 -> 22.5, q_b 47.0 -> 45.3. Over a longer K the bench was mixed, 5 % either way (deepseek-v3's dense_gate_up,
 #: 36864x7168, 1.02-1.05x slower; llama3-70b's gate_up, 57344x8192, 1.03-1.05x), so WG_256 stays there; four stages
 #: were no better than three. HUMMING_WG256_WIDE (read when a plan is made): 0 never, 3 or 4 everywhere the planner
 #: takes WG_256, at that many stages (measurements); unset, wide_256's rule.
@@ -260,6 +260,8 @@ def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
     ok = (not recipe.op8 and recipe.bits <= 4 and kp * recipe.ku <= WIDE_256_MAX_K
           and padded_n(layer.n) > 4096)
     return WG_256_WIDE if ok else None
+
+
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
 #: stages (three CTAs fit an SM), K split for two per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 /
