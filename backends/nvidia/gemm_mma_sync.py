@@ -241,8 +241,8 @@ WG_256 = Tile(256, 128, 128, 1, 8, 1, 3, wgmma=1)
 #: (5120x2048) 47.0-47.4 / 77.7-78.3 / 151-153 -> 47.0 / 79.2 / 137; where WG_256 takes 129-256 tokens (more than
 #: 8192 rows), M=256: kv_b 24.7 -> 22.5, q_b 47.0 -> 45.3. Over a longer K the bench was mixed, 5 % either way
 #: (deepseek-v3's dense_gate_up, 36864x7168, 1.02-1.05x slower; llama3-70b's gate_up, 57344x8192, 1.03-1.05x), so
-#: WG_256 stays there; four stages were no better than three. HUMMING_WG256_WIDE (read when a plan is made): 0 never, 3 or 4 everywhere the planner
-#: takes WG_256, at that many stages (measurements); unset, wide_256's rule.
+#: WG_256 stays there; four stages were no better than three. HUMMING_WG256_WIDE (read when a plan is made): 0 never,
+#: 3 or 4 everywhere the planner takes WG_256, at that many stages (measurements); unset, wide_256's rule.
 WG_256_WIDE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
 WIDE_256_MAX_K = 2048
 
