@@ -1393,10 +1393,10 @@ batched_decode or register_rings"
            envbench s75x 1 "base= wide4=HUMMING_WG256_WIDE=4 wide3=HUMMING_WG256_WIDE=3 base2=" 70 "^== |rror" \
              --preset deepseek-v3,qwen3-30b-a3b,llama3-8b,llama3-70b --kind dense --m 256,600,2048 --weight int4 \
              --group-size 128 ;;
-    s75w)  # (seventy-fifth session, any sm_90 GPU; ran on an H100 on 22cabf1) above 256 tokens: the planner's 256-token tile (WG_256) against 128
-           # tokens x 256 rows on sixteen warps (WG_256_WIDE, which won 14 % on kv_b in s74k), kernel alone on eight
+    s75w)  # (seventy-fifth session, any sm_90 GPU; ran on an H100 on 22cabf1) above 256 tokens: the planner's
+           # 256-token tile (WG_256) against 128 tokens x 256 rows on sixteen warps (WG_256_WIDE, which won 14 % on kv_b in s74k), kernel alone on eight
            # layers of the serving presets, then the presets' dense layers through the bench with the planner taking
-           # it where it takes WG_256 (HUMMING_WG256_WIDE = its stages), then the first again (after 22cabf1 the
+           # it where it takes WG_256 (HUMMING_WG256_WIDE = its stages), then the first again (from 9e77a5b on the
            # planner itself takes it over a K of at most 2048: for WG_256 there, HUMMING_WG256_WIDE=0)
            timeout 150 python3 scripts/gpu_sweep.py --m 1024,4096 --groups wide256 --rounds 3 \
              --shapes 32768x512,24576x1536,1536x7168,5120x2048,6144x4096,4096x14336,8192x8192,28672x4096 \
