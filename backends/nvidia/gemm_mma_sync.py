@@ -1095,6 +1095,22 @@ WAVE_128_MARGIN = 0.93
 WAVE_MAX_WAVES = 8
 WAVE_FITTED_COST = {160: 0.71, 192: 0.86, 224: 0.93}
 WG_FITTED = {bm: replace(WG_256, bm=bm, stages=4) for bm in WAVE_FITTED_COST}  # (fit_tile: as many stages as fit)
+#: Where wide_256 puts WG_256_WIDE in WG_256's place, wave_steps costs the 256-token steps as that tile: its own M
+#: tiles of 128 tokens and N tiles of 256 rows, each CTA WAVE_WIDE_COST of a WG_256 CTA's time (the same output;
+#: H100, int4 g128, kernel alone at equal waves, s75w: 0.82-0.84 at a K of 512, 0.86-0.99 at 1536, 0.92-0.95 at 2048;
+#: the middle taken). Off until measured through the bench against the fitted tiles it would displace (gpu_run.sh
+#: s76w); HUMMING_WAVE_WIDE (read when a plan is made) 1 / 0 turns it on / off for measurements.
+WAVE_WIDE = False
+WAVE_WIDE_COST = 0.9
+
+
+def _wave_wide() -> bool:
+    """Whether wave_steps costs the 256-token steps as WG_256_WIDE where the planner takes it: WAVE_WIDE, or
+    HUMMING_WAVE_WIDE 1 (yes) / 0 (no)."""
+    raw = os.environ.get("HUMMING_WAVE_WIDE", "")
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"HUMMING_WAVE_WIDE: expected 0 or 1, got {raw!r}")
+    return raw == "1" if raw else WAVE_WIDE
 
 
 def wave_tile(bm: int) -> Tile:
@@ -1124,13 +1140,24 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
         return whole
     per_wave = {bm: sms * ctas_by_smem(recipe, t, smem) for bm, t in fitted.items()}
     cost = {WG_128.bm: WG_128.bm / WG_256.bm / WAVE_128_RATE / WAVE_128_MARGIN, **WAVE_FITTED_COST, WG_256.bm: 1.0}
+    shape = {bm: (bm, n_tiles) for bm in cost}  # (each key's M tile and its N tiles)
+    wide = wide_256(layer, recipe, kp) if _wave_wide() else None
+    if wide is not None:  # (the 256-token steps take WG_256_WIDE: cost them as it)
+        top = fit_tile(wide, recipe, smem, kp)
+        shape[WG_256.bm] = (top.bm, -(-padded_n(layer.n) // top.bn))
+        per_wave[WG_256.bm] = sms * ctas_by_smem(recipe, top, smem)
+        cost[WG_256.bm] = WAVE_WIDE_COST
+
+    def waves(t: int, b: int) -> int:
+        return -(-shape[t][1] * -(-b // shape[t][0]) // per_wave[t])
+
     out = []
     a = lo
     while hi is None or a <= hi:
         b = a + 31
-        if -(-n_tiles * -(-b // WG_256.bm) // per_wave[WG_256.bm]) > WAVE_MAX_WAVES:
+        if -(-n_tiles * -(-b // WG_256.bm) // (sms * ctas_by_smem(recipe, fitted[WG_256.bm], smem))) > WAVE_MAX_WAVES:
             break
-        bm = min(cost, key=lambda t: (-(-n_tiles * -(-b // t) // per_wave[t]) * cost[t], -t))
+        bm = min(cost, key=lambda t: (waves(t, b) * cost[t], -t))
         b = b if hi is None else min(b, hi)
         if out and out[-1][2] == bm:
             out[-1] = (out[-1][0], b, bm)
