@@ -576,6 +576,44 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         assert u["REG"] <= 128 and not u["STACK"] and not u["LOCAL"], (scheme.describe(), act, u)
 
 
+def test_wave_steps_cost_the_sixteen_warp_tile_when_switched_on(monkeypatch):
+    """HUMMING_WAVE_WIDE=1 (WAVE_WIDE, off by default until measured) makes wave_steps cost the 256-token steps of a
+    layer that wide_256 gives WG_256_WIDE as that tile -- 128-token M tiles, 256-row N tiles, WAVE_WIDE_COST a CTA --
+    so its steps above 256 tokens take it where its waves cost less: on kv_b (32768x512) at 300 tokens, 3 waves of
+    WG_256_WIDE (384 CTAs on 132 SMs, 2.7) beat the 160-token tile's 4 (512 CTAs, 2.84); on qwen3's qkv at 300
+    tokens WG_128's one wave still wins. Layers wide_256 leaves out keep their steps; other values are refused."""
+    from humming.planner import clear_cache
+    from humming_nvidia import gemm_mma_sync as G
+
+    int4 = WeightScheme("int4", "group", 128)
+
+    def tile(n, k, m):
+        p = humming.plan(LayerSpec(n, k, int4, ActivationScheme("fp16")), "h200")
+        return G.tile_from_config(p.tuning_for(m).config)
+
+    monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
+    try:
+        for raw in ("", "0"):
+            monkeypatch.setenv("HUMMING_WAVE_WIDE", raw)
+            clear_cache()
+            assert G._wave_wide() is G.WAVE_WIDE if not raw else not G._wave_wide()
+            if not G.WAVE_WIDE or raw == "0":
+                assert [tile(32768, 512, m).bm for m in (300, 350, 400, 600, 800)] == [160, 192, 224, 224, 160]
+        monkeypatch.setenv("HUMMING_WAVE_WIDE", "1")
+        clear_cache()
+        assert {tile(32768, 512, m) for m in (300, 350, 400, 600, 800)} == {G.WG_256_WIDE}
+        assert tile(5120, 2048, 300) == G.WG_128 and tile(5120, 2048, 600) == G.WG_256_WIDE
+        assert tile(8192, 8192, 300).bm == 160  # (a long K: no WG_256_WIDE, the fitted tile)
+        plan = humming.plan(LayerSpec(32768, 512, int4, ActivationScheme("fp16")), "h200")
+        assert "tile_by_waves" not in plan.components["scheduler"]  # (no step of fewer than 256 tokens left)
+        monkeypatch.setenv("HUMMING_WAVE_WIDE", "yes")
+        clear_cache()
+        with pytest.raises(ValueError, match="HUMMING_WAVE_WIDE.*'yes'"):
+            tile(32768, 512, 300)
+    finally:
+        monkeypatch.delenv("HUMMING_WAVE_WIDE", raising=False)
+        clear_cache()
+
 def test_token_fitted_warpgroup_tiles_machine_code(tmp_path):
     """The warpgroup tiles of 160, 192 and 224 tokens that wave_steps picks (WG_FITTED) compile for sm_90a to one
     m64nBMk16 wgmma per k16 step of their width, without a stack or local memory, in fp16 and bf16; tiles of other

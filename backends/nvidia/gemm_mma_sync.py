@@ -1123,7 +1123,8 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     warpgroup tile is WG_256 on a dense layer of 16-bit operands whose 256-token grid fills more than half the SMs at
     ``lo`` (narrower grids split K: IDLE_SPLIT_16), each step taking the tile of 128, 160, 192, 224 or 256 tokens
     (wave_tile) whose waves cost least -- ``waves x`` the tile's cost per CTA relative to WG_256 (WAVE_128_RATE,
-    WAVE_FITTED_COST; WG_128's divided by WAVE_128_MARGIN) -- neighbours of one tile merged; the rest of the range,
+    WAVE_FITTED_COST; WG_128's divided by WAVE_128_MARGIN; the 256-token steps as WG_256_WIDE's where _wave_wide and
+    wide_256 give that tile) -- neighbours of one tile merged; the rest of the range,
     from where WG_256's grid is WAVE_MAX_WAVES waves deep, one step of 256 tokens. Otherwise ``[(lo, hi, None)]``
     (the range's own tile). Steps start one past a multiple of 32, so within each every tile's M tiles, and so
     their waves, are constant."""
