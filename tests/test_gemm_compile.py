@@ -518,6 +518,16 @@ def test_large_m_steps_take_the_tile_of_the_fewest_waves():
     assert tile(5120, 2048 + 256, 1024).bm == 192
 
 
+def _plan_env(monkeypatch, name: str, value: str | None) -> None:
+    """Set (None: unset) an environment switch the planner reads when it makes a plan, and drop the cached plans."""
+    from humming.planner import clear_cache
+
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+    clear_cache()
+
 def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
     """Where the planner takes the 256-token warpgroup tile (WG_256), dense layers of more than 4096 rows over a K of at
     most WIDE_256_MAX_K take 128 tokens x 256 rows on sixteen warps (WG_256_WIDE, wide_256: deepseek-v3's kv_b and q_b,
@@ -525,7 +535,6 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
     zero-point codes (WG_128 there), and MoE layers keep theirs. HUMMING_WG256_WIDE: 0 never, 3 or 4 (its stages)
     wherever WG_256 is taken, anything else refused by name. Its kernels compile for sm_90a to four warpgroups of
     m64n128k16 wgmmas within 128 registers (512 threads), without a stack or local memory, at three stages."""
-    from humming.planner import clear_cache
     from humming_nvidia import gemm_mma_sync as G
 
     int4 = WeightScheme("int4", "group", 128)
@@ -534,8 +543,7 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         p = humming.plan(LayerSpec(n, k, scheme, ActivationScheme(act), out_dtype=act, num_experts=e), "h200")
         return G.tile_from_config(p.tuning_for(m).config)
 
-    monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
-    clear_cache()
+    _plan_env(monkeypatch, "HUMMING_WG256_WIDE", None)
     try:
         wide = G.WG_256_WIDE
         assert (wide.bm, wide.bn, wide.threads, wide.stages) == (128, 256, 512, 3)
@@ -551,19 +559,15 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         assert tile(32768, 512, 1024, WeightScheme("uint4", "group", 128, zero_point="int")) == G.WG_128
         assert tile(32768, 512, 1024, WeightScheme("e4m3", "channel", scale_fmt="fp32")) != wide
         assert tile(32768, 512, 1024, e=8) != wide
-        monkeypatch.setenv("HUMMING_WG256_WIDE", "0")
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WG256_WIDE", "0")
         assert tile(32768, 512, 1024) == G.WG_256
-        monkeypatch.setenv("HUMMING_WG256_WIDE", "4")
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WG256_WIDE", "4")
         assert tile(8192, 8192, 4096) == dataclasses.replace(wide, stages=4)
-        monkeypatch.setenv("HUMMING_WG256_WIDE", "2")
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WG256_WIDE", "2")
         with pytest.raises(ValueError, match="HUMMING_WG256_WIDE.*'2'"):
             tile(8192, 8192, 4096)
     finally:
-        monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WG256_WIDE", None)
     rt = Runtime(cache_dir=str(tmp_path))
     for scheme, act in ((int4, "fp16"), (WeightScheme("int3", "group", 128), "bf16"),
                         (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "fp16")):
@@ -582,7 +586,6 @@ def test_wave_steps_cost_the_sixteen_warp_tile_when_switched_on(monkeypatch):
     so its steps above 256 tokens take it where its waves cost less: on kv_b (32768x512) at 300 tokens, 3 waves of
     WG_256_WIDE (384 CTAs on 132 SMs, 2.7) beat the 160-token tile's 4 (512 CTAs, 2.84); on qwen3's qkv at 300
     tokens WG_128's one wave still wins. Layers wide_256 leaves out keep their steps; other values are refused."""
-    from humming.planner import clear_cache
     from humming_nvidia import gemm_mma_sync as G
 
     int4 = WeightScheme("int4", "group", 128)
@@ -594,25 +597,21 @@ def test_wave_steps_cost_the_sixteen_warp_tile_when_switched_on(monkeypatch):
     monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
     try:
         for raw in ("", "0"):
-            monkeypatch.setenv("HUMMING_WAVE_WIDE", raw)
-            clear_cache()
+            _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", raw)
             assert G._wave_wide() is G.WAVE_WIDE if not raw else not G._wave_wide()
             if not G.WAVE_WIDE or raw == "0":
                 assert [tile(32768, 512, m).bm for m in (300, 350, 400, 600, 800)] == [160, 192, 224, 224, 160]
-        monkeypatch.setenv("HUMMING_WAVE_WIDE", "1")
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", "1")
         assert {tile(32768, 512, m) for m in (300, 350, 400, 600, 800)} == {G.WG_256_WIDE}
         assert tile(5120, 2048, 300) == G.WG_128 and tile(5120, 2048, 600) == G.WG_256_WIDE
         assert tile(8192, 8192, 300).bm == 160  # (a long K: no WG_256_WIDE, the fitted tile)
         plan = humming.plan(LayerSpec(32768, 512, int4, ActivationScheme("fp16")), "h200")
         assert "tile_by_waves" not in plan.components["scheduler"]  # (no step of fewer than 256 tokens left)
-        monkeypatch.setenv("HUMMING_WAVE_WIDE", "yes")
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", "yes")
         with pytest.raises(ValueError, match="HUMMING_WAVE_WIDE.*'yes'"):
             tile(32768, 512, 300)
     finally:
-        monkeypatch.delenv("HUMMING_WAVE_WIDE", raising=False)
-        clear_cache()
+        _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", None)
 
 def test_token_fitted_warpgroup_tiles_machine_code(tmp_path):
     """The warpgroup tiles of 160, 192 and 224 tokens that wave_steps picks (WG_FITTED) compile for sm_90a to one
