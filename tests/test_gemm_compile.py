@@ -500,7 +500,8 @@ def test_large_m_steps_take_the_tile_of_the_fewest_waves():
     assert tile(5120, 2048, 673) == G.WG_256_WIDE == tile(5120, 2048, 100000)  # (past WAVE_MAX_WAVES: one range)
     assert tile(5120, 2048 + 256, 100000) == G.WG_256  # (a longer K)
     qkv = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16")), "h100")
-    assert "128 at M 257-384, 1537-1664; 160 at M 385-480, 769-960" in qkv.components["scheduler"]
+    assert "128 at M 257-384; 160 at M 385-480, 769-960" in qkv.components["scheduler"]
+    assert tile(5120, 2048, 1600) == G.WG_256_WIDE  # (two waves of it against WG_128's four: s76w 69.3 -> 54.7 us)
     moe = humming.plan(LayerSpec(5120, 2048, int4, ActivationScheme("fp16"), num_experts=8), "h100")
     assert max(r.lo for r in moe.tuning) <= 513, moe.tuning  # (MoE: the default ranges, not cut)
     assert "tile_by_waves" not in moe.components["scheduler"]
@@ -580,12 +581,14 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         assert u["REG"] <= 128 and not u["STACK"] and not u["LOCAL"], (scheme.describe(), act, u)
 
 
-def test_wave_steps_cost_the_sixteen_warp_tile_when_switched_on(monkeypatch):
-    """HUMMING_WAVE_WIDE=1 (WAVE_WIDE, off by default until measured) makes wave_steps cost the 256-token steps of a
-    layer that wide_256 gives WG_256_WIDE as that tile -- 128-token M tiles, 256-row N tiles, WAVE_WIDE_COST a CTA --
-    so its steps above 256 tokens take it where its waves cost less: on kv_b (32768x512) at 300 tokens, 3 waves of
-    WG_256_WIDE (384 CTAs on 132 SMs, 2.7) beat the 160-token tile's 4 (512 CTAs, 2.84); on qwen3's qkv at 300
-    tokens WG_128's one wave still wins. Layers wide_256 leaves out keep their steps; other values are refused."""
+def test_wave_steps_cost_the_sixteen_warp_tile(monkeypatch):
+    """Where wide_256 gives a layer WG_256_WIDE, wave_steps costs its 256-token steps as that tile -- 128-token M
+    tiles, 256-row N tiles, WAVE_WIDE_COST a CTA (WAVE_WIDE_SHORT_COST over a K of 512) -- so its steps above 256
+    tokens take it where its waves cost less than the fitted tiles' (s76w, H100): on kv_b (32768x512) at 300-850
+    tokens (e.g. 600: 5 waves against the 224-token tile's 6, 64.1 -> 53.4 us), on 12288x1024 at 550 (two waves
+    against the 160-token tile's three, 34.2 -> 30.5), not at the same waves (24576x1536 at 400 / 850: 3 / 6 waves
+    either way, 65.5 / 130 on the 224-token tile against 68.7 / 138). A long K keeps its steps; HUMMING_WAVE_WIDE=0
+    costs them as WG_256's (the seventy-fifth session's steps), and other values are refused."""
     from humming_nvidia import gemm_mma_sync as G
 
     int4 = WeightScheme("int4", "group", 128)
@@ -594,24 +597,25 @@ def test_wave_steps_cost_the_sixteen_warp_tile_when_switched_on(monkeypatch):
         p = humming.plan(LayerSpec(n, k, int4, ActivationScheme("fp16")), "h200")
         return G.tile_from_config(p.tuning_for(m).config)
 
-    monkeypatch.delenv("HUMMING_WG256_WIDE", raising=False)
+    _plan_env(monkeypatch, "HUMMING_WG256_WIDE", None)
     try:
-        for raw in ("", "0"):
+        for raw in (None, "1"):
             _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", raw)
-            assert G._wave_wide() is G.WAVE_WIDE if not raw else not G._wave_wide()
-            if not G.WAVE_WIDE or raw == "0":
-                assert [tile(32768, 512, m).bm for m in (300, 350, 400, 600, 800)] == [160, 192, 224, 224, 160]
-        _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", "1")
-        assert {tile(32768, 512, m) for m in (300, 350, 400, 600, 800)} == {G.WG_256_WIDE}
-        assert tile(5120, 2048, 300) == G.WG_128 and tile(5120, 2048, 600) == G.WG_256_WIDE
-        assert tile(8192, 8192, 300).bm == 160  # (a long K: no WG_256_WIDE, the fitted tile)
+            assert {tile(32768, 512, m) for m in (300, 400, 550, 600, 650, 850)} == {G.WG_256_WIDE}
+            assert tile(12288, 1024, 550) == G.WG_256_WIDE == tile(12288, 1024, 1300) == tile(24576, 1536, 1100)
+            assert tile(24576, 1536, 400).bm == 224 == tile(24576, 1536, 850).bm == tile(5120, 2048, 1300).bm
+            assert tile(5120, 2048, 300) == G.WG_128 and tile(5120, 2048, 1600) == G.WG_256_WIDE
+            assert tile(8192, 8192, 300).bm == 160  # (a long K: no WG_256_WIDE, the fitted tile)
         plan = humming.plan(LayerSpec(32768, 512, int4, ActivationScheme("fp16")), "h200")
         assert "tile_by_waves" not in plan.components["scheduler"]  # (no step of fewer than 256 tokens left)
+        _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", "0")
+        assert [tile(32768, 512, m).bm for m in (300, 350, 400, 600, 800)] == [160, 192, 224, 224, 160]
         _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", "yes")
         with pytest.raises(ValueError, match="HUMMING_WAVE_WIDE.*'yes'"):
             tile(32768, 512, 300)
     finally:
         _plan_env(monkeypatch, "HUMMING_WAVE_WIDE", None)
+
 
 def test_token_fitted_warpgroup_tiles_machine_code(tmp_path):
     """The warpgroup tiles of 160, 192 and 224 tokens that wave_steps picks (WG_FITTED) compile for sm_90a to one

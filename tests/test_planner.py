@@ -193,18 +193,28 @@ def test_tuning_covers_every_m_with_kernel_tiles():
         assert G.smem_bytes(recipe, tile) <= C.load("A100").limit("smem_per_block_optin")
 
 
-def test_tile_rows_divide_the_padded_weight_rows():
+def test_tile_rows_divide_the_padded_weight_rows(monkeypatch):
     # a CTA reads BN rows of packed weights (padded to 128 rows): a 256-row tile on a layer of
     # 4224 rows would read 128 rows past the buffer, so the planner keeps 128-row tiles there
     # and the launcher refuses such a tile by name
+    from humming.planner import clear_cache
     from humming_nvidia import gemm_mma_sync as G
 
-    for dev in ("A100", "RTX4090", "H200"):
-        for n in (4224, 5120, 6016, 7392, 8192):
-            p = plan(W4A16.replace(n=n), dev)
-            np_ = G.padded_n(n)
-            bns = {G.tile_from_config(r.config).bn for r in p.tuning}
-            assert all(np_ % bn == 0 for bn in bns), (dev, n, bns)
+    # (and the 256-row tile of sixteen warps over a short K, WG_256_WIDE: 8320, 6016 and 5248 rows, as the GPU test of
+    # the seventy-sixth session found, on the H100)
+    for dev in ("A100", "RTX4090", "H100", "H200"):
+        for n in (4224, 5120, 5248, 6016, 7392, 8192, 8320, 12416):
+            for k in (W4A16.k, 512, 1536, 2048):
+                for wave in ("0", "1"):
+                    monkeypatch.setenv("HUMMING_WAVE_WIDE", wave)
+                    clear_cache()
+                    p = plan(W4A16.replace(n=n, k=k), dev)
+                    np_ = G.padded_n(n)
+                    bns = {G.tile_from_config(r.config).bn for r in p.tuning}
+                    assert all(np_ % bn == 0 for bn in bns), (dev, n, k, wave, bns)
+    monkeypatch.delenv("HUMMING_WAVE_WIDE")
+    clear_cache()
+    assert G.tile_from_config(plan(W4A16.replace(n=8192, k=512), "H200").tuning_for(1024).config) == G.WG_256_WIDE
     assert G.tile_from_config(plan(W4A16.replace(n=8192), "A100").tuning_for(300).config) == G.TILE_64_WIDE
     assert G.tile_from_config(plan(W4A16.replace(n=4224), "A100").tuning_for(300).config).bn == 128
     qw = R.quantize(torch.randn(384, 256) * 0.02, WeightScheme("int4", "group", 128))

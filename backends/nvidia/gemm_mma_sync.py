@@ -249,11 +249,12 @@ WIDE_256_MAX_K = 2048
 
 def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
     """The tile a dense layer takes where the planner takes WG_256 (``kp``: its padded K in kernel units): WG_256_WIDE
-    over a short K (see there), else None; ``HUMMING_WG256_WIDE`` overrides the rule."""
+    over a short K (see there), else None; ``HUMMING_WG256_WIDE`` overrides the rule. Never where the weight rows,
+    padded to 128, are not a multiple of its 256 (the launcher refuses such a tile)."""
     raw = os.environ.get("HUMMING_WG256_WIDE", "")
     if raw not in ("", "0", "3", "4"):
         raise ValueError(f"HUMMING_WG256_WIDE: expected 0 (never), or 3 or 4 stages, got {raw!r}")
-    if layer.is_moe or raw == "0":
+    if layer.is_moe or raw == "0" or padded_n(layer.n) % WG_256_WIDE.bn:  # (its CTAs read 256 rows of weights)
         return None
     if raw:
         return replace(WG_256_WIDE, stages=int(raw))
@@ -1096,12 +1097,21 @@ WAVE_MAX_WAVES = 8
 WAVE_FITTED_COST = {160: 0.71, 192: 0.86, 224: 0.93}
 WG_FITTED = {bm: replace(WG_256, bm=bm, stages=4) for bm in WAVE_FITTED_COST}  # (fit_tile: as many stages as fit)
 #: Where wide_256 puts WG_256_WIDE in WG_256's place, wave_steps costs the 256-token steps as that tile: its own M
-#: tiles of 128 tokens and N tiles of 256 rows, each CTA WAVE_WIDE_COST of a WG_256 CTA's time (the same output;
-#: H100, int4 g128, kernel alone at equal waves, s75w: 0.82-0.84 at a K of 512, 0.86-0.99 at 1536, 0.92-0.95 at 2048;
-#: the middle taken). Off until measured through the bench against the fitted tiles it would displace (gpu_run.sh
-#: s76w); HUMMING_WAVE_WIDE (read when a plan is made) 1 / 0 turns it on / off for measurements.
-WAVE_WIDE = False
-WAVE_WIDE_COST = 0.9
+#: tiles of 128 tokens and N tiles of 256 rows, each CTA WAVE_WIDE_COST of a WG_256 CTA's time (the same output),
+#: WAVE_WIDE_SHORT_COST over a K of at most WAVE_WIDE_SHORT_K. Measured through the bench against the steps costed
+#: as WG_256's (H100, int4 g128, fp16, gpu_run.sh s76w: two rounds alternated, the better of each, us, the steps'
+#: tile -> WG_256_WIDE): a wide CTA took 1.00-1.07x a 224-token CTA's time over K = 1024-2048 and 0.94-1.00x at 512
+#: (the 224-token tile costs 0.93 of WG_256's), so with fewer waves it won -- 12288x1024 M = 550 / 600 / 1300 / 1600
+#: 34.2 / 35.1 / 77.9 / 92.5 -> 30.5 / 32.0 / 64.5 / 82.6, 24576x1536 M = 550 / 600 / 1100 94.1 / 95.9 / 172 -> 89.3
+#: / 89.9 / 159, 32768x512 M = 550 / 600 / 850 58.4 / 64.1 / 85.3 -> 52.0 / 53.4 / 72.7, 5120x2048 M=1600 (WG_128)
+#: 69.3 -> 54.7 -- and at the 224-token tile's waves it lost 2-6 % (24576x1536 M = 400 / 850 65.5 / 130 -> 68.7 /
+#: 138, 5120x2048 M=1300 50.9 -> 53.4) but over a K of 512 (32768x512 M = 400 / 650 43.3 / 65.2 -> 42.1 / 61.4).
+#: HUMMING_WAVE_WIDE (read when a plan is made) 0 costs them as WG_256's (the seventy-fifth session's steps), 1 as
+#: this tile (the default), for measurements.
+WAVE_WIDE = True
+WAVE_WIDE_COST = 0.97
+WAVE_WIDE_SHORT_COST = 0.9
+WAVE_WIDE_SHORT_K = 512
 
 
 def _wave_wide() -> bool:
@@ -1147,7 +1157,7 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
         top = fit_tile(wide, recipe, smem, kp)
         shape[WG_256.bm] = (top.bm, -(-padded_n(layer.n) // top.bn))
         per_wave[WG_256.bm] = sms * ctas_by_smem(recipe, top, smem)
-        cost[WG_256.bm] = WAVE_WIDE_COST
+        cost[WG_256.bm] = WAVE_WIDE_SHORT_COST if kp * recipe.ku <= WAVE_WIDE_SHORT_K else WAVE_WIDE_COST
 
     def waves(t: int, b: int) -> int:
         return -(-shape[t][1] * -(-b // shape[t][0]) // per_wave[t])
