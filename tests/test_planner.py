@@ -793,7 +793,7 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
 
     rng = random.Random(50)
     weights = F.WEIGHTS + F.PADDED + F.SHARDS
-    checked = runnable = 0
+    checked = runnable = launched = 0
     for device in C.names():
         for _ in range(80):
             w, a = rng.choice(weights), rng.choice(F.ACTS)
@@ -817,7 +817,25 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
                 runnable += 1
                 for r in p.tuning:
                     assert p.kernel(r.lo) is not None, (device, layer.describe(), r)
-    assert checked > 800 and runnable > 400, (checked, runnable)
+                if p.family == "mma_sync":
+                    launched += _launcher_takes(p, layer, device)
+    assert checked > 800 and runnable > 400 and launched > 300, (checked, runnable, launched)
+
+
+def _launcher_takes(p, layer, device) -> bool:
+    """Build the mma_sync family's Launcher for plan ``p`` as ``prepare`` would, over a stand-in for the packed
+    weight (its recipe and padded rows: what the Launcher checks before any launch), so that a plan whose tiles
+    the Launcher refuses -- a BN that does not divide the padded rows, clusters that do not divide the row
+    blocks -- fails here, on the CPU (the seventy-sixth session's GPU test found 256-row tiles planned for 8320
+    rows). True once built."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    hw = Device.named(device)
+    recipe = G.recipe_from_plan(p, hw)
+    ranges = G.launch_ranges(p, recipe, int(hw.max_smem_per_block or G._max_smem(hw.caps)), G.plan_kp(p, recipe))
+    packed = SimpleNamespace(recipe=recipe, np_=G.padded_n(layer.n))
+    G.Launcher(packed, [r[:3] for r in ranges], hw.sm_count or 108, max_split=[r[3] for r in ranges])
+    return True
 
 
 def test_integer_codes_made_fp8_operands_and_the_switch(monkeypatch):
