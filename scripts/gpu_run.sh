@@ -1382,8 +1382,11 @@ batched_decode or register_rings"
            if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s74h; else bash "$0" s76v; fi; rc=$((rc | $?)) ;;
     s76t)  # (seventy-sixth session, any sm_90 GPU) the GPU tests of the sixteen-warp tile (its rule now leaves rows
            # that pad to an odd number of 128-row blocks alone: s76q found the launcher refusing 8320 / 6016 / 5248) and
-           # of the wave steps (which now cost their 256-token steps as that tile over a short K)
-           gputests s76t 240 "short_k_layers_on_the_sixteen_warp_tile or large_m_steps_by_their_waves" ;;
+           # of the wave steps (which now cost their 256-token steps as that tile over a short K), and byte operands
+           # above 512 tokens on rows that pad to an odd count of 128 (WG_128 there, not BYTE_WG_LARGE: the CPU fuzz's
+           # Launcher check found that one)
+           gputests s76t 300 "short_k_layers_on_the_sixteen_warp_tile or large_m_steps_by_their_waves or \
+             byte_operands_above_512_tokens_by_their_padded_rows" ;;
     s76v)  # (seventy-sixth session, any sm_90 GPU) the wave steps costing the sixteen-warp tile (WAVE_WIDE, fitted to
            # s76w's rows) at M that s76w did not run, against the seventy-fifth session's steps (HUMMING_WAVE_WIDE=0),
            # alternated twice (rows whose plans agree are the noise)

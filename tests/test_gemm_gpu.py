@@ -1478,6 +1478,28 @@ def test_byte_operands_at_65_512_tokens_through_the_planner(scheme, act):
     run_and_check(qw, act, ms=(65, 100, 128, 129, 200, 256, 257, 300, 512))
 
 
+@pytest.mark.parametrize("scheme,n", [(WeightScheme("int4", "channel", scale_fmt="fp32"), 3696),
+                                      (WeightScheme("int2", "channel", scale_fmt="fp32"), 8192 + 72),
+                                      (WeightScheme("int4", "channel", scale_fmt="fp32"), 8192 + 72 + 128)],
+                         ids=["w4a8-ch-3696", "w2a8-ch-8264", "w4a8-ch-8392"])
+def test_byte_operands_above_512_tokens_by_their_padded_rows(scheme, n):
+    """Above 512 tokens, int8 activations with per-channel codes of at most 4 bits on Hopper take 128 x 256 CTAs of
+    16 warps (BYTE_WG_LARGE) only where the weight rows, padded to 128, are a multiple of 256: 3696 rows (a
+    tensor-parallel shard, padded to 3712) and 8264 (8320) take WG_128, 8392 (8448) the wide tile. (The
+    seventy-sixth session's planner fuzz, with the Launcher built on the CPU, found the wide tile planned for such
+    rows, which the Launcher refused when the weight was prepared.) Through the planner for this GPU, rows past M
+    and N in the last tiles, against reference.py, outputs poisoned."""
+    from humming_nvidia import gemm_mma_sync as G
+
+    k = 1536
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    if torch.cuda.get_device_capability(0)[0] == 9:
+        p = plan(LayerSpec(n, k, scheme, INT8_TOK))
+        want = G.WG_128 if G.padded_n(n) % G.BYTE_WG_LARGE.bn else G.BYTE_WG_LARGE
+        assert {G.tile_from_config(p.tuning_for(m).config) for m in (513, 1100)} == {want}, p.tuning
+    run_and_check(qw, INT8_TOK, ms=(300, 513, 700, 1100))
+
+
 @pytest.mark.parametrize("scheme,act", [(WeightScheme("e4m3", "channel", scale_fmt="fp32"),
                                          ActivationScheme("e4m3", "dynamic_token")),
                                         (WeightScheme("int8", "channel", scale_fmt="fp32"), INT8_TOK),

@@ -32,6 +32,7 @@ PLAN_TESTS = (
     "test_wide_token_ranges_through_the_planner",
     "test_large_m_steps_by_their_waves_through_the_planner",
     "test_short_k_layers_on_the_sixteen_warp_tile",
+    "test_byte_operands_above_512_tokens_by_their_padded_rows",
     "test_narrow_layers_run_17_64_tokens_on_the_16_token_tile",
     "test_byte_operands_at_65_512_tokens_through_the_planner",
     "test_byte_codes_at_65_128_tokens_on_wide_layers",

@@ -215,6 +215,19 @@ def test_tile_rows_divide_the_padded_weight_rows(monkeypatch):
     monkeypatch.delenv("HUMMING_WAVE_WIDE")
     clear_cache()
     assert G.tile_from_config(plan(W4A16.replace(n=8192, k=512), "H200").tuning_for(1024).config) == G.WG_256_WIDE
+    # (and byte operands' 128 x 256 tile above 512 tokens, BYTE_WG_LARGE: int4 / int2 per channel with int8 or int4
+    # activations on Hopper, found by the planner fuzz's launcher check in the seventy-sixth session -- 3696 rows,
+    # a tensor-parallel shard, pad to 3712)
+    int8 = ActivationScheme("int8", "dynamic_token")
+    per_channel = W4A8.replace(weight=WeightScheme("int4", "channel", scale_fmt="fp32"), activation=int8)
+    for dev in ("H100", "H200", "H20"):
+        for n in (3696, 4224, 5248, 8192, 12416):
+            for act in (int8, ActivationScheme("int4", "dynamic_token")):
+                p = plan(per_channel.replace(n=n, k=1536, activation=act), dev)
+                bns = {G.tile_from_config(r.config).bn for r in p.tuning}
+                assert all(G.padded_n(n) % bn == 0 for bn in bns), (dev, n, act.describe(), bns)
+    assert G.tile_from_config(plan(per_channel.replace(n=8192), "H200").tuning_for(1024).config) == G.BYTE_WG_LARGE
+    assert G.tile_from_config(plan(per_channel.replace(n=3696), "H200").tuning_for(1024).config) == G.WG_128
     assert G.tile_from_config(plan(W4A16.replace(n=8192), "A100").tuning_for(300).config) == G.TILE_64_WIDE
     assert G.tile_from_config(plan(W4A16.replace(n=4224), "A100").tuning_for(300).config).bn == 128
     qw = R.quantize(torch.randn(384, 256) * 0.02, WeightScheme("int4", "group", 128))

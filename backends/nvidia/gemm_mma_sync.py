@@ -391,7 +391,8 @@ def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Ti
     warpgroup tile of byte operands' own ranges (wgmma_tile without ops16) is ``tile``: 8-token tiles for
     decode; TMA stages for 8-bit codes above 128 tokens; at most 128 tokens where the partial sums are folded
     (the fp32 sums beside them take 255 registers at 128 tokens and spill at 256); above 512 tokens, int8 per
-    channel with codes of at most 4 bits, 128 x 256 CTAs of 16 warps. On 2049-4096 rows: 65-128 tokens over
+    channel with codes of at most 4 bits, 128 x 256 CTAs of 16 warps (where the rows, padded to 128, are a
+    multiple of 256). On 2049-4096 rows: 65-128 tokens over
     a long K on 128-row CTAs (their K split in two: tuning), 257-512 tokens of codes of at most 4 bits on
     128-token CTAs (H200, kernel alone, gpu_run.sh s39d, 4096x14336: W4A8 int4 g128 / per channel, e4m3 x e4m3
     per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
@@ -420,8 +421,8 @@ def _byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> T
         return BYTE_WG_8BIT
     if 64 < lo <= 128 and n > 4096:
         return WG_128
-    if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4:
-        return BYTE_WG_LARGE
+    if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4 and padded_n(n) % BYTE_WG_LARGE.bn == 0:
+        return BYTE_WG_LARGE  # (its CTAs read 256 rows of weights: rows that pad to an odd count of 128 take WG_128)
     if 2048 < n <= 4096 and lo <= 512:
         if 64 < lo <= 128 and k >= 12288:
             return WG_64
