@@ -1397,13 +1397,14 @@ batched_decode or register_rings"
            # issue's table (s74h), on any other sm_90 card s76w
            bash "$0" s75c; rc=$((rc | $?))
            if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s74h; else bash "$0" s76w; fi; rc=$((rc | $?)) ;;
-    s76c)  # (seventy-sixth session, any sm_90 GPU) s75c (the sixteen-warp tile's GPU tests, kv_b / q_b with cuBLAS), then
-           # s76w
+    s76c)  # (seventy-sixth session, any sm_90 GPU) s75c (the sixteen-warp tile's GPU tests, kv_b / q_b with
+           # cuBLAS), then s76w
            bash "$0" s75c; rc=$((rc | $?)); bash "$0" s76w; rc=$((rc | $?)) ;;
-    s76w)  # (seventy-sixth session, any sm_90 GPU; ran on an H100 on 3b43b50) the wave steps over a short K costing their 256-token steps as the
-           # sixteen-warp tile (HUMMING_WAVE_WIDE=1: WG_256_WIDE in place of the fitted 160-224-token tiles and WG_128
-           # at most such steps) against the seventy-fifth session's steps (=0), alternated twice, at the M where the
-           # plans differ, on deepseek-v3's kv_b / q_b, qwen3's qkv and a 12288x1024 layer
+    s76w)  # (seventy-sixth session, any sm_90 GPU; ran on an H100 on 3b43b50) the wave steps over a short K
+           # costing their 256-token steps as the sixteen-warp tile (HUMMING_WAVE_WIDE=1: WG_256_WIDE in place of the
+           # fitted 160-224-token tiles and WG_128 at most such steps) against the seventy-fifth session's steps (=0),
+           # alternated twice, at the M where the plans differ, on deepseek-v3's kv_b / q_b, qwen3's qkv and a
+           # 12288x1024 layer
            envbench s76w 2 "steps=HUMMING_WAVE_WIDE=0 wide=HUMMING_WAVE_WIDE=1" 60 "^(== |[0-9]+ )|rror" \
              --shapes 32768x512,24576x1536,5120x2048,12288x1024 --m 300,400,550,600,650,850,1100,1300,1600 \
              --weight int4 --group-size 128 ;;

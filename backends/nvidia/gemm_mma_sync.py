@@ -392,8 +392,8 @@ def byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> Ti
     decode; TMA stages for 8-bit codes above 128 tokens; at most 128 tokens where the partial sums are folded
     (the fp32 sums beside them take 255 registers at 128 tokens and spill at 256); above 512 tokens, int8 per
     channel with codes of at most 4 bits, 128 x 256 CTAs of 16 warps (where the rows, padded to 128, are a
-    multiple of 256). On 2049-4096 rows: 65-128 tokens over
-    a long K on 128-row CTAs (their K split in two: tuning), 257-512 tokens of codes of at most 4 bits on
+    multiple of 256). On 2049-4096 rows: 65-128 tokens over a long K on 128-row CTAs (their K split in two:
+    tuning), 257-512 tokens of codes of at most 4 bits on
     128-token CTAs (H200, kernel alone, gpu_run.sh s39d, 4096x14336: W4A8 int4 g128 / per channel, e4m3 x e4m3
     per channel M=96 WG_64 in two K slices 29.3 / 23.9 / 37.6 us against 34.6 / 30.3 / 41.9 for WG_64_NARROW,
     30.6 / 26.0 / 39.9 for WG_128 in four; W4A8 M=512 WG_128 67.9 / 49.5 against 89.7 / 66.5 for WG_64; at
@@ -1153,6 +1153,7 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     per_wave = {bm: sms * ctas_by_smem(recipe, t, smem) for bm, t in fitted.items()}
     cost = {WG_128.bm: WG_128.bm / WG_256.bm / WAVE_128_RATE / WAVE_128_MARGIN, **WAVE_FITTED_COST, WG_256.bm: 1.0}
     shape = {bm: (bm, n_tiles) for bm in cost}  # (each key's M tile and its N tiles)
+    deep = per_wave[WG_256.bm]  # (WG_256's CTAs a wave: where its grid is WAVE_MAX_WAVES deep, the steps end)
     wide = wide_256(layer, recipe, kp) if _wave_wide() else None
     if wide is not None:  # (the 256-token steps take WG_256_WIDE: cost them as it)
         top = fit_tile(wide, recipe, smem, kp)
@@ -1167,7 +1168,7 @@ def wave_steps(lo: int, hi: int | None, layer, recipe: "Recipe", sms: int | None
     a = lo
     while hi is None or a <= hi:
         b = a + 31
-        if -(-n_tiles * -(-b // WG_256.bm) // (sms * ctas_by_smem(recipe, fitted[WG_256.bm], smem))) > WAVE_MAX_WAVES:
+        if -(-n_tiles * -(-b // WG_256.bm) // deep) > WAVE_MAX_WAVES:
             break
         bm = min(cost, key=lambda t: (waves(t, b) * cost[t], -t))
         b = b if hi is None else min(b, hi)
