@@ -247,6 +247,12 @@ WG_256_WIDE = Tile(128, 256, 128, 1, 16, 1, 3, wgmma=1)
 WIDE_256_MAX_K = 2048
 
 
+def rows_fit(tile: Tile, n: int) -> bool:
+    """Whether ``tile``'s CTAs, BN rows of packed weights each, cover a layer of ``n`` rows (padded to PAD_N when
+    prepared) exactly: a tile wider than 128 rows must not read past them, which the Launcher refuses."""
+    return padded_n(n) % tile.bn == 0
+
+
 def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
     """The tile a dense layer takes where the planner takes WG_256 (``kp``: its padded K in kernel units): WG_256_WIDE
     over a short K (see there), else None; ``HUMMING_WG256_WIDE`` overrides the rule. Never where the weight rows,
@@ -254,7 +260,7 @@ def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
     raw = os.environ.get("HUMMING_WG256_WIDE", "")
     if raw not in ("", "0", "3", "4"):
         raise ValueError(f"HUMMING_WG256_WIDE: expected 0 (never), or 3 or 4 stages, got {raw!r}")
-    if layer.is_moe or raw == "0" or padded_n(layer.n) % WG_256_WIDE.bn:  # (its CTAs read 256 rows of weights)
+    if layer.is_moe or raw == "0" or not rows_fit(WG_256_WIDE, layer.n):
         return None
     if raw:
         return replace(WG_256_WIDE, stages=int(raw))
@@ -421,8 +427,8 @@ def _byte_wgmma_tile(tile: Tile, recipe: "Recipe", lo: int, n: int, k: int) -> T
         return BYTE_WG_8BIT
     if 64 < lo <= 128 and n > 4096:
         return WG_128
-    if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4 and padded_n(n) % BYTE_WG_LARGE.bn == 0:
-        return BYTE_WG_LARGE  # (its CTAs read 256 rows of weights: rows that pad to an odd count of 128 take WG_128)
+    if lo > 512 and not wg_fold(recipe) and recipe.bits <= 4 and rows_fit(BYTE_WG_LARGE, n):
+        return BYTE_WG_LARGE  # (rows that pad to an odd count of 128 take WG_128)
     if 2048 < n <= 4096 and lo <= 512:
         if 64 < lo <= 128 and k >= 12288:
             return WG_64
@@ -1323,7 +1329,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
         if (lo, hi) == SHAPED_MID_RANGE:
             nominal = shape_mid_tile(nominal, layer.n, sms)
         if ((lo, hi) == WIDE_RANGE and 4096 < layer.n <= 8192 and caps.has("cp_async")
-                and padded_n(layer.n) % TILE_64_WIDE.bn == 0):  # (its CTAs read BN rows of weights)
+                and rows_fit(TILE_64_WIDE, layer.n)):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
