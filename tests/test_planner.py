@@ -836,18 +836,17 @@ def test_plan_refuses_or_plans_every_valid_layer_on_every_device():
 
 
 def _launcher_takes(p, layer, device) -> bool:
-    """Build the mma_sync family's Launcher for plan ``p`` as ``prepare`` would, over a stand-in for the packed
-    weight (its recipe and padded rows: what the Launcher checks before any launch), so that a plan whose tiles
-    the Launcher refuses -- a BN that does not divide the padded rows, clusters that do not divide the row
-    blocks -- fails here, on the CPU (the seventy-sixth session's GPU test found 256-row tiles planned for 8320
+    """Build the mma_sync family's Launcher for plan ``p`` as ``prepare`` does (``launcher_for``), over a stand-in
+    for the packed weight (its recipe and padded rows: what the Launcher checks before any launch), so that a plan
+    whose tiles the Launcher refuses -- a BN that does not divide the padded rows, clusters that do not divide the
+    row blocks -- fails here, on the CPU (the seventy-sixth session's GPU test found 256-row tiles planned for 8320
     rows). True once built."""
     from humming_nvidia import gemm_mma_sync as G
 
     hw = Device.named(device)
-    recipe = G.recipe_from_plan(p, hw)
-    ranges = G.launch_ranges(p, recipe, int(hw.max_smem_per_block or G._max_smem(hw.caps)), G.plan_kp(p, recipe))
-    packed = SimpleNamespace(recipe=recipe, np_=G.padded_n(layer.n))
-    G.Launcher(packed, [r[:3] for r in ranges], hw.sm_count or 108, max_split=[r[3] for r in ranges])
+    if not hw.sm_count:  # (a product without an SM count: the Launcher's grids need one)
+        hw = dataclasses.replace(hw, measured={"sm_count": 108})
+    G.launcher_for(p, SimpleNamespace(recipe=G.recipe_from_plan(p, hw), np_=G.padded_n(layer.n)), hw)
     return True
 
 

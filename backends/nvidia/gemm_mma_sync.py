@@ -1828,17 +1828,21 @@ def plan_kp(plan, recipe: Recipe) -> int:
 def prepare(plan, qw, device, hw):
     """Family entry: (PackedWeight, Launcher) for ``qw`` under ``plan`` on ``device``."""
     recipe = recipe_from_plan(plan, hw)
-    max_smem = int(hw.max_smem_per_block or _max_smem(hw.caps))
-    kp = plan_kp(plan, recipe)
-    ranges = launch_ranges(plan, recipe, max_smem, kp)
-    if recipe.moe:  # (MoE launches: their K slices summed through the workspace; programmatic ones wait first)
-        packed = pack_moe_weight(qw, recipe, device)
-        return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
-                                smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=moe_pdl_enabled(hw.caps))
-    packed = pack_weight(qw, recipe, device)
-    return packed, Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
-                            smem_per_sm=hw.caps.limit("smem_per_sm"), pdl=pdl_enabled(hw.caps),
-                            cluster_split=cluster_split_limit(hw.caps))
+    packed = (pack_moe_weight if recipe.moe else pack_weight)(qw, recipe, device)
+    return packed, launcher_for(plan, packed, hw)
+
+
+def launcher_for(plan, packed, hw) -> Launcher:
+    """The Launcher ``prepare`` builds for ``packed`` (a PackedWeight, or anything with its ``recipe`` and ``np_``:
+    the Launcher checks the plan's tiles against those before any launch, so the CPU tests build it over a stand-in)
+    under ``plan`` on ``hw``. MoE launches sum their K slices through the workspace (no clusters); programmatic ones
+    wait first (moe_pdl_enabled)."""
+    recipe = packed.recipe
+    ranges = launch_ranges(plan, recipe, int(hw.max_smem_per_block or _max_smem(hw.caps)), plan_kp(plan, recipe))
+    return Launcher(packed, [r[:3] for r in ranges], hw.sm_count, max_split=[r[3] for r in ranges],
+                    smem_per_sm=hw.caps.limit("smem_per_sm"),
+                    pdl=(moe_pdl_enabled if recipe.moe else pdl_enabled)(hw.caps),
+                    cluster_split=0 if recipe.moe else cluster_split_limit(hw.caps))
 
 
 def prepare_as(plan, qw, device, here, there):
