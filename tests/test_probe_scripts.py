@@ -29,3 +29,19 @@ def test_wgmma_rate_probe_compiles_as_it_is_measured(variant, tmp_path, monkeypa
         assert "WARPGROUP.DEPBAR.LE gsb0, 0x1" in sass and drains == 1, drains
     else:
         assert drains >= 1
+
+
+@pytest.mark.parametrize("variant", sorted({v[:3] for v in RATE.MMA_VARIANTS}),
+                         ids=lambda v: "warps{}-ch{}-redef{}".format(*v))
+@pytest.mark.parametrize("target", ["sm_90a", "sm_80"])
+def test_mma_sync_rate_probe_compiles_as_it_is_measured(variant, target, tmp_path, monkeypatch):
+    """The mma.sync probe: m16n8k16 fp16 -> fp32 only (HMMA.16816.F32), a group of eight in the loop (the loop is
+    counted per turn, however ptxas unrolls the turns), no stack, for the H200 and for Ampere alike."""
+    monkeypatch.setenv("HUMMING_INCLUDE_PATH", str(RATE.PROBES))
+    kernel = Runtime(cache_dir=tmp_path).kernel(RATE.mma_spec(*variant, target=target))
+    use = I.resource_usage(kernel.cubin)["humming_entry"]
+    assert use["STACK"] == 0 and use["LOCAL"] == 0, use
+    sass = I.disassemble(kernel.cubin)
+    mma = [ln for ln in sass.splitlines() if "MMA." in ln]
+    assert mma and all("HMMA.16816.F32 " in ln for ln in mma), mma[:4]
+    assert len(mma) % 8 == 0, len(mma)  # (groups of eight; ptxas may unroll the loop over them)

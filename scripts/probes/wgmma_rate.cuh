@@ -13,18 +13,12 @@
 #include "humming/common.cuh"
 #include "humming/gemm/ptx.cuh"
 #include "humming/gemm/wgmma.cuh"
+#include "rate_params.cuh"
 
 namespace humming {
 
-struct WgmmaRateParams {
-  float* sink;        // written only when the accumulators' sum equals `never`
-  long long* spans;   // one clock64 span per CTA
-  int iters;
-  float never;
-};
-
 template <class C>
-HUMMING_DEVICE void wgmma_rate(const WgmmaRateParams& p) {
+HUMMING_DEVICE void wgmma_rate(const RateParams& p) {
   constexpr int N = C::N, CH = C::CHAINS;
   static_assert(C::GROUP % CH == 0, "wgmma_rate: GROUP a multiple of CHAINS");
   extern __shared__ __align__(16) char smem_raw[];
