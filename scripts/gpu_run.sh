@@ -1380,7 +1380,7 @@ batched_decode or register_rings"
            # s77m, then gpu3a's third of the GPU suite in what is left (the wave steps now plan the sixteen-warp tile
            # at more M, which the fuzz's layers meet)
            if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s77h; rc=$((rc | $?)); bash "$0" s77m
-           else bash "$0" s77m; rc=$((rc | $?)); gpuslice 0 3 450; fi; rc=$((rc | $?)) ;;
+           else bash "$0" s77m; rc=$((rc | $?)); gpuslice 0 3 330; fi; rc=$((rc | $?)) ;;
     s77m)  # (seventy-seventh session, any sm_90 GPU) the tensor pipes' rates with nothing else to do: wgmma m64nNk16
            # (N = 8-256) and mma.sync m16n8k16 (4-16 warps, one to four chains). At one token a register ring uses
            # one of an m16n8k16's eight columns: 8192x8192 of 2-bit codes is 496 of them a sub-partition, so this
