@@ -1377,8 +1377,8 @@ batched_decode or register_rings"
            envbench s73t 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \
              --shapes 2560x8192,2560x14336,2816x8192,2048x14336 --m 12,16 --weight int4 --group-size 128 ;;
     s77q)  # (seventy-seventh session) by the card that came: on an H200 s74h, s77m, then a sixth of the GPU suite;
-           # on any other sm_90 card s77m, then gpu3a's third of the GPU suite in what is left (the wave steps now plan the sixteen-warp tile
-           # at more M, which the fuzz's layers meet)
+           # on any other sm_90 card s77m, then gpu3a's third of the GPU suite in what is left (the wave steps now
+           # plan the sixteen-warp tile at more M, which the fuzz's layers meet)
            if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s74h; rc=$((rc | $?)); bash "$0" s77m; rc=$((rc | $?))
              gpuslice 0 6 200
            else bash "$0" s77m; rc=$((rc | $?)); gpuslice 0 3 300; fi; rc=$((rc | $?)) ;;
