@@ -533,7 +533,8 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
     """Where the planner takes the 256-token warpgroup tile (WG_256), dense layers of more than 4096 rows over a K of at
     most WIDE_256_MAX_K take 128 tokens x 256 rows on sixteen warps (WG_256_WIDE, wide_256: deepseek-v3's kv_b and q_b,
     qwen3's qkv), for 16-bit operands and codes of at most 4 bits; longer K, at most 4096 rows, 8-bit codes,
-    zero-point codes (WG_128 there), and MoE layers keep theirs. HUMMING_WG256_WIDE: 0 never, 3 or 4 (its stages)
+    zero-point codes (WG_128 there), integer codes in groups of 32 (WG_256: wide_256_spills), and MoE layers keep
+    theirs. HUMMING_WG256_WIDE: 0 never, 3 or 4 (its stages)
     wherever WG_256 is taken, anything else refused by name. Its kernels compile for sm_90a to four warpgroups of
     m64n128k16 wgmmas within 128 registers (512 threads), without a stack or local memory, at three stages."""
     from humming_nvidia import gemm_mma_sync as G
@@ -560,6 +561,11 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         assert tile(32768, 512, 1024, WeightScheme("uint4", "group", 128, zero_point="int")) == G.WG_128
         assert tile(32768, 512, 1024, WeightScheme("e4m3", "channel", scale_fmt="fp32")) != wide
         assert tile(32768, 512, 1024, e=8) != wide
+        # integer codes in groups of 32 keep WG_256: 8 bytes of stack at the tile's 128 registers (wide_256_spills)
+        for bits, act in ((4, "bf16"), (3, "fp16"), (2, "bf16")):
+            assert tile(32768, 512, 1024, WeightScheme(f"int{bits}", "group", 32), act) == G.WG_256, (bits, act)
+        for g in (16, 64):
+            assert tile(32768, 512, 1024, WeightScheme("int4", "group", g), "bf16") == wide, g
         _plan_env(monkeypatch, "HUMMING_WG256_WIDE", "0")
         assert tile(32768, 512, 1024) == G.WG_256
         _plan_env(monkeypatch, "HUMMING_WG256_WIDE", "4")
@@ -571,7 +577,8 @@ def test_short_k_layers_take_the_sixteen_warp_tile(tmp_path, monkeypatch):
         _plan_env(monkeypatch, "HUMMING_WG256_WIDE", None)
     rt = Runtime(cache_dir=str(tmp_path))
     for scheme, act in ((int4, "fp16"), (WeightScheme("int3", "group", 128), "bf16"),
-                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "fp16")):
+                        (WeightScheme("e2m1", "group", 32, scale_fmt="e8m0"), "fp16"),
+                        (WeightScheme("int4", "group", 16), "bf16")):
         p = humming.plan(LayerSpec(32768, 512, scheme, ActivationScheme(act), out_dtype=act), "h200")
         assert G.tile_from_config(p.tuning_for(1024).config) == G.WG_256_WIDE
         kern = rt.kernel(p.kernel(1024))

@@ -265,8 +265,17 @@ def wide_256(layer, recipe: "Recipe", kp: int) -> Tile | None:
     if raw:
         return replace(WG_256_WIDE, stages=int(raw))
     ok = (not recipe.op8 and recipe.bits <= 4 and kp * recipe.ku <= WIDE_256_MAX_K
-          and padded_n(layer.n) > 4096)
+          and padded_n(layer.n) > 4096 and not wide_256_spills(recipe))
     return WG_256_WIDE if ok else None
+
+
+def wide_256_spills(recipe: "Recipe") -> bool:
+    """Whether WG_256_WIDE's kernel needs a stack for ``recipe`` at its 128 registers: integer codes in scale groups of
+    32 columns (sm_90a, NVRTC 13.0: 8 bytes, one local load in the main loop, for int4 and int2 on bf16 operands and
+    int3 on fp16 ones; groups of 16, 48, 64 and more, per channel and float codes compile without one). Found by
+    compiling the planner's kernels over random layers on the CPU (seventy-seventh session); such layers keep the
+    tile they took before it (WG_256)."""
+    return recipe.gscale and not recipe.wfloat and recipe.group == 32
 
 
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
