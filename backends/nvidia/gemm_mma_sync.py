@@ -1122,6 +1122,9 @@ WG_FITTED = {bm: replace(WG_256, bm=bm, stages=4) for bm in WAVE_FITTED_COST}  #
 #: / 89.9 / 159, 32768x512 M = 550 / 600 / 850 58.4 / 64.1 / 85.3 -> 52.0 / 53.4 / 72.7, 5120x2048 M=1600 (WG_128)
 #: 69.3 -> 54.7 -- and at the 224-token tile's waves it lost 2-6 % (24576x1536 M = 400 / 850 65.5 / 130 -> 68.7 /
 #: 138, 5120x2048 M=1300 50.9 -> 53.4) but over a K of 512 (32768x512 M = 400 / 650 43.3 / 65.2 -> 42.1 / 61.4).
+#: Held out (seventy-seventh session, gpu_run.sh s76v, H100: 13 other M on 32768x512, 24576x1536, 6144x2048 and
+#: 12288x1024, two rounds): of the 21 of 52 rows whose plans differ, these costs won 20 (4-22 %) and tied one, 1577
+#: -> 1404 us in all (e.g. 6144x2048 M=1300 69.2 -> 54.5, 32768x512 M=620 64.6 -> 53.7).
 #: HUMMING_WAVE_WIDE (read when a plan is made) 0 costs them as WG_256's (the seventy-fifth session's steps), 1 as
 #: this tile (the default), for measurements.
 WAVE_WIDE = True
