@@ -1,6 +1,6 @@
 // scripts/probes/mma_sync_rate.cuh -- how fast one SM sub-partition retires mma.sync m16n8k16 (fp16, fp32
 // accumulators), the instruction of the register rings and the 16-row tiles, with nothing else to do: a timing
-// probe for scripts/gpu_wgmma_rate.py (--mma-sync), not a library kernel (it reaches the JIT through
+// probe for scripts/gpu_wgmma_rate.py (its mma.sync rows), not a library kernel (it reaches the JIT through
 // HUMMING_INCLUDE_PATH).
 //
 // Each warp issues ITERS groups of GROUP m16n8k16 MMAs into CHAINS accumulator sets in turn (a chain's MMAs depend
