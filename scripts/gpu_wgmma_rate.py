@@ -66,7 +66,7 @@ MMA_VARIANTS = [(4, 1, 1, 1), (4, 2, 1, 1), (4, 4, 1, 1), (8, 1, 1, 2), (8, 2, 1
                 (16, 2, 1, 1), (16, 4, 1, 2)]
 
 
-def timed(kernel, grid: int, sms: int, ctas: int, threads: int, iters: int):
+def timed(kernel, grid: int, ctas: int, threads: int, iters: int):
     """(seconds, SM cycles over the launch, CTAs an SM holds at once) of the best of five launches."""
     dev = torch.device("cuda")
     sink = torch.zeros(1, device=dev)
@@ -96,7 +96,7 @@ def run_wgmma(sms: int, iters: int, rows: list):
           f"  {'clk/wgmma/SM':>12}  {'x peak':>6}  {'w/clk/SM':>8}  {'GHz':>5}  {'TFLOP/s':>7}")
     for n, wait, chains, redef, wgs, ctas in VARIANTS:
         k = get_kernel(spec(n, wait, chains, redef, wgs))
-        t, cycles, resident = timed(k, sms * ctas, sms, ctas, 128 * wgs, iters)
+        t, cycles, resident = timed(k, sms * ctas, ctas, 128 * wgs, iters)
         clk = cycles / (iters * 4 * wgs * ctas)  # per wgmma the SM issued
         row = dict(kind="wgmma", n=n, wait=wait, chains=chains, redef=redef, wgs=wgs, ctas=ctas, resident=resident,
                    clk_per_wgmma=clk, x_peak=clk / (n / 2), weights_per_clk=64 * 16 / clk, ghz=cycles / t / 1e9,
@@ -112,7 +112,7 @@ def run_mma_sync(sms: int, iters: int, rows: list, group: int = 8):
           f"  {'clk/mma/SMSP':>12}  {'x peak':>6}  {'w/clk/SM':>8}  {'GHz':>5}  {'TFLOP/s':>7}")
     for warps, chains, redef, ctas in MMA_VARIANTS:
         k = get_kernel(mma_spec(warps, chains, redef, group))
-        t, cycles, resident = timed(k, sms * ctas, sms, ctas, 32 * warps, iters)
+        t, cycles, resident = timed(k, sms * ctas, ctas, 32 * warps, iters)
         clk = cycles / (iters * group * warps * ctas / 4)  # per MMA one sub-partition issued
         row = dict(kind="mma_sync", warps=warps, chains=chains, redef=redef, ctas=ctas, resident=resident,
                    clk_per_mma=clk, x_peak=clk / 16, weights_per_clk=4 * 16 * 16 / clk, ghz=cycles / t / 1e9,

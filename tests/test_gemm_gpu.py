@@ -1392,7 +1392,7 @@ def test_short_k_layers_on_the_sixteen_warp_tile(scheme, n, k, act):
     if torch.cuda.get_device_capability(0)[0] == 9 and props.multi_processor_count == 132:
         p = plan(LayerSpec(n, k, scheme, act, out_dtype="bf16" if act.fmt == "bf16" else "fp16"))
         runs = [(r.lo, r.hi) for r in p.tuning if G.tile_from_config(r.config) == G.WG_256_WIDE]
-        if G.padded_n(n) % G.WG_256_WIDE.bn:
+        if not G.rows_fit(G.WG_256_WIDE, n):
             assert not runs, p.tuning
         else:
             assert runs and (n <= 8192 or runs[0] == (129, 256)), p.tuning
@@ -1495,7 +1495,7 @@ def test_byte_operands_above_512_tokens_by_their_padded_rows(scheme, n):
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     if torch.cuda.get_device_capability(0)[0] == 9:
         p = plan(LayerSpec(n, k, scheme, INT8_TOK))
-        want = G.WG_128 if G.padded_n(n) % G.BYTE_WG_LARGE.bn else G.BYTE_WG_LARGE
+        want = G.BYTE_WG_LARGE if G.rows_fit(G.BYTE_WG_LARGE, n) else G.WG_128
         assert {G.tile_from_config(p.tuning_for(m).config) for m in (513, 1100)} == {want}, p.tuning
     run_and_check(qw, INT8_TOK, ms=(300, 513, 700, 1100))
 
