@@ -1339,6 +1339,32 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
                              "A100").kernel(1).config)["STAGES"] == G.DEFAULT_RANGES[0][2].stages
 
 
+
+def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_path):
+    """Sub-byte integer codes in groups of 64 on Turing's register-streaming tiles (the 16- and 32-row decode tiles
+    of layers of about 2048 rows or fewer): at four register slots min_blocks' floor of three CTAs per SM (80
+    registers) left 8-16 bytes of stack with a local load in the loop, for every activation. They take three slots
+    (turing_g64_spills) and compile at that floor without local memory; groups of 128 keep four."""
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [("int4", 64, 2048, 1024, "fp16", 3), ("int4", 64, 256, 512, "int8", 3), ("int3", 64, 1000, 4096, "bf16", 3),
+             ("int5", 64, 2040, 1024, "e4m3", 3), ("int4", 128, 2048, 1024, "fp16", 4)]
+    picks = {}
+    for fmt, g, n, k, act, stages in cases:
+        a = ActivationScheme(act) if act in ("fp16", "bf16") else ActivationScheme(act, "dynamic_token")
+        p = humming.plan(LayerSpec(n, k, WeightScheme(fmt, "group", g), a, out_dtype="bf16"), "T4")
+        for m in (1, 8):
+            spec = p.kernel(m)
+            cfg = dict(spec.config)
+            assert cfg["STREAM"] == 1 and cfg["STAGES"] == stages, (fmt, g, n, k, act, m, cfg)
+            picks[spec] = (fmt, g, f"{n}x{k}", act, m)
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+        assert I.count(I.disassemble(kern.cubin), r"HMMA\.1688") > 0, what
+
+
 def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):
     """Byte operands (int8 / e4m3 activations) whose weight groups cover half a 64-unit block keep a second int32
     partial set. Above 128 tokens, chips without warpgroup MMAs ran them on BYTE_TILE_LARGE (warps of 64 tokens),

@@ -429,10 +429,13 @@ def test_bf16_activations_where_the_plan_computes_in_fp16():
     (WeightScheme("uint8", "group", 16, zero_point="int"), 1000, 4096),
     (WeightScheme("e4m3", "group", 64, scale_fmt="fp32"), 1000, 14336),
     (WeightScheme("int8", "group", 32), 1032, 4096),
-], ids=["uint8-g16-zp", "e4m3-g64-long-k", "int8-g32"])
-def test_turing_decode_tiles_of_8_bit_codes_at_three_slots(scheme, n, k):
-    """Turing's stream tiles of 8-bit codes that min_blocks does not budget hold three register slots (four spilled:
-    test_gemm_compile's Turing test). The T4's plan, its tiles compiled for this GPU, against the reference at
+    (WeightScheme("int4", "group", 64), 2040, 1024),
+    (WeightScheme("int3", "group", 64), 1000, 4096),
+], ids=["uint8-g16-zp", "e4m3-g64-long-k", "int8-g32", "int4-g64", "int3-g64"])
+def test_turing_decode_tiles_at_three_slots(scheme, n, k):
+    """Turing's stream tiles that hold three register slots (four spilled: test_gemm_compile's Turing tests): 8-bit
+    codes that min_blocks does not budget, and sub-byte codes in groups of 64 on the register-streaming tiles of
+    layers of about 2048 rows or fewer. The T4's plan, its tiles compiled for this GPU, against the reference at
     the decode token counts and beyond, outputs poisoned, odd N."""
     act = ActivationScheme("fp16")
     p = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), "T4")

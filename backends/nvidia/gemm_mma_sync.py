@@ -278,6 +278,17 @@ def wide_256_spills(recipe: "Recipe") -> bool:
     return recipe.gscale and not recipe.wfloat and recipe.group == 32
 
 
+
+def turing_g64_spills(recipe: "Recipe", tile: Tile) -> bool:
+    """Whether a register-streaming tile (stream 1) of sub-byte integer codes in scale groups of 64 columns needs a
+    stack at four slots where there is no cp.async (its slots are registers): min_blocks budgets these kernels and
+    floors them at three CTAs per SM, 80 registers, where they spilled 8-16 bytes with a local load in the loop
+    (sm_75, int4 / int3 / int5 g64, the 16- and 32-row decode tiles of layers of at most about 2048 rows, every
+    activation; groups of 128 took 78 registers without one). At three slots they compile at the same floor without
+    local memory. Found by compiling the T4's kernels on the CPU (seventy-eighth session); not timed (no T4 here)."""
+    return (tile.stream == 1 and recipe.gscale and recipe.group == 64 and recipe.bits < 8
+            and stream_work_regs(recipe, tile) is not None)
+
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
 #: stages (three CTAs fit an SM), K split for two per SM (H200, int4 g128, M=64, gpu_sweep.py tma64 /
@@ -1392,13 +1403,15 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # block, direct routing's calls; 2-8, the routed ones)
             fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
             direct_tile = direct_tile or hi == 1
-        if (fitted.stream and recipe.bits == 8 and not caps.has("cp_async") and fitted.stages > 3
-                and stream_work_regs(recipe, fitted) is None):
+        if (fitted.stream and not caps.has("cp_async") and fitted.stages > 3
+                and ((recipe.bits == 8 and stream_work_regs(recipe, fitted) is None)
+                     or turing_g64_spills(recipe, fitted))):
             # (without cp.async a stream tile's slots are registers: 8-bit codes whose kernels min_blocks does
             # not budget (zero points, float codes, groups of 16 or 32) took 194-255 registers at four slots on
             # sm_75 and spilled in the loop with zero points in groups of 16 and e4m3 in groups of 64; at three
             # they compile to 118-221 registers without a spill. Not timed: no T4 here. fit_tile keeps a ring's
-            # slots in whole fold chunks: rings folding every two or four blocks stay at four)
+            # slots in whole fold chunks: rings folding every two or four blocks stay at four; sub-byte codes in
+            # groups of 64 on the register-streaming tiles: turing_g64_spills)
             fitted = fit_tile(replace(fitted, stages=3), recipe, smem, kp)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
