@@ -12,6 +12,12 @@ operands: 654 kernels, none spilled):
 
 python3 scripts/spill_scan.py --devices h200,sm_89,sm_120 --acts e4m3,e5m2,e4m3:static --experts 0,64 \
     --shapes 1536x2048 --m 1,8,16,33,64,128,256,1024,4096
+
+Codes gathered from bit planes and small layers (the seventy-eighth session's scan found the T4's 16- and 32-row decode
+tiles of sub-byte codes in groups of 64, and uint7 g64 on the long-K ring of sm_86 / sm_89):
+
+python3 scripts/spill_scan.py --devices t4,a10,l40s,a100 --formats int3,int4,int5,int6,int7,uint5,uint7,int8 \
+    --shapes 2048x1024,256x512,1000x3584,4096x14336 --m 1,2,8 --acts fp16,int8
 """
 import argparse
 
@@ -23,9 +29,14 @@ SHAPES = [(4096, 4096), (8192, 4096), (4096, 2048), (4096, 14336), (8192, 8192),
           (7392, 3696)]
 
 
-def schemes():
+#: the integer formats scanned by default (--formats adds others: int5-int7 / uint5-uint7, whose codes are gathered
+#: from bit planes)
+FORMATS = ("int4", "uint4", "int3", "int2", "int8", "uint8")
+
+
+def schemes(formats=FORMATS):
     out = []
-    for fmt in ("int4", "uint4", "int3", "int2", "int8", "uint8"):
+    for fmt in formats:
         zp = "none" if fmt.startswith("int") else "int"
         out += [WeightScheme(fmt, "group", g, zero_point=zp) for g in (16, 32, 64, 128)]
         if zp == "none":
@@ -46,12 +57,14 @@ def main():
                          "a static per-tensor scale)")
     ap.add_argument("--experts", default="0", help="comma list: 0 dense, E an MoE layer of E experts")
     ap.add_argument("--shapes", default=None, help="N x K list (default: the decode shapes above)")
+    ap.add_argument("--formats", default=",".join(FORMATS),
+                    help="integer weight formats (comma list; the float ones are always scanned)")
     a = ap.parse_args()
     shapes = [tuple(map(int, s.split("x"))) for s in a.shapes.split(",")] if a.shapes else SHAPES
     rt = Runtime(cache_dir=a.cache) if a.cache else Runtime()
     picks = {}
     for dev in a.devices.split(","):
-        for s in schemes():
+        for s in schemes(tuple(a.formats.split(","))):
             for act, e, (n, k) in ((x, int(e), nk) for x in a.acts.split(",") for e in a.experts.split(",")
                                    for nk in shapes):
                 fmt, _, mode = act.partition(":")

@@ -1344,7 +1344,7 @@ def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_
     """Sub-byte integer codes in groups of 64 on Turing's register-streaming tiles (the 16- and 32-row decode tiles
     of layers of about 2048 rows or fewer): at four register slots min_blocks' floor of three CTAs per SM (80
     registers) left 8-16 bytes of stack with a local load in the loop, for every activation. They take three slots
-    (turing_g64_spills) and compile at that floor without local memory; groups of 128 keep four."""
+    (four_slots_spill) and compile at that floor without local memory; groups of 128 keep four."""
     rt = Runtime(cache_dir=tmp_path)
     cases = [("int4", 64, 2048, 1024, "fp16", 3), ("int4", 64, 256, 512, "int8", 3), ("int3", 64, 1000, 4096, "bf16", 3),
              ("int5", 64, 2040, 1024, "e4m3", 3), ("int4", 128, 2048, 1024, "fp16", 4)]
@@ -1364,6 +1364,27 @@ def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_
         assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
         assert I.count(I.disassemble(kern.cubin), r"HMMA\.1688") > 0, what
 
+
+
+def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
+    """uint7 with zero points in groups of 64 on the sixteen-warp long-K ring (512 threads, so at most 128 registers):
+    at four slots 48 bytes of stack with four local accesses in the loop on sm_90a, 16 and three on sm_86 / sm_89.
+    They take three slots (four_slots_spill) and compile without a stack; int7 and uint6 in groups of 64 and uint7 in
+    groups of 128 keep four."""
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [("uint7", 64, "int", 3), ("int7", 64, "none", 4), ("uint6", 64, "int", 4), ("uint7", 128, "int", 4)]
+    picks = {}
+    for dev in ("H200", "L40S", "A10"):
+        for fmt, g, zp, stages in cases:
+            p = humming.plan(LayerSpec(4096, 14336, WeightScheme(fmt, "group", g, zero_point=zp)), dev)
+            spec = p.kernel(1)
+            cfg = dict(spec.config)
+            assert (cfg["STREAM"], spec.threads, cfg["STAGES"]) == (4, 512, stages), (dev, fmt, g, cfg)
+            picks[spec] = (dev, fmt, g)
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        usage = I.resource_usage(rt.kernel(spec).cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
 
 def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):
     """Byte operands (int8 / e4m3 activations) whose weight groups cover half a 64-unit block keep a second int32

@@ -446,6 +446,18 @@ def test_turing_decode_tiles_at_three_slots(scheme, n, k):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("device,n,k", [("H200", 1000, 14336), ("L40S", 2040, 8192)], ids=["h200", "l40s"])
+def test_uint7_g64_on_the_long_k_ring_at_three_slots(device, n, k):
+    """uint7 with zero points in groups of 64 at one token: the sixteen-warp long-K ring at three register slots
+    (four spilled in the loop: test_gemm_compile's uint7 test), as the device plans it, compiled for this GPU,
+    against the reference at the decode token counts; outputs poisoned, odd N."""
+    scheme, act = WeightScheme("uint7", "group", 64, zero_point="int"), ActivationScheme("fp16")
+    cfg = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), device).tuning_for(1).config
+    assert cfg.get("stream") == 4 and cfg["stages"] == 3, cfg
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    run_and_check(qw, act, ms=(1, 5, 8), prepare=prepare_as(device))
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("device,scheme,act,n", [
     ("A100", WeightScheme("int4", "group", 32), "int8", 1000),
     ("A100", WeightScheme("uint4", "group", 32, zero_point="int"), "int8", 4104),

@@ -279,15 +279,29 @@ def wide_256_spills(recipe: "Recipe") -> bool:
 
 
 
-def turing_g64_spills(recipe: "Recipe", tile: Tile) -> bool:
-    """Whether a register-streaming tile (stream 1) of sub-byte integer codes in scale groups of 64 columns needs a
-    stack at four slots where there is no cp.async (its slots are registers): min_blocks budgets these kernels and
-    floors them at three CTAs per SM, 80 registers, where they spilled 8-16 bytes with a local load in the loop
-    (sm_75, int4 / int3 / int5 g64, the 16- and 32-row decode tiles of layers of at most about 2048 rows, every
-    activation; groups of 128 took 78 registers without one). At three slots they compile at the same floor without
-    local memory. Found by compiling the T4's kernels on the CPU (seventy-eighth session); not timed (no T4 here)."""
-    return (tile.stream == 1 and recipe.gscale and recipe.group == 64 and recipe.bits < 8
-            and stream_work_regs(recipe, tile) is not None)
+def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
+    """Whether a stream tile's kernel for ``recipe`` needs a stack at four ring slots where three compile without one
+    (so the planner gives it three). Found by compiling planned kernels on the CPU (NVRTC 13.0); not timed:
+     * Turing (no cp.async: the slots are registers): 8-bit codes whose kernels min_blocks does not budget (zero
+       points, float codes, groups of 16 or 32) took 194-255 registers at four slots and spilled in the loop with zero
+       points in groups of 16 and e4m3 in groups of 64; at three, 118-221 registers and no spill;
+     * Turing: sub-byte integer codes in groups of 64 on the register-streaming tiles (stream 1: the 16- and 32-row
+       decode tiles of layers of about 2048 rows or fewer), which min_blocks floors at three CTAs per SM (80
+       registers): 8-16 bytes of stack, a local load in the loop, for every activation (seventy-eighth session;
+       groups of 128 took 78 registers without one);
+     * uint7 with zero points in groups of 64 on the sixteen-warp long-K ring (stream 4, 512 threads: 128 registers
+       at most): 48 bytes and four local accesses in the loop on sm_90a, 16 and three on sm_86 / sm_89; at three
+       slots 126 registers and no stack there (sm_80 and Blackwell compile either way; seventy-eighth session).
+    fit_tile keeps a ring's slots in whole fold chunks: rings folding every two or four blocks stay at four."""
+    if not tile.stream or tile.stages <= 3:
+        return False
+    if not cp_async and recipe.bits == 8 and stream_work_regs(recipe, tile) is None:
+        return True
+    if (not cp_async and tile.stream == 1 and recipe.gscale and recipe.group == 64 and recipe.bits < 8
+            and stream_work_regs(recipe, tile) is not None):
+        return True
+    return (tile.stream == 4 and tile.threads == 512 and recipe.bits == 7 and bool(recipe.zp) and recipe.gscale
+            and recipe.group == 64)
 
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
@@ -1403,15 +1417,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # block, direct routing's calls; 2-8, the routed ones)
             fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
             direct_tile = direct_tile or hi == 1
-        if (fitted.stream and not caps.has("cp_async") and fitted.stages > 3
-                and ((recipe.bits == 8 and stream_work_regs(recipe, fitted) is None)
-                     or turing_g64_spills(recipe, fitted))):
-            # (without cp.async a stream tile's slots are registers: 8-bit codes whose kernels min_blocks does
-            # not budget (zero points, float codes, groups of 16 or 32) took 194-255 registers at four slots on
-            # sm_75 and spilled in the loop with zero points in groups of 16 and e4m3 in groups of 64; at three
-            # they compile to 118-221 registers without a spill. Not timed: no T4 here. fit_tile keeps a ring's
-            # slots in whole fold chunks: rings folding every two or four blocks stay at four; sub-byte codes in
-            # groups of 64 on the register-streaming tiles: turing_g64_spills)
+        if four_slots_spill(recipe, fitted, caps.has("cp_async")):  # (three slots where four need a stack)
             fitted = fit_tile(replace(fitted, stages=3), recipe, smem, kp)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
