@@ -1304,6 +1304,17 @@ def test_planned_decode_kernels_keep_their_loops_in_registers(tmp_path):
             assert I.local_in_loops(I.disassemble(kern.cubin)) == 0, what
 
 
+def _compile_without_stack(rt, picks: dict, sass: str | None = None) -> None:
+    """Compile every KernelSpec in ``picks`` (spec -> what it is, for the message) and check that none has local memory
+    or a stack, and that each one's machine code holds ``sass`` (a regular expression) where one is given."""
+    rt.warmup(list(picks), executor="thread")
+    for spec, what in picks.items():
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+        if sass:
+            assert I.count(I.disassemble(kern.cubin), sass) > 0, what
+
 def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path):
     """Turing has no cp.async, so a stream tile's slots are registers. 8-bit codes whose kernels min_blocks does not
     budget (zero points, float codes, groups of 16 or 32) reached 244-255 registers at four slots, and spilled in
@@ -1328,16 +1339,10 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
         cfg = dict(spec.config)
         assert cfg["STREAM"] and cfg["STAGES"] == stages, (scheme.describe(), cfg)
         picks[spec] = scheme.describe()
-    rt.warmup(list(picks), executor="thread")
-    for spec, what in picks.items():
-        kern = rt.kernel(spec)
-        usage = I.resource_usage(kern.cubin)["humming_entry"]
-        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
-        assert I.count(I.disassemble(kern.cubin), r"HMMA\.1688") > 0, what
+    _compile_without_stack(rt, picks, r"HMMA\.1688")
     # (chips with cp.async keep four slots for the same layers: their slots are shared memory)
     assert dict(humming.plan(LayerSpec(4096, 4096, cases[0][0], ActivationScheme("fp16"), out_dtype="fp16"),
                              "A100").kernel(1).config)["STAGES"] == G.DEFAULT_RANGES[0][2].stages
-
 
 
 def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_path):
@@ -1357,13 +1362,7 @@ def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_
             cfg = dict(spec.config)
             assert cfg["STREAM"] == 1 and cfg["STAGES"] == stages, (fmt, g, n, k, act, m, cfg)
             picks[spec] = (fmt, g, f"{n}x{k}", act, m)
-    rt.warmup(list(picks), executor="thread")
-    for spec, what in picks.items():
-        kern = rt.kernel(spec)
-        usage = I.resource_usage(kern.cubin)["humming_entry"]
-        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
-        assert I.count(I.disassemble(kern.cubin), r"HMMA\.1688") > 0, what
-
+    _compile_without_stack(rt, picks, r"HMMA\.1688")
 
 
 def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
@@ -1381,10 +1380,7 @@ def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
             cfg = dict(spec.config)
             assert (cfg["STREAM"], spec.threads, cfg["STAGES"]) == (4, 512, stages), (dev, fmt, g, cfg)
             picks[spec] = (dev, fmt, g)
-    rt.warmup(list(picks), executor="thread")
-    for spec, what in picks.items():
-        usage = I.resource_usage(rt.kernel(spec).cubin)["humming_entry"]
-        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (what, usage)
+    _compile_without_stack(rt, picks)
 
 def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):
     """Byte operands (int8 / e4m3 activations) whose weight groups cover half a 64-unit block keep a second int32
