@@ -278,7 +278,6 @@ def wide_256_spills(recipe: "Recipe") -> bool:
     return recipe.gscale and not recipe.wfloat and recipe.group == 32
 
 
-
 def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
     """Whether a stream tile's kernel for ``recipe`` needs a stack at four ring slots where three compile without one
     (so the planner gives it three). Found by compiling planned kernels on the CPU (NVRTC 13.0); not timed:
@@ -302,6 +301,7 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
         return True
     return (tile.stream == 4 and tile.threads == 512 and recipe.bits == 7 and bool(recipe.zp) and recipe.gscale
             and recipe.group == 64)
+
 
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
 #: warp issuing a share of a refill: the kernel's SHARED_REFILL) and two accumulator chains, three
