@@ -1347,9 +1347,10 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
 
 def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_path):
     """Sub-byte integer codes in groups of 64 on Turing's register-streaming tiles (the 16- and 32-row decode tiles
-    of layers of about 2048 rows or fewer): at four register slots min_blocks' floor of three CTAs per SM (80
-    registers) left 8-16 bytes of stack with a local load in the loop, for every activation. They take three slots
-    (four_slots_spill) and compile at that floor without local memory; groups of 128 keep four."""
+    of layers of about 2048 rows or fewer): at four register slots int4 at min_blocks' floor of three CTAs per SM (80
+    registers) left 8-16 bytes of stack with a local load in the loop, for every activation (int3 / int5, floored at
+    two, up to 16 outside the loops). They take three slots (four_slots_spill) and compile at the floor of three
+    without local memory; groups of 128 keep four."""
     rt = Runtime(cache_dir=tmp_path)
     cases = [("int4", 64, 2048, 1024, "fp16", 3), ("int4", 64, 256, 512, "int8", 3), ("int3", 64, 1000, 4096, "bf16", 3),
              ("int5", 64, 2040, 1024, "e4m3", 3), ("int4", 128, 2048, 1024, "fp16", 4)]

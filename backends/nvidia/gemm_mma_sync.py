@@ -285,9 +285,10 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        points, float codes, groups of 16 or 32) took 194-255 registers at four slots and spilled in the loop with zero
        points in groups of 16 and e4m3 in groups of 64; at three, 118-221 registers and no spill;
      * Turing: sub-byte integer codes in groups of 64 on the register-streaming tiles (stream 1: the 16- and 32-row
-       decode tiles of layers of about 2048 rows or fewer), which min_blocks floors at three CTAs per SM (80
-       registers): 8-16 bytes of stack, a local load in the loop, for every activation (seventy-eighth session;
-       groups of 128 took 78 registers without one);
+       decode tiles of layers of about 2048 rows or fewer), every activation: int4 at min_blocks' floor of three CTAs
+       per SM (80 registers) 8-16 bytes of stack with a local load in the loop; int3 and int5 at a floor of two (128
+       registers) up to 16 bytes outside the loops. At three slots all take the floor of three and compile at 80
+       registers without a stack (seventy-eighth session; groups of 128 took 78 registers without one);
      * uint7 with zero points in groups of 64 on the sixteen-warp long-K ring (stream 4, 512 threads: 128 registers
        at most): 48 bytes and four local accesses in the loop on sm_90a, 16 and three on sm_86 / sm_89; at three
        slots 126 registers and no stack there (sm_80 and Blackwell compile either way; seventy-eighth session).
