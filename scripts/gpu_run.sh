@@ -1384,11 +1384,12 @@ batched_decode or register_rings"
            rc=$((rc | $?)) ;;
     s78t)  # (seventy-eighth session, any sm_90 GPU) Turing's stream tiles at three register slots as the T4 plans them,
            # compiled for this GPU, against the reference: 8-bit codes min_blocks does not budget, and now sub-byte
-           # codes in groups of 64 (four_slots_spill: four slots spilled in the loop at the 80-register floor), and
-           # uint7 g64 zero points on the long-K ring at three slots as the H200 / L40S plan it (four spilled)
+           # codes in groups of 64 (four_slots_spill: four slots spilled in the loop at the 80-register floor); uint7
+           # g64 zero points on the long-K ring and 5- / 7-bit zero points in groups of 16 on the register-streaming
+           # tiles at three slots as the H200 / L40S / A100 plan them (four spilled)
            timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
-             -k "turing_decode_tiles_at_three_slots or uint7_g64_on_the_long_k_ring" 2>&1 | tee "$OUT/s78t_tests.log" \
-             | tail -2
+             -k "turing_decode_tiles_at_three_slots or three_slots_where_four_spilled" 2>&1 \
+             | tee "$OUT/s78t_tests.log" | tail -2
            rc=$((rc | PIPESTATUS[0])) ;;
     s77q)  # (seventy-seventh session) by the card that came: on an H200 s74h, s77m, then a sixth of the GPU suite;
            # on any other sm_90 card s77m, then gpu3a's third of the GPU suite in what is left (the wave steps now

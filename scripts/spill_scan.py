@@ -14,9 +14,9 @@ python3 scripts/spill_scan.py --devices h200,sm_89,sm_120 --acts e4m3,e5m2,e4m3:
     --shapes 1536x2048 --m 1,8,16,33,64,128,256,1024,4096
 
 Codes gathered from bit planes and small layers (the seventy-eighth session's scan found the T4's 16- and 32-row decode
-tiles of sub-byte codes in groups of 64, and uint7 g64 on the long-K ring of sm_86 / sm_89):
+tiles of sub-byte codes in groups of 64, and uint7 g64 on the long-K ring of sm_86 / sm_89 / sm_90a):
 
-python3 scripts/spill_scan.py --devices t4,a10,l40s,a100 --formats int3,int4,int5,int6,int7,uint5,uint7,int8 \
+python3 scripts/spill_scan.py --devices t4,a10,l40s,a100,h200 --formats int3,int4,int5,int6,int7,uint5,uint7,int8 \
     --shapes 2048x1024,256x512,1000x3584,4096x14336 --m 1,2,8 --acts fp16,int8
 """
 import argparse

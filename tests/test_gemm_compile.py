@@ -1315,6 +1315,7 @@ def _compile_without_stack(rt, picks: dict, sass: str | None = None) -> None:
         if sass:
             assert I.count(I.disassemble(kern.cubin), sass) > 0, what
 
+
 def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path):
     """Turing has no cp.async, so a stream tile's slots are registers. 8-bit codes whose kernels min_blocks does not
     budget (zero points, float codes, groups of 16 or 32) reached 244-255 registers at four slots, and spilled in
@@ -1352,8 +1353,9 @@ def test_turing_decode_tiles_of_sub_byte_codes_in_groups_of_64_do_not_spill(tmp_
     two, up to 16 outside the loops). They take three slots (four_slots_spill) and compile at the floor of three
     without local memory; groups of 128 keep four."""
     rt = Runtime(cache_dir=tmp_path)
-    cases = [("int4", 64, 2048, 1024, "fp16", 3), ("int4", 64, 256, 512, "int8", 3), ("int3", 64, 1000, 4096, "bf16", 3),
-             ("int5", 64, 2040, 1024, "e4m3", 3), ("int4", 128, 2048, 1024, "fp16", 4)]
+    cases = [("int4", 64, 2048, 1024, "fp16", 3), ("int4", 64, 256, 512, "int8", 3),
+             ("int3", 64, 1000, 4096, "bf16", 3), ("int5", 64, 2040, 1024, "e4m3", 3),
+             ("int4", 128, 2048, 1024, "fp16", 4)]
     picks = {}
     for fmt, g, n, k, act, stages in cases:
         a = ActivationScheme(act) if act in ("fp16", "bf16") else ActivationScheme(act, "dynamic_token")
@@ -1381,6 +1383,25 @@ def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
             cfg = dict(spec.config)
             assert (cfg["STREAM"], spec.threads, cfg["STAGES"]) == (4, 512, stages), (dev, fmt, g, cfg)
             picks[spec] = (dev, fmt, g)
+    _compile_without_stack(rt, picks)
+
+
+
+def test_odd_widths_with_zero_points_in_groups_of_16_take_three_slots_on_the_streaming_tiles(tmp_path):
+    """5- and 7-bit codes with zero points in groups of 16 on the register-streaming decode tiles (no register floor),
+    and 3-bit ones on Turing: at four slots 255 registers and 8-16 bytes of stack (uint5 on the A100's 16-row tile:
+    four local accesses in the loop). They take three slots (four_slots_spill) and compile without a stack; uint4
+    and uint6 keep four, and so does uint3 where there is cp.async."""
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [("A100", "uint5", 1000, 3584, 3), ("L40S", "uint7", 4096, 14336, 3), ("T4", "uint3", 4096, 14336, 3),
+             ("A100", "uint3", 1000, 3584, 4), ("T4", "uint4", 1000, 3584, 4), ("L40S", "uint6", 4096, 14336, 4)]
+    picks = {}
+    for dev, fmt, n, k, stages in cases:
+        p = humming.plan(LayerSpec(n, k, WeightScheme(fmt, "group", 16, zero_point="int")), dev)
+        spec = p.kernel(1)
+        cfg = dict(spec.config)
+        assert (cfg["STREAM"], cfg["STAGES"]) == (1, stages), (dev, fmt, cfg)
+        picks[spec] = (dev, fmt, f"{n}x{k}")
     _compile_without_stack(rt, picks)
 
 def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):

@@ -446,16 +446,23 @@ def test_turing_decode_tiles_at_three_slots(scheme, n, k):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("device,n,k", [("H200", 1000, 14336), ("L40S", 2040, 8192)], ids=["h200", "l40s"])
-def test_uint7_g64_on_the_long_k_ring_at_three_slots(device, n, k):
-    """uint7 with zero points in groups of 64 at one token: the sixteen-warp long-K ring at three register slots
-    (four spilled in the loop: test_gemm_compile's uint7 test), as the device plans it, compiled for this GPU,
-    against the reference at the decode token counts; outputs poisoned, odd N."""
-    scheme, act = WeightScheme("uint7", "group", 64, zero_point="int"), ActivationScheme("fp16")
+@pytest.mark.parametrize("device,scheme,n,k,stream", [
+    ("H200", WeightScheme("uint7", "group", 64, zero_point="int"), 1000, 14336, 4),
+    ("L40S", WeightScheme("uint7", "group", 64, zero_point="int"), 2040, 8192, 4),
+    ("A100", WeightScheme("uint5", "group", 16, zero_point="int"), 1000, 3584, 1),
+    ("L40S", WeightScheme("uint7", "group", 16, zero_point="int"), 4104, 4096, 1),
+], ids=["h200-uint7-g64", "l40s-uint7-g64", "a100-uint5-g16", "l40s-uint7-g16"])
+def test_stream_tiles_at_three_slots_where_four_spilled(device, scheme, n, k, stream):
+    """Stream tiles at three register slots where four spilled (four_slots_spill; test_gemm_compile's uint7 and
+    odd-width tests): uint7 with zero points in groups of 64 on the sixteen-warp long-K ring, and 5- / 7-bit codes
+    with zero points in groups of 16 on the register-streaming tiles, as the device plans them, compiled for this
+    GPU, against the reference at the decode token counts; outputs poisoned, odd N."""
+    act = ActivationScheme("fp16")
     cfg = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), device).tuning_for(1).config
-    assert cfg.get("stream") == 4 and cfg["stages"] == 3, cfg
+    assert cfg.get("stream") == stream and cfg["stages"] == 3, cfg
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     run_and_check(qw, act, ms=(1, 5, 8), prepare=prepare_as(device))
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("device,scheme,act,n", [

@@ -291,7 +291,11 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        registers without a stack (seventy-eighth session; groups of 128 took 78 registers without one);
      * uint7 with zero points in groups of 64 on the sixteen-warp long-K ring (stream 4, 512 threads: 128 registers
        at most): 48 bytes and four local accesses in the loop on sm_90a, 16 and three on sm_86 / sm_89; at three
-       slots 126 registers and no stack there (sm_80 and Blackwell compile either way; seventy-eighth session).
+       slots 126 registers and no stack there (sm_80 and Blackwell compile either way; seventy-eighth session);
+     * 5- and 7-bit codes with zero points in groups of 16 on the register-streaming tiles (stream 1, no register
+       floor), and 3-bit ones on Turing: 255 registers and 8-16 bytes of stack at four slots on sm_75 to sm_89 (uint5
+       on the 16-row tile: four local accesses in the loop); 197-254 registers and no stack at three (sm_90a compiles
+       either way; 4-, 6- and 8-bit codes, and 3-bit ones with cp.async, compile at four; seventy-eighth session).
     fit_tile keeps a ring's slots in whole fold chunks: rings folding every two or four blocks stay at four."""
     if not tile.stream or tile.stages <= 3:
         return False
@@ -299,6 +303,9 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
         return True
     if (not cp_async and tile.stream == 1 and recipe.gscale and recipe.group == 64 and recipe.bits < 8
             and stream_work_regs(recipe, tile) is not None):
+        return True
+    if (tile.stream == 1 and recipe.zp and recipe.gscale and recipe.group == 16
+            and (recipe.bits in (5, 7) or (recipe.bits == 3 and not cp_async))):
         return True
     return (tile.stream == 4 and tile.threads == 512 and recipe.bits == 7 and bool(recipe.zp) and recipe.gscale
             and recipe.group == 64)
