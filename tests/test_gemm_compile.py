@@ -1320,8 +1320,9 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
     """Turing has no cp.async, so a stream tile's slots are registers. 8-bit codes whose kernels min_blocks does not
     budget (zero points, float codes, groups of 16 or 32) reached 244-255 registers at four slots, and spilled in
     the loop for uint8 with zero points in groups of 16 (16 bytes) and e4m3 in groups of 64 (the long-K ring,
-    8 bytes). They now take three slots and compile without local memory; the budgeted ones (int8 in groups of
-    64 or more, per channel) keep four, and so do rings that fold every two or four blocks."""
+    8 bytes). They now take three slots and compile without local memory, and so does int8 in groups of 64 (budgeted,
+    8 bytes outside the loops at four); int8 in groups of 128 and per channel keep four, and so do rings that fold
+    every two or four blocks."""
     from humming_nvidia import gemm_mma_sync as G
 
     rt = Runtime(cache_dir=tmp_path)
@@ -1331,6 +1332,9 @@ def test_turing_decode_kernels_of_8_bit_codes_keep_three_register_slots(tmp_path
              (WeightScheme("e4m3", "channel", scale_fmt="fp32"), 4096, 4096, 3),
              (WeightScheme("int8", "group", 16), 4096, 14336, 3),
              (WeightScheme("int8", "group", 128), 4096, 4096, 4),
+             # (budgeted, a floor of two CTAs: 8 bytes of stack outside the loops at four slots)
+             (WeightScheme("int8", "group", 64), 4096, 4096, 3),
+             (WeightScheme("int8", "group", 64), 28672, 8192, 3),
              # (a ring folding every two blocks keeps its slots in whole fold chunks: four)
              (WeightScheme("e4m3", "group", 128, scale_fmt="fp32"), 4096, 14336, 4)]
     picks = {}

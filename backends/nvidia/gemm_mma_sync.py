@@ -288,7 +288,10 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        decode tiles of layers of about 2048 rows or fewer), every activation: int4 at min_blocks' floor of three CTAs
        per SM (80 registers) 8-16 bytes of stack with a local load in the loop; int3 and int5 at a floor of two (128
        registers) up to 16 bytes outside the loops. At three slots all take the floor of three and compile at 80
-       registers without a stack (seventy-eighth session; groups of 128 took 78 registers without one);
+       registers without a stack (seventy-eighth session; groups of 128 took 78 registers without one). int8 in
+       groups of 64 (budgeted at a floor of two CTAs: 128 registers) kept 8 bytes outside the loops at four slots and
+       none at three, where stream_work_regs keeps its floor at two (at three CTAs it spilled in the loop; seventy-
+       ninth session; groups of 128 and per channel compile at four);
      * uint7 with zero points in groups of 64 on the sixteen-warp long-K ring (stream 4, 512 threads: 128 registers
        at most): 48 bytes and four local accesses in the loop on sm_90a, 16 and three on sm_86 / sm_89; at three
        slots 126 registers and no stack there (sm_80 and Blackwell compile either way; seventy-eighth session);
@@ -301,7 +304,7 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
         return False
     if not cp_async and recipe.bits == 8 and stream_work_regs(recipe, tile) is None:
         return True
-    if (not cp_async and tile.stream == 1 and recipe.gscale and recipe.group == 64 and recipe.bits < 8
+    if (not cp_async and tile.stream == 1 and recipe.gscale and recipe.group == 64
             and stream_work_regs(recipe, tile) is not None):
         return True
     if (tile.stream == 1 and recipe.zp and recipe.gscale and recipe.group == 16

@@ -436,6 +436,10 @@ def stream_work_regs(recipe: Recipe, tile: Tile) -> int | None:
             # 10.04 -> 9.38, 14336x4096 64 rows 15.26 -> 14.10; M=8 16 rows 16.11 -> 17.44, 64 rows 12.91 ->
             # 12.12 and 22.94 -> 22.49))
             work += 8
+        if recipe.bits == 8 and not recipe.cp_async and tile.stream == 1:  # (Turing's int8 in groups of 64 at three
+            # register slots (four_slots_spill): at the 80-register floor of three 256-thread CTAs 8-16 bytes of stack
+            # with three to five local accesses in the loop; at two, 128 registers and none (seventy-ninth session)
+            work += 8
         return work
     if (tile.stream == 4 and tile.bm <= 8 and recipe.bits == 2 and not recipe.bf16 and not recipe.wfloat
             and not recipe.zp and not recipe.via_fp32 and not recipe.op8 and (not recipe.gscale or recipe.group % 128 == 0)):
