@@ -1391,6 +1391,25 @@ def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
 
 
 
+def test_int7_in_groups_of_64_takes_three_slots_on_the_one_token_tiles(tmp_path):
+    """int7 in groups of 64 on the register-streaming tiles at one token (stream 1, a floor of two 256-thread CTAs:
+    128 registers): at four slots sm_90a kept 8 bytes of stack outside the loops. It takes three slots
+    (four_slots_spill) at the same floor and compiles without a stack; int6 and uint7 with zero points keep four."""
+    rt = Runtime(cache_dir=tmp_path)
+    cases = [("int7", "none", 7168, 2048, 3), ("int7", "none", 14336, 4096, 3), ("int6", "none", 8192, 4096, 4),
+             ("uint7", "int", 8192, 4096, 4)]
+    picks = {}
+    for fmt, zp, n, k, stages in cases:
+        p = humming.plan(LayerSpec(n, k, WeightScheme(fmt, "group", 64, zero_point=zp)), "H200")
+        spec = p.kernel(1)
+        cfg = dict(spec.config)
+        assert (cfg["STREAM"], cfg["STAGES"]) == (1, stages), (fmt, n, k, cfg)
+        if fmt == "int7":
+            assert spec.min_blocks == 2, spec.min_blocks
+        picks[spec] = (fmt, f"{n}x{k}")
+    _compile_without_stack(rt, picks)
+
+
 def test_odd_widths_with_zero_points_in_groups_of_16_take_three_slots_on_the_streaming_tiles(tmp_path):
     """5- and 7-bit codes with zero points in groups of 16 on the register-streaming decode tiles (no register floor),
     and 3-bit ones on Turing: at four slots 255 registers and 8-16 bytes of stack (uint5 on the A100's 16-row tile:

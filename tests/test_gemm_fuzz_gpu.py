@@ -452,12 +452,13 @@ def test_turing_decode_tiles_at_three_slots(scheme, n, k):
     ("L40S", WeightScheme("uint7", "group", 64, zero_point="int"), 2040, 8192, 4),
     ("A100", WeightScheme("uint5", "group", 16, zero_point="int"), 1000, 3584, 1),
     ("L40S", WeightScheme("uint7", "group", 16, zero_point="int"), 4104, 4096, 1),
-], ids=["h200-uint7-g64", "l40s-uint7-g64", "a100-uint5-g16", "l40s-uint7-g16"])
+    ("H200", WeightScheme("int7", "group", 64), 7160, 2048, 1),
+], ids=["h200-uint7-g64", "l40s-uint7-g64", "a100-uint5-g16", "l40s-uint7-g16", "h200-int7-g64"])
 def test_stream_tiles_at_three_slots_where_four_spilled(device, scheme, n, k, stream):
     """Stream tiles at three register slots where four spilled (four_slots_spill; test_gemm_compile's uint7 and
-    odd-width tests): uint7 with zero points in groups of 64 on the sixteen-warp long-K ring, and 5- / 7-bit codes
-    with zero points in groups of 16 on the register-streaming tiles, as the device plans them, compiled for this
-    GPU, against the reference at the decode token counts; outputs poisoned, odd N."""
+    odd-width tests): uint7 with zero points in groups of 64 on the sixteen-warp long-K ring, 5- / 7-bit codes
+    with zero points in groups of 16 and int7 in groups of 64 on the register-streaming tiles, as the device plans
+    them, compiled for this GPU, against the reference at the decode token counts; outputs poisoned, odd N."""
     act = ActivationScheme("fp16")
     cfg = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), device).tuning_for(1).config
     assert cfg.get("stream") == stream and cfg["stages"] == 3, cfg

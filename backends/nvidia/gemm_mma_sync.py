@@ -299,9 +299,15 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        floor), and 3-bit ones on Turing: 255 registers and 8-16 bytes of stack at four slots on sm_75 to sm_89 (uint5
        on the 16-row tile: four local accesses in the loop); 197-254 registers and no stack at three (sm_90a compiles
        either way; 4-, 6- and 8-bit codes, and 3-bit ones with cp.async, compile at four; seventy-eighth session).
+     * int7 in groups of 64 (no zero points) on the register-streaming tiles at one token (stream 1, a floor of two
+       CTAs: 128 registers): 8 bytes of stack outside the loops on sm_90a (7168x2048, 8192x4096, 14336x4096); at three
+       slots 128 registers and none, the floor unchanged (seventy-ninth session; sm_80 to sm_89 and Blackwell
+       compiled either way).
     fit_tile keeps a ring's slots in whole fold chunks: rings folding every two or four blocks stay at four."""
     if not tile.stream or tile.stages <= 3:
         return False
+    if tile.stream == 1 and recipe.bits == 7 and not recipe.zp and recipe.gscale and recipe.group == 64:
+        return True
     if not cp_async and recipe.bits == 8 and stream_work_regs(recipe, tile) is None:
         return True
     if (not cp_async and tile.stream == 1 and recipe.gscale and recipe.group == 64
