@@ -303,9 +303,21 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        CTAs: 128 registers): 8 bytes of stack outside the loops on sm_90a (7168x2048, 8192x4096, 14336x4096); at three
        slots 128 registers and none, the floor unchanged (seventy-ninth session; sm_80 to sm_89 and Blackwell
        compiled either way).
+     * MoE decode tiles (stream 1) of 6- and 7-bit codes on sm_80 to sm_89 (seventy-ninth session; sm_90a and
+       Blackwell compile either way): in groups of 128 at the floor of two CTAs (128 registers), int6 with
+       quantized activations (int8 / e4m3 per token, made fp16 operands: a per-token scale) kept 24 bytes of stack
+       and five local accesses in the loop at four slots, and int7 with 16-bit ones 16 bytes and four; at three
+       slots none (int7 with quantized activations is the other way round: 16 bytes and four accesses at three,
+       none at four). In groups of 16 or 32 (no floor): 255 registers and 8 bytes
+       outside the loops at four slots for int7 / uint7 g32 and uint6 g16; 223-255 and none at three.
     fit_tile keeps a ring's slots in whole fold chunks: rings folding every two or four blocks stay at four."""
     if not tile.stream or tile.stages <= 3:
         return False
+    if recipe.moe and tile.stream == 1 and recipe.gscale and recipe.bits in (6, 7):
+        if recipe.group == 128 and (recipe.bits == 6) == bool(recipe.act_scale):
+            return True
+        if recipe.group <= 32 and stream_work_regs(recipe, tile) is None:
+            return True
     if tile.stream == 1 and recipe.bits == 7 and not recipe.zp and recipe.gscale and recipe.group == 64:
         return True
     if not cp_async and recipe.bits == 8 and stream_work_regs(recipe, tile) is None:
@@ -1434,7 +1446,10 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             # block, direct routing's calls; 2-8, the routed ones)
             fitted = fit_tile(MOE_DECODE_INT4 if hi == 1 else MOE_ROUTED_INT4, recipe, smem, kp)
             direct_tile = direct_tile or hi == 1
-        if four_slots_spill(recipe, fitted, caps.has("cp_async")):  # (three slots where four need a stack)
+        # (three slots where four need a stack; the sizing recipe with the layer's MoE and activation scale)
+        if four_slots_spill(replace(recipe, moe=layer.is_moe,
+                                    act_scale=recipe.act_scale or int(layer.activation.is_quantized)),
+                            fitted, caps.has("cp_async")):
             fitted = fit_tile(replace(fitted, stages=3), recipe, smem, kp)
         if layer.is_moe:
             fitted = moe_tile(fitted, recipe, smem, kp)
