@@ -513,11 +513,13 @@ def test_moe_decode_rings_compile_without_loop_spills(tmp_path, act):
         assert I.local_in_loops(I.disassemble(cubin)) == 0, what
 
 
-#: MoE decode tiles of 6- and 7-bit codes that take three ring slots (four_slots_spill), and one that keeps four:
-#: (planning device, format, group, zero points, activation, slots)
-MOE_THREE_SLOTS = [("A100", "int6", 128, "none", "int8", 3), ("L40S", "int7", 128, "none", "fp16", 3),
-                   ("L40S", "int7", 32, "none", "fp16", 3), ("A100", "uint6", 16, "int", "fp16", 3),
-                   ("A100", "int7", 128, "none", "int8", 4)]
+#: MoE decode tiles of 5-7-bit codes that take three ring slots (four_slots_spill), and one that keeps four:
+#: (planning device, format, group, zero points, activation, the GPU test's K, stream, slots); the streaming tiles
+#: (stream 1) of 6- and 7-bit codes, and the sixteen-warp long-K ring (stream 4) of 5-7-bit codes in groups of 64
+MOE_THREE_SLOTS = [("A100", "int6", 128, "none", "int8", 2176, 1, 3), ("L40S", "int7", 128, "none", "fp16", 2176, 1, 3),
+                   ("L40S", "int7", 32, "none", "fp16", 2176, 1, 3), ("A100", "uint6", 16, "int", "fp16", 2176, 1, 3),
+                   ("A100", "int7", 128, "none", "int8", 2176, 1, 4),
+                   ("A100", "uint7", 64, "int", "e4m3", 14336, 4, 3), ("L40S", "int5", 64, "none", "int8", 14336, 4, 3)]
 
 
 def _moe_slots_plan(device, fmt, g, zp, act, n, k):
@@ -526,23 +528,24 @@ def _moe_slots_plan(device, fmt, g, zp, act, n, k):
                                   num_experts=64, bias=True), device), a
 
 
-def test_moe_decode_tiles_of_6_and_7_bit_codes_compile_without_a_stack(tmp_path):
-    """MoE decode tiles (stream 1) of 6- and 7-bit codes on sm_80 to sm_89: in groups of 128 at the floor of two
-    CTAs, int6 with quantized activations kept 24 bytes of stack and five local accesses in the loop at four ring
-    slots, int7 with 16-bit ones 16 and four; int7 / uint7 in groups of 32 and uint6 in groups of 16 kept 8 bytes
-    outside the loops at 255 registers. They take three slots and compile without a stack; int7 in groups of 128
-    with quantized activations keeps four (three spilled there)."""
+def test_moe_decode_tiles_of_5_to_7_bit_codes_compile_without_a_stack(tmp_path):
+    """MoE decode tiles of 5-7-bit codes on sm_80 to sm_89. The streaming tiles (stream 1): in groups of 128 at the
+    floor of two CTAs, int6 with quantized activations kept 24 bytes of stack and five local accesses in the loop at
+    four ring slots, int7 with 16-bit ones 16 and four; int7 / uint7 in groups of 32 and uint6 in groups of 16 kept
+    8 bytes outside the loops at 255 registers. The sixteen-warp long-K ring, groups of 64: uint7 with quantized
+    activations 32-48 bytes and five to seven accesses in the loop, int5 8 bytes and one. They take three slots and
+    compile without a stack; int7 in groups of 128 with quantized activations keeps four (three spilled there)."""
     from humming.jit import Runtime
     from humming.jit import inspect as I
 
     rt = Runtime(cache_dir=tmp_path)
     specs = {}
-    for device, fmt, g, zp, act, slots in MOE_THREE_SLOTS:
-        for n, k in ((2048, 4096), (7168, 2048)):
+    for device, fmt, g, zp, act, k, stream, slots in MOE_THREE_SLOTS:
+        for n, k in (((2048, 4096), (7168, 2048)) if stream == 1 else ((4096, k),)):
             p, _ = _moe_slots_plan(device, fmt, g, zp, act, n, k)
             spec = p.kernel(1)
             cfg = dict(spec.config)
-            assert (cfg["STREAM"], cfg["STAGES"]) == (1, slots), (device, fmt, g, act, cfg)
+            assert (cfg["STREAM"], cfg["STAGES"]) == (stream, slots), (device, fmt, g, act, cfg)
             specs[spec] = (device, fmt, g, act, f"{n}x{k}")
     rt.warmup(list(specs), executor="thread")
     for spec, what in specs.items():
@@ -1228,19 +1231,19 @@ def test_moe_fp8_as_ada_plans_it(name, scheme, act, poisoned):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", MOE_THREE_SLOTS, ids=lambda c: f"{c[0]}-{c[1]}-g{c[2]}-{c[4]}")
+@pytest.mark.parametrize("case", MOE_THREE_SLOTS, ids=lambda c: f"{c[0]}-{c[1]}-g{c[2]}-{c[4]}-s{c[6]}")
 def test_moe_decode_tiles_at_three_slots_as_older_gpus_plan_them(case, poisoned):
-    """The MoE decode tiles of 6- and 7-bit codes at three ring slots (and the one kept at four), as the A100 /
-    L40S plan them (test_moe_decode_tiles_of_6_and_7_bit_codes_compile_without_a_stack), prepared as the GPU fuzz
-    prepares older GPUs' plans and run on this GPU, against the reference at 1-8 tokens and beyond, 64 experts
-    top-8, odd N."""
+    """The MoE decode tiles of 5-7-bit codes at three ring slots (and the one kept at four), as the A100 / L40S plan
+    them (test_moe_decode_tiles_of_5_to_7_bit_codes_compile_without_a_stack), prepared as the GPU fuzz prepares
+    older GPUs' plans and run on this GPU, against the reference at 1-8 tokens and beyond, 64 experts top-8, odd
+    N."""
     from test_gemm_fuzz_gpu import prepare_as
 
-    device, fmt, g, zp, act, slots = case
-    n, k = 203, 2048 + 128
+    device, fmt, g, zp, act, k, stream, slots = case
+    n = 203
     p, a = _moe_slots_plan(device, fmt, g, zp, act, n, k)
     cfg = p.tuning_for(1).config
-    assert (cfg.get("stream"), cfg["stages"]) == (1, slots), cfg
+    assert (cfg.get("stream"), cfg["stages"]) == (stream, slots), cfg
     gen = torch.Generator().manual_seed(k + g)
     qw = _weight(p.layer.weight, 64, n, k, gen, bias=True)
     _gpu_check(qw.to("cuda"), a, ms=(1, 2, 5, 8, 33), topk=8, absent=0.1, prepare=prepare_as(device))
