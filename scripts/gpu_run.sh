@@ -1383,7 +1383,7 @@ batched_decode or register_rings"
            else bash "$0" s79t; rc=$((rc | $?)); bash "$0" s77m; rc=$((rc | $?)); gpuslice 0 3 240; fi
            rc=$((rc | $?)) ;;
     s79t)  # (seventy-ninth session, any sm_90 GPU) s78t's tests, now with Turing's int8 g64 and the H200's int7 g64
-           # one-token tiles at three slots, and the MoE decode tiles of 5-7-bit codes at three slots as the A100 /
+           # one-token tiles at three slots, and the MoE decode tiles of 3- and 5-7-bit codes at three slots as the A100 /
            # L40S plan them (four_slots_spill), against the reference
            bash "$0" s78t; rc=$((rc | $?))
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \

@@ -515,11 +515,13 @@ def test_moe_decode_rings_compile_without_loop_spills(tmp_path, act):
 
 #: MoE decode tiles of 5-7-bit codes that take three ring slots (four_slots_spill), and one that keeps four:
 #: (planning device, format, group, zero points, activation, the GPU test's K, stream, slots); the streaming tiles
-#: (stream 1) of 6- and 7-bit codes, and the sixteen-warp long-K ring (stream 4) of 5-7-bit codes in groups of 64
+#: (stream 1) of 6- and 7-bit codes, and the sixteen-warp long-K ring (stream 4) of 3- and 5-7-bit codes in groups
+#: of 64
 MOE_THREE_SLOTS = [("A100", "int6", 128, "none", "int8", 2176, 1, 3), ("L40S", "int7", 128, "none", "fp16", 2176, 1, 3),
                    ("L40S", "int7", 32, "none", "fp16", 2176, 1, 3), ("A100", "uint6", 16, "int", "fp16", 2176, 1, 3),
                    ("A100", "int7", 128, "none", "int8", 2176, 1, 4),
-                   ("A100", "uint7", 64, "int", "e4m3", 14336, 4, 3), ("L40S", "int5", 64, "none", "int8", 14336, 4, 3)]
+                   ("A100", "uint7", 64, "int", "e4m3", 14336, 4, 3), ("L40S", "int5", 64, "none", "int8", 14336, 4, 3),
+                   ("A100", "int3", 64, "none", "int8", 14336, 4, 3)]
 
 
 def _moe_slots_plan(device, fmt, g, zp, act, n, k):
@@ -528,13 +530,14 @@ def _moe_slots_plan(device, fmt, g, zp, act, n, k):
                                   num_experts=64, bias=True), device), a
 
 
-def test_moe_decode_tiles_of_5_to_7_bit_codes_compile_without_a_stack(tmp_path):
-    """MoE decode tiles of 5-7-bit codes on sm_80 to sm_89. The streaming tiles (stream 1): in groups of 128 at the
-    floor of two CTAs, int6 with quantized activations kept 24 bytes of stack and five local accesses in the loop at
-    four ring slots, int7 with 16-bit ones 16 and four; int7 / uint7 in groups of 32 and uint6 in groups of 16 kept
-    8 bytes outside the loops at 255 registers. The sixteen-warp long-K ring, groups of 64: uint7 with quantized
-    activations 32-48 bytes and five to seven accesses in the loop, int5 8 bytes and one. They take three slots and
-    compile without a stack; int7 in groups of 128 with quantized activations keeps four (three spilled there)."""
+def test_moe_decode_tiles_of_3_and_5_to_7_bit_codes_compile_without_a_stack(tmp_path):
+    """MoE decode tiles of 3- and 5-7-bit codes on sm_80 to sm_89. The streaming tiles (stream 1): in groups of 128
+    at the floor of two CTAs, int6 with quantized activations kept 24 bytes of stack and five local accesses in the
+    loop at four ring slots, int7 with 16-bit ones 16 and four; int7 / uint7 in groups of 32 and uint6 in groups of
+    16 kept 8 bytes outside the loops at 255 registers. The sixteen-warp long-K ring, groups of 64: uint7 with
+    quantized activations 32-48 bytes and five to seven accesses in the loop, int5 and int3 8 bytes and one. They
+    take three slots and compile without a stack; int7 in groups of 128 with quantized activations keeps four (three
+    spilled there)."""
     from humming.jit import Runtime
     from humming.jit import inspect as I
 
@@ -1233,10 +1236,10 @@ def test_moe_fp8_as_ada_plans_it(name, scheme, act, poisoned):
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", MOE_THREE_SLOTS, ids=lambda c: f"{c[0]}-{c[1]}-g{c[2]}-{c[4]}-s{c[6]}")
 def test_moe_decode_tiles_at_three_slots_as_older_gpus_plan_them(case, poisoned):
-    """The MoE decode tiles of 5-7-bit codes at three ring slots (and the one kept at four), as the A100 / L40S plan
-    them (test_moe_decode_tiles_of_5_to_7_bit_codes_compile_without_a_stack), prepared as the GPU fuzz prepares
-    older GPUs' plans and run on this GPU, against the reference at 1-8 tokens and beyond, 64 experts top-8, odd
-    N."""
+    """The MoE decode tiles of 3- and 5-7-bit codes at three ring slots (and the one kept at four), as the A100 /
+    L40S plan them (test_moe_decode_tiles_of_3_and_5_to_7_bit_codes_compile_without_a_stack), prepared as the GPU
+    fuzz prepares older GPUs' plans and run on this GPU, against the reference at 1-8 tokens and beyond, 64 experts
+    top-8, odd N."""
     from test_gemm_fuzz_gpu import prepare_as
 
     device, fmt, g, zp, act, k, stream, slots = case

@@ -298,7 +298,9 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        An MoE layer's 5-7-bit codes in groups of 64 on that ring (4096x14336, sm_80 to sm_89; seventy-ninth session):
        at four slots int5 with quantized activations 8 bytes and a local access in the loop, uint5 with 16-bit ones
        24 bytes, uint6 with quantized ones 16, uint7 with quantized ones 32-48 bytes and five to seven accesses in
-       the loop; at three, 121-128 registers and no stack for every one of them and every activation;
+       the loop; at three, 121-128 registers and no stack for every one of them and every activation. And 3-bit
+       codes there with quantized activations: int3 on sm_80 / sm_89 (4096x14336), uint3 with zero points on sm_90a
+       (2048x4096), 8 bytes and one access in the loop at four, none at three;
      * 5- and 7-bit codes with zero points in groups of 16 on the register-streaming tiles (stream 1, no register
        floor), and 3-bit ones on Turing: 255 registers and 8-16 bytes of stack at four slots on sm_75 to sm_89 (uint5
        on the 16-row tile: four local accesses in the loop); 197-254 registers and no stack at three (sm_90a compiles
@@ -332,8 +334,10 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
     if (tile.stream == 1 and recipe.zp and recipe.gscale and recipe.group == 16
             and (recipe.bits in (5, 7) or (recipe.bits == 3 and not cp_async))):
         return True
-    return (tile.stream == 4 and tile.threads == 512 and recipe.bits in (5, 6, 7) and recipe.gscale
-            and recipe.group == 64 and (recipe.moe or (recipe.bits == 7 and bool(recipe.zp))))
+    if not (tile.stream == 4 and tile.threads == 512 and recipe.gscale and recipe.group == 64):
+        return False
+    return ((recipe.bits == 7 and bool(recipe.zp))
+            or (recipe.moe and recipe.bits in (3, 5, 6, 7)))
 
 
 #: 64 tokens on four warps with TMA stages (bulk copies on mbarriers, refilled one step behind, each
