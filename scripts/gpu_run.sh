@@ -1384,10 +1384,14 @@ batched_decode or register_rings"
            rc=$((rc | $?)) ;;
     s79t)  # (seventy-ninth session, any sm_90 GPU) s78t's tests, now with Turing's int8 g64 and the H200's int7 g64
            # one-token tiles at three slots, and the MoE decode tiles of 3- and 5-7-bit codes at three slots as the A100 /
-           # L40S plan them (four_slots_spill), against the reference
+           # L40S plan them (four_slots_spill), and the A100's byte tiles of groups of 32 values at 33-128 tokens (BK
+           # = 64), against the reference
            bash "$0" s78t; rc=$((rc | $?))
            timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_moe.py \
              -k "decode_tiles_at_three_slots" 2>&1 | tee "$OUT/s79t_moe.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k "quarter_group_byte_tiles" 2>&1 | tee "$OUT/s79t_bytes.log" | tail -2
            rc=$((rc | PIPESTATUS[0])) ;;
     s78q)  # (seventy-eighth session) by the card that came: on an H200 the issue's table (s74h), s78t, then the rate
            # probe (s77m); on any other sm_90 card s78t, s77m, then gpu3a's third of the GPU suite in what is left

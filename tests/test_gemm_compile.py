@@ -1464,6 +1464,30 @@ def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path)
         assert re.search(r"IMMA\.16832|QMMA|HMMA\.16832", I.disassemble(kern.cubin)), what
 
 
+def test_byte_tiles_of_quarter_block_groups_at_33_to_128_tokens_do_not_spill(tmp_path):
+    """Byte operands in groups of 32 values (a quarter of a 64-unit block: two folds a block, a second int32 partial
+    set) at 33-128 tokens on chips without warpgroup MMAs: the 32- and 64-token tiles of BK = 128 (32-token by
+    32-row warps) reached 255 registers on sm_80 and spilled, in the loop for int4 / int2 / uint4 with zero points
+    (8-32 bytes, one to six accesses a turn; int8 8 bytes outside). They take BK = 64 (one warp along K), as above
+    128 tokens, and compile without local memory; groups of 64 values keep BK = 128."""
+    rt = Runtime(cache_dir=tmp_path)
+    tok = ActivationScheme("int8", "dynamic_token")
+    cases = [(WeightScheme("uint4", "group", 32, zero_point="int"), 4096, 128),
+             (WeightScheme("uint4", "group", 32, zero_point="int"), 28672, 33),
+             (WeightScheme("int4", "group", 32), 4096, 64), (WeightScheme("int2", "group", 32), 28672, 33),
+             (WeightScheme("int8", "group", 32), 28672, 48)]
+    picks = {}
+    for scheme, n, m in cases:
+        p = humming.plan(LayerSpec(n, 4096 if n == 4096 else 8192, scheme, tok, out_dtype="fp16"), "A100")
+        cfg = p.tuning_for(m).config
+        assert (cfg["bk"], cfg["wk"], cfg["bm"] // cfg["wm"]) == (64, 1, 32), (scheme.describe(), n, m, cfg)
+        picks[p.kernel(m)] = (scheme.describe(), n, m)
+    g64 = humming.plan(LayerSpec(4096, 4096, WeightScheme("uint4", "group", 64, zero_point="int"), tok,
+                                 out_dtype="fp16"), "A100").tuning_for(128).config
+    assert g64["bk"] == 128, g64
+    _compile_without_stack(rt, picks, r"IMMA\.16832")
+
+
 def test_moe_256_token_warpgroup_tiles_do_not_spill(tmp_path):
     """MoE layers of more than 512 rows per expert run the 256-token warpgroup tile with cp.async stages and the
     rows gathered from the tokens' rows (XGATHER): 128 accumulators a thread and sixteen activation chunks. Their

@@ -483,3 +483,21 @@ def test_half_group_byte_tiles_above_128_tokens(device, scheme, act, n):
     assert cfg["bk"] == 64 and cfg["bm"] // cfg["wm"] == 32, cfg
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     run_and_check(qw, a, ms=(129, 300, 517), out_dtype="bf16", prepare=prepare_as(device))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scheme,n,k", [
+    (WeightScheme("uint4", "group", 32, zero_point="int"), 4104, 4096),
+    (WeightScheme("int2", "group", 32), 1000, 8192),
+], ids=["uint4-g32-zp", "int2-g32"])
+def test_quarter_group_byte_tiles_at_33_to_128_tokens(scheme, n, k):
+    """Byte operands in groups of 32 values at 33-128 tokens as the A100 plans them: BK = 64, one warp along K
+    (test_gemm_compile's spill test: BK = 128 spilled in the loop on sm_80), compiled for this GPU, against the
+    reference; outputs poisoned, odd N."""
+    a = ActivationScheme("int8", "dynamic_token")
+    p = plan(LayerSpec(n, k, scheme, a, out_dtype="fp16"), "A100")
+    for m in (33, 128):
+        cfg = p.tuning_for(m).config
+        assert (cfg["bk"], cfg["wk"]) == (64, 1), (m, cfg)
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+    run_and_check(qw, a, ms=(33, 64, 100, 128), prepare=prepare_as("A100"))

@@ -1407,7 +1407,7 @@ def tuning(layer, caps, compute, max_smem: int | None = None):
             nominal = TILE_64_WIDE
         if recipe.op8:
             nominal = byte_tile(nominal, lo, hi, layer.n)
-            if lo > 128 and half_block_groups(recipe):
+            if half_block_groups(recipe) and (lo > 128 or (lo > 32 and recipe.group % 32 != 0)):
                 nominal = half_group_byte_tile(nominal)
         if wg and t.stream and 1 < lo < dec:  # several tokens on a register ring, as chosen (not reshaped for a
             # short K: on 4096x4096 the long-K ring beat the short-K one at 2-8 tokens, gpu_sweep.py r4)
@@ -1518,10 +1518,13 @@ def half_group_byte_tile(tile: Tile) -> Tile:
     in groups of 64 sat at 254-255 registers (uint4 with zero points x e4m3 on sm_89: 16 bytes, two accesses);
     the 64-token tile of BK = 128 on at most 4096 rows spilled 8-16 bytes (one). BYTE_TILE_LARGE_HALF and BK = 64
     compile to 158-220 registers without local memory. Not timed: chips without warpgroup MMAs only (Hopper takes
-    byte_wgmma_tile). (Above 128 tokens: no stream tiles.)"""
+    byte_wgmma_tile). (Above 128 tokens: no stream tiles.) Groups of 32 values (a quarter block: two folds a
+    block) take BK = 64 from 33 tokens on: the 32- and 64-token tiles of BK = 128 (32-token by 32-row warps) reached
+    255 registers on sm_80 and spilled 8-32 bytes, one to six accesses a loop turn for int4 / int2 / uint4 with
+    zero points (seventy-ninth session; sm_89 compiled at 230-244 registers). BK = 64 takes one warp along K."""
     if tile == BYTE_TILE_LARGE:
         return BYTE_TILE_LARGE_HALF
-    return replace(tile, bk=min(tile.bk, 64))
+    return replace(tile, bk=min(tile.bk, 64), wk=1)
 
 
 def shape_stream_tile(tile: Tile, n: int, kp: int, sms: int | None) -> Tile:
