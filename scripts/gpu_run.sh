@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool copies the working tree there):
-#   bash scripts/gpu_run.sh [tests|fuzz|s79q|s79t|s78q|s78t|s77q|s77h|s77m|s76r|s76t|s76v|s76q|s76c|s76w|s75c|s75v|s75x|s75w|s74q|s74k|s74h|s73v|s73t|s73r|s71h|s71g|s71p|s71f|s70c|s70m|s70k|s70a|s69m|s69k|s67b|s67t|s67a|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
+#   bash scripts/gpu_run.sh [tests|fuzz|s79r|s79l|s79q|s79t|s78q|s78t|s77q|s77h|s77m|s76r|s76t|s76v|s76q|s76c|s76w|s75c|s75v|s75x|s75w|s74q|s74k|s74h|s73v|s73t|s73r|s71h|s71g|s71p|s71f|s70c|s70m|s70k|s70a|s69m|s69k|s67b|s67t|s67a|s66c|s66b|s66a|s65l|s65w|s65q|s65p|s65h|s64e|s64b|s64a|s63b|s63a|s62n|s62m|s62l|s62k|s62j|s62i|s62h|s62g|s62f|s62e|s62d|s62c|s62b|s62a|s61m|s60e|s60d|s60c|s60b|s60a|s59e|s59d|s59c|s59b|s59a|s57a|s57b|s56|s56a|s56b|s56c|s56d|s54h|s54a|s54b|s54c|s54d|s53g|s53f|s53e|s53t|s53d|s53w|s53c|s53a|s52g|s52e|s52d|s52c|s52b|s52a|s51c|s51a|s51|s50a|s50b|s49c|s49b|s49a|s48d|s48c|s48a|s45a|s46a|s47a|s47b|s46t|s45b|s44b|s44a|s43a|s42f|s42e|s42d|s42c|s42b|s42a|s41k|s41j|s41i|s41h|s41g|s41f|s41e|s41d|s41c|s41b|s41a|s40f|s40e|s40d|s40c|s40a|s39i|s39h|s39g|s39f|s39e|s39d|s39c|s39a|s39b|s38n|s38a|s38b|s38c|s38d|s38e|s38f|s38g|s38h|s38i|s38j|s38k|gpu0|s37l|s37k|s37j|s37g|s37i|s37h|s37f|s37e|s37d|s37c|s36e|s36d|s36c|s36b|s36a|s35f|s35e|s35d|s35c|s35b|s35a|s34e|s34d|s34b|s34a|s33h|s33g|s33e|s33d|s33b|s33a|m1sum|m1tab|m1ab|m1fin|m1trim|onec|one3|one3b|onefin|span|spanb|spanf|spanv|span32|occ|occ2|occ3|gpu1|ids|cv|cv2|cvx|cv3|cvf|f3|f3r|f3w|f3m|f3z|p3|p3r|p3f|p3w|clk|wab|bdiff|place|skheat|sktime|mc|sk|sktr|sk2|skab|sktr3|w16k|wpdl2|wpdl|bal|w3x|xfin|xwp|xw8|x16|kh|kh3k|kh3f|kh3m|kh3w|ring8|rfinal|rcap|r4|r16|w28|sm1|sfinal|dec2b|l2pf|stage|one|lowbit|csplit|csplit2|ctrace|csweep|m1wide|m1ring|cfinal|xr|trace|xturn|xvar|xfinal|xwide|clus|pdl|pdlfin|tiles|bench|issue6|table|host|ring|sweep|deep|wg|wgsel|wg16|wgocc|wgsmall|tma|tmaocc|wide|widep|tma8|fold|bk256|bk256b|decm|dec3|dec8|bwg|w4a8|fp8wg|fp8b|b8tma|bfinal|runs|src|prof|final|decode|lean|bytes|bbench|bsweep|all] ...
 # (host: the eager host overhead per M=1 call and its parts, scripts/gpu_host.py)
 # Installs the project without touching the machine's packages, then runs the
 # chosen parts; logs and JSON go to $OUT (or ./out), packed into $OUT/results.tgz when
@@ -1376,12 +1376,31 @@ batched_decode or register_rings"
            # (2048x8192, which lost in s70c), one / three groups at M = 12 / 16, alternated twice
            envbench s73t 2 "one=HUMMING_WG16_KG=1 three=HUMMING_WG16_KG=3" 50 "^(== |12 |16 )|rror" \
              --shapes 2560x8192,2560x14336,2816x8192,2048x14336 --m 12,16 --weight int4 --group-size 128 ;;
+    s79r)  # (seventy-ninth session, for the next) by the card that came: on an H200 the issue's table (s74h), then
+           # s79l; on any other sm_90 card s79l, then gpu3c (the GPU suite's last third, not run since the
+           # sixty-seventh session's tree)
+           if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s74h; rc=$((rc | $?)); bash "$0" s79l
+           else bash "$0" s79l; rc=$((rc | $?)); gpuslice 2 3 330; fi
+           rc=$((rc | $?)) ;;
     s79q)  # (seventy-ninth session) by the card that came: on an H200 the issue's table (s74h), s79t, then the rate
            # probe (s77m); on any other sm_90 card s79t, s77m, then gpu3a's third of the GPU suite in what is left
            if grep -q H200 "$OUT/gpu.txt"; then bash "$0" s74h; rc=$((rc | $?)); bash "$0" s79t; rc=$((rc | $?))
              bash "$0" s77m
            else bash "$0" s79t; rc=$((rc | $?)); bash "$0" s77m; rc=$((rc | $?)); gpuslice 0 3 240; fi
            rc=$((rc | $?)) ;;
+    s79l)  # (seventy-ninth session, any sm_90 GPU) the HUMMING_LAZY_CORR build (HUMMING_GEMM_DEFINES: the one-token
+           # loops of 1- and 2-bit codes sum the correction's quads once, after the loop; 191 -> 176 loop
+           # instructions for the H200's int2 g128 ring on the CPU): its GPU test, then the W2A16 layers at one token
+           # through the bench, plain and lazy builds alternated twice (int2 g128 and per channel, int1 g128)
+           timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gemm_fuzz_gpu.py \
+             -k "lazy_correction_build" 2>&1 | tee "$OUT/s79l_tests.log" | tail -2
+           rc=$((rc | PIPESTATUS[0]))
+           for g in 128 0; do  # (two rounds of groups of 128, the issue's W2A16; one per channel)
+             envbench "s79l-g$g" $(( g ? 2 : 1 )) "plain=HUMMING_GEMM_DEFINES= lazy=HUMMING_GEMM_DEFINES=HUMMING_LAZY_CORR" \
+               60 "^(== |1 )|stream " --shapes 8192x8192,4096x14336,14336x4096 --m 1 --weight int2 --group-size $g
+           done
+           envbench s79l-i1 1 "plain=HUMMING_GEMM_DEFINES= lazy=HUMMING_GEMM_DEFINES=HUMMING_LAZY_CORR" 60 \
+             "^(== |1 )|stream " --shapes 8192x8192 --m 1 --weight int1 --group-size 128 ;;
     s79t)  # (seventy-ninth session, any sm_90 GPU) s78t's tests, now with Turing's int8 g64 and the H200's int7 g64
            # one-token tiles at three slots, and the MoE decode tiles of 3- and 5-7-bit codes at three slots as the A100 /
            # L40S plan them (four_slots_spill), and the A100's byte tiles of groups of 32 values at 33-128 tokens (BK

@@ -1580,6 +1580,44 @@ def test_one_token_rings_of_2_bit_fp4_and_per_channel_codes_do_not_spill(tmp_pat
             assert ffma == ([16, 32] if scheme.group_size == 32 else [64]), (scheme.describe(), n, ffma)
 
 
+def test_lazy_correction_build_of_one_token_rings(tmp_path, monkeypatch):
+    """HUMMING_GEMM_DEFINES adds preprocessor defines to the kernels of a weight's recipe (diagnostic builds, not
+    planned). HUMMING_LAZY_CORR: the one-token loops of 1- and 2-bit codes (one_corr_cols) leave the correction's
+    quad sums to the end. The H200's one-token int2 g128 ring drops 191 -> 176 loop instructions (FADD and SHFL
+    out, four FFMAs in), no stack; the plain build's machine code is the same as without the variable."""
+    from humming.device import get_device
+    from humming_nvidia import gemm_mma_sync as G
+
+    monkeypatch.delenv("HUMMING_GEMM_DEFINES", raising=False)
+    assert G.gemm_defines() == ()
+    monkeypatch.setenv("HUMMING_GEMM_DEFINES", "HUMMING_LAZY_CORR, X_Y=3")
+    assert G.gemm_defines() == (("HUMMING_LAZY_CORR", "1"), ("X_Y", "3"))
+    monkeypatch.setenv("HUMMING_GEMM_DEFINES", "3X")
+    with pytest.raises(ValueError, match=r"HUMMING_GEMM_DEFINES: expected NAME or NAME=VALUE.*'3X'"):
+        G.gemm_defines()
+
+    rt = Runtime(cache_dir=tmp_path)
+    hw = get_device("H200")
+    loops = {}
+    for defines in ("", "HUMMING_LAZY_CORR"):
+        monkeypatch.setenv("HUMMING_GEMM_DEFINES", defines)
+        p = humming.plan(LayerSpec(8192, 8192, WeightScheme("int2", "group", 128), ActivationScheme("fp16"),
+                                   out_dtype="fp16"), hw)
+        spec = p.kernel(1)
+        assert dict(spec.defines) == ({"HUMMING_LAZY_CORR": "1"} if defines else {}), spec.defines
+        assert G.recipe_from_plan(p, hw).defines == spec.defines
+        kern = rt.kernel(spec)
+        usage = I.resource_usage(kern.cubin)["humming_entry"]
+        assert usage["LOCAL"] == 0 and usage["STACK"] == 0, (defines, usage)
+        loops[defines] = main_loop(I.disassemble(kern.cubin))
+    plain, lazy = loops[""], loops["HUMMING_LAZY_CORR"]
+    assert I.count(lazy, r"^HMMA") == I.count(plain, r"^HMMA") == 18
+    assert I.count(plain, r"^SHFL") == 8 and I.count(lazy, r"^SHFL") == 0
+    assert I.count(lazy, r"^FADD") < I.count(plain, r"^FADD")
+    n = lambda loop: len([ln for ln in loop.splitlines() if ln.strip()])  # noqa: E731
+    assert n(lazy) <= n(plain) - 12, (n(plain), n(lazy))
+
+
 def test_raw_code_rings_take_one_correction_mma_per_chunk_at_one_token(tmp_path):
     """Rings of raw codes whose folds come every 128 columns or more (groups of 128, per channel, zero points too)
     hold a second copy of their loop for one token: the token's activation sums over 256 columns from one MMA of

@@ -501,3 +501,28 @@ def test_quarter_group_byte_tiles_at_33_to_128_tokens(scheme, n, k):
         assert (cfg["bk"], cfg["wk"]) == (64, 1), (m, cfg)
     qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
     run_and_check(qw, a, ms=(33, 64, 100, 128), prepare=prepare_as("A100"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scheme,act,n,k", [
+    (WeightScheme("int2", "group", 128), "fp16", 4104, 8192),
+    (WeightScheme("int2", "channel", scale_fmt="fp32"), "bf16", 1000, 14336),
+    (WeightScheme("uint2", "group", 128, zero_point="int"), "fp16", 2040, 4096),
+    (WeightScheme("int1", "group", 128), "bf16", 4104, 4096),
+], ids=["int2-g128-fp16", "int2-channel-bf16", "uint2-g128-zp", "int1-g128-bf16"])
+def test_lazy_correction_build_against_the_reference(scheme, act, n, k, monkeypatch):
+    """The HUMMING_LAZY_CORR build (HUMMING_GEMM_DEFINES; a diagnostic variant, not planned: the one-token loops of
+    1- and 2-bit codes sum the correction's quads once, after the loop; test_gemm_compile's lazy test) of this GPU's
+    plan, against the reference at one token (the loop it changes) and a few more; outputs poisoned, odd N."""
+    monkeypatch.setenv("HUMMING_GEMM_DEFINES", "HUMMING_LAZY_CORR")
+    a = ActivationScheme(act)
+    qw = R.quantize(torch.randn(n, k, device="cuda") * 0.02, scheme)
+
+    def prepare(q, layer, dev):
+        from humming.ops import prepare_weight
+
+        pw = prepare_weight(q, layer=layer, device=dev)
+        assert ("HUMMING_LAZY_CORR", "1") in pw.packed.recipe.defines, pw.packed.recipe.defines
+        return pw
+
+    run_and_check(qw, a, ms=(1, 2, 5), prepare=prepare)

@@ -1837,6 +1837,22 @@ def tile_from_config(cfg) -> Tile | None:
     return None
 
 
+def gemm_defines() -> tuple:
+    """``HUMMING_GEMM_DEFINES``: preprocessor defines (NAME or NAME=VALUE, separated by commas or spaces) added to
+    the build of every mma.sync GEMM kernel of a weight prepared while it is set, for diagnostic variants of the
+    kernels that are not planned (e.g. HUMMING_LAZY_CORR, gemm_mma_sync.cuh), timed against the plain build
+    by gpu_run.sh's envbench and checked by their GPU tests. Unset or empty: none."""
+    import re
+
+    out = []
+    for item in os.environ.get("HUMMING_GEMM_DEFINES", "").replace(",", " ").split():
+        name, _, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or "\n" in value:
+            raise ValueError(f"HUMMING_GEMM_DEFINES: expected NAME or NAME=VALUE items (a C identifier), got {item!r}")
+        out.append((name, value or "1"))
+    return tuple(out)
+
+
 def recipe_from_plan(plan, hw) -> Recipe:
     c = plan.compute
     layer = kernel_layer(plan.layer, c)
@@ -1856,7 +1872,8 @@ def recipe_from_plan(plan, hw) -> Recipe:
                         caps_cp_async=str(comps.get("loader", "cp_async")).startswith("cp_async"),
                         k8mma="m16n8k8" in str(comps.get("mma", "")), target=target, act_scale=act_scale,
                         has_bias=layer.bias, op8=op8, fcvt=comps.get("dequantizer") == "native_cvt",
-                        agroup=act.group_size or 0, fp8_split=comps.get("dequantizer") == "int_bittrick_split")
+                        agroup=act.group_size or 0, fp8_split=comps.get("dequantizer") == "int_bittrick_split",
+                        defines=gemm_defines())
     if layer.is_moe:  # (each expert's output multiplier rides on its channel multipliers: pack_moe_weight)
         recipe = replace(recipe, has_chan=True, moe=True)
         if moe_gathers_rows(plan.layer, c):

@@ -1572,13 +1572,12 @@ struct GemmMmaSync {
       for (int m = 4; m < 32; m *= 2) s[0] += __shfl_xor_sync(0xffffffffu, s[0], m);
     }
   }
-  // one_corr_cols: one MMA per 128 columns whose B operand holds the chunk's eight k16 tiles as its columns
-  // (x2 at `at2`; x4 at `at` with chunks of 256 columns, `second`: the second 128 counted) and A the constant
-  // MAGIC + offset x 2^sub (or + z x 2^sub), then the sums of a row's eight columns across the quad
-  static HUMMING_DEVICE void one_corr_cols(const u32 (&sc)[SW], u32 at2, u32 at, bool second, float (&corr)[MT][4]) {
+  // one_corr_cols' MMAs: d[q] of rows g (q = 0, 1) and g + 8 (q = 2, 3), columns 2 t, 2 t + 1 (the quad's lanes
+  // t hold the chunk's eight tiles between them)
+  static HUMMING_DEVICE void one_corr_mma(const u32 (&sc)[SW], u32 at2, u32 at, bool second, float (&d)[4]) {
     u32 ac[4];
     raw_corr_operand(sc, ac);
-    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    d[0] = d[1] = d[2] = d[3] = 0.0f;
     if constexpr (RING_FP == 2) {
       u32 b[2];
       ptx::ldmatrix_x2(b, at2);
@@ -1590,6 +1589,24 @@ struct GemmMmaSync {
       mma(d, ac, b0);
       if (second) mma(d, ac, b1);
     }
+  }
+  // HUMMING_LAZY_CORR builds (a diagnostic variant, not planned: scripts/gpu_trace.py --define HUMMING_LAZY_CORR
+  // --time times it against the plain build): the one-token loops that take one_corr_cols leave its quad sums
+  // to the end. A fold adds f_h x d (four FFMAs) to four lazy sums instead of taking f_h x (part - corr), whose
+  // corr costs four FADDs, four shuffles and four more FADDs a chunk; the quads sum the lazy sums once, after
+  // the loop, and acc takes them away (sum_g f_g (part_g - c S_g) = sum_g f_g part_g - quad sum of sum_g f_g d_g:
+  // f_h is the same across a quad, whose lanes share row g).
+#ifdef HUMMING_LAZY_CORR
+  static constexpr bool LAZY_CORR = true;
+#else
+  static constexpr bool LAZY_CORR = false;
+#endif
+  // one_corr_cols: one MMA per 128 columns whose B operand holds the chunk's eight k16 tiles as its columns
+  // (x2 at `at2`; x4 at `at` with chunks of 256 columns, `second`: the second 128 counted) and A the constant
+  // MAGIC + offset x 2^sub (or + z x 2^sub), then the sums of a row's eight columns across the quad
+  static HUMMING_DEVICE void one_corr_cols(const u32 (&sc)[SW], u32 at2, u32 at, bool second, float (&corr)[MT][4]) {
+    float d[4];
+    one_corr_mma(sc, at2, at, second, d);
     float s0 = d[0] + d[1], s1 = d[2] + d[3];  // rows g, g + 8
     s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
     s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
@@ -1804,6 +1821,9 @@ struct GemmMmaSync {
     const u32 b_one_hi = ((lane >> 3) & 1) * 256;  // (the lanes of tiles 8-15 in b_one)
 
     float corr[MT][4], osum[2];  // (osum: one token's activation sums, one_sums)
+    // (LAZY_CORR: the folds' lazy correction sums, rows g and g + 8 by column 2 t, 2 t + 1)
+    constexpr bool lazy = one && LAZY_CORR && (WN == 1 || DQ::FIELD_MAGIC) && NSC == 1;
+    float lz[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     constexpr int KN = one ? ONE_KC : KC;
     PT part[KN][NT][MT][4];
 #pragma unroll
@@ -1845,6 +1865,7 @@ struct GemmMmaSync {
       for (int c = 0; c < RING / RING_FP; ++c) {
         if (CHECKED && c > 0 && c * RING_FP >= nl) break;
         u32 sc[NSC][SW];
+        float dc[4];  // (lazy: the chunk's one_corr_mma)
 #pragma unroll
         for (int b = 0; b < RING_FP; ++b) {
           const int d = c * RING_FP + b;  // block of the turn
@@ -1895,7 +1916,11 @@ struct GemmMmaSync {
             // at 128 registers: one_sums spilled 8-16 bytes in its loops there, on sm_80 and sm_90a; it keeps
             // one_corr_cols. 1- and 2-bit codes: their magic numbers differ by k half, which one_sums' sums
             // of the activations cannot take)
-            one_corr_cols(sc[0], at2, at, !CHECKED || c * RING_FP + 2 < nl, corr);
+            if constexpr (lazy) {
+              one_corr_mma(sc[0], at2, at, !CHECKED || c * RING_FP + 2 < nl, dc);
+            } else {
+              one_corr_cols(sc[0], at2, at, !CHECKED || c * RING_FP + 2 < nl, corr);
+            }
           } else {
             if constexpr (RING_FP == 4) {
               one_sums<false>(at, at2, true, !CHECKED || c * RING_FP + 2 < nl, osum);
@@ -1917,7 +1942,11 @@ struct GemmMmaSync {
           }
           // (one token: the token's column only; not on the short-K tile of eight slots, one warp per K
           // run, which sits at 128 registers: there ptxas then spilled 8 bytes)
-          fold_stream<(one && WN > 1), raw, KN>(acc, part, corr, f);
+          fold_stream<(one && WN > 1), raw && !lazy, KN>(acc, part, corr, f);
+          if constexpr (lazy) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) lz[q] = fmaf(f[q >> 1], dc[q], lz[q]);
+          }
         }
       }
     };
@@ -1935,6 +1964,14 @@ struct GemmMmaSync {
 #pragma unroll 1
     for (; j0 < n; j0 += RING, wturn += RING * (WPL * 32), sturn += sstep, nl -= RING, gl -= block_group(RING))
       turn(j0, wturn, sturn, nl, gl, true);
+    if constexpr (lazy) {  // (the quad's lanes hold the eight tiles' columns: their sums, once)
+      float s0 = lz[0] + lz[1], s1 = lz[2] + lz[3];
+      s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
+      s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+      s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+      s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+      acc[0][0][0] -= s0, acc[0][0][1] -= s0, acc[0][0][2] -= s1, acc[0][0][3] -= s1;
+    }
     if constexpr (!REGS) ptx::cp_async_wait<0>();
     // (RAW_ONE codes take no 2^-sub per row half, which the epilogue applies to RAW kernels: FIELD_MAGIC)
     static_assert(!(raw && !RAW) || (DQ::FIELD_MAGIC && DQ::SUB0 == 0 && DQ::SUB1 == 0), "1- and 2-bit raw codes");
