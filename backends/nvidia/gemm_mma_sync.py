@@ -314,8 +314,8 @@ def four_slots_spill(recipe: "Recipe", tile: Tile, cp_async: bool) -> bool:
        quantized activations (int8 / e4m3 per token, made fp16 operands: a per-token scale) kept 24 bytes of stack
        and five local accesses in the loop at four slots, and int7 with 16-bit ones 16 bytes and four; at three
        slots none (int7 with quantized activations is the other way round: 16 bytes and four accesses at three,
-       none at four). In groups of 16 or 32 (no floor): 255 registers and 8 bytes
-       outside the loops at four slots for int7 / uint7 g32 and uint6 g16; 223-255 and none at three.
+       none at four). In groups of 16 or 32 (no floor): 255 registers and 8 bytes outside the loops at four slots
+       for int7 / uint7 g32 and uint6 g16; 223-255 and none at three.
     fit_tile keeps a ring's slots in whole fold chunks: rings folding every two or four blocks stay at four."""
     if not tile.stream or tile.stages <= 3:
         return False
