@@ -1390,7 +1390,6 @@ def test_uint7_in_groups_of_64_take_three_slots_on_the_long_k_ring(tmp_path):
     _compile_without_stack(rt, picks)
 
 
-
 def test_int7_in_groups_of_64_takes_three_slots_on_the_one_token_tiles(tmp_path):
     """int7 in groups of 64 on the register-streaming tiles at one token (stream 1, a floor of two 256-thread CTAs:
     128 registers): at four slots sm_90a kept 8 bytes of stack outside the loops. It takes three slots
@@ -1426,6 +1425,7 @@ def test_odd_widths_with_zero_points_in_groups_of_16_take_three_slots_on_the_str
         assert (cfg["STREAM"], cfg["STAGES"]) == (1, stages), (dev, fmt, cfg)
         picks[spec] = (dev, fmt, f"{n}x{k}")
     _compile_without_stack(rt, picks)
+
 
 def test_byte_tiles_of_half_block_groups_above_128_tokens_do_not_spill(tmp_path):
     """Byte operands (int8 / e4m3 activations) whose weight groups cover half a 64-unit block keep a second int32

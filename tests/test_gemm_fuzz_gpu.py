@@ -436,8 +436,8 @@ def test_bf16_activations_where_the_plan_computes_in_fp16():
 def test_turing_decode_tiles_at_three_slots(scheme, n, k):
     """Turing's stream tiles that hold three register slots (four spilled: test_gemm_compile's Turing tests): 8-bit
     codes that min_blocks does not budget, and integer codes in groups of 64 on the register-streaming tiles (of
-    layers of about 2048 rows or fewer for sub-byte codes; every layer for int8). The T4's plan, its tiles compiled for this GPU, against the reference at
-    the decode token counts and beyond, outputs poisoned, odd N."""
+    layers of about 2048 rows or fewer for sub-byte codes; every layer for int8). The T4's plan, its tiles compiled
+    for this GPU, against the reference at the decode token counts and beyond, outputs poisoned, odd N."""
     act = ActivationScheme("fp16")
     p = plan(LayerSpec(n, k, scheme, act, out_dtype="fp16"), "T4")
     cfg = p.tuning_for(1).config

@@ -1590,8 +1590,8 @@ struct GemmMmaSync {
       if (second) mma(d, ac, b1);
     }
   }
-  // HUMMING_LAZY_CORR builds (a diagnostic variant, not planned: scripts/gpu_trace.py --define HUMMING_LAZY_CORR
-  // --time times it against the plain build): the one-token loops that take one_corr_cols leave its quad sums
+  // HUMMING_LAZY_CORR builds (a diagnostic variant, not planned: HUMMING_GEMM_DEFINES=HUMMING_LAZY_CORR builds
+  // it, gpu_run.sh s79l times it against the plain build through the bench): the one-token loops that take one_corr_cols leave its quad sums
   // to the end. A fold adds f_h x d (four FFMAs) to four lazy sums instead of taking f_h x (part - corr), whose
   // corr costs four FADDs, four shuffles and four more FADDs a chunk; the quads sum the lazy sums once, after
   // the loop, and acc takes them away (sum_g f_g (part_g - c S_g) = sum_g f_g part_g - quad sum of sum_g f_g d_g:
